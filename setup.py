@@ -1,0 +1,56 @@
+"""Packaging for CAREBench, driven by settings.ini (nbdev 2 layout).
+
+No pkg_resources import (gone from current setuptools); classifiers are passed explicitly.
+"""
+from configparser import ConfigParser
+from pathlib import Path
+
+import setuptools
+
+HERE = Path(__file__).parent
+cfg = ConfigParser(delimiters=["="])
+cfg.read(HERE / "settings.ini", encoding="utf-8")
+cfg = cfg["DEFAULT"]
+
+licenses = {"apache2": ("Apache Software License 2.0", "OSI Approved :: Apache Software License")}
+statuses = ["1 - Planning", "2 - Pre-Alpha", "3 - Alpha", "4 - Beta", "5 - Production/Stable", "6 - Mature", "7 - Inactive"]
+py_versions = ["3.10", "3.11", "3.12", "3.13"]
+lic = licenses[cfg["license"]]
+min_python = cfg["min_python"]
+
+
+def reqs(key):
+    return cfg.get(key, "").split()
+
+
+setuptools.setup(
+    name=cfg["lib_name"],
+    version=cfg["version"],
+    description=cfg["description"],
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    author=cfg["author"],
+    author_email=cfg["author_email"],
+    license=lic[0],
+    url=cfg["git_url"],
+    keywords=cfg["keywords"],
+    classifiers=[
+        "Development Status :: " + statuses[int(cfg["status"]) - 1],
+        "Intended Audience :: " + cfg["audience"],
+        "License :: " + lic[1],
+        "Natural Language :: " + cfg["language"],
+        "Topic :: Scientific/Engineering :: Medical Science Apps.",
+    ] + ["Programming Language :: Python :: " + v for v in py_versions[py_versions.index(min_python):]],
+    packages=setuptools.find_packages(include=["carebench*"]),
+    include_package_data=True,
+    python_requires=">=" + min_python,
+    install_requires=reqs("requirements"),
+    extras_require={
+        "ml": ["torch>=2.4"] + reqs("ml_requirements"),
+        "dev": reqs("dev_requirements"),
+        "vllm": ["vllm"],
+    },
+    entry_points={"console_scripts": cfg["console_scripts"].split(),
+                  "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
+    zip_safe=False,
+)
