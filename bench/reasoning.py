@@ -1,0 +1,67 @@
+"""Benchmark of Track 3's transformers backend: prompt tokens processed per (item, condition) with and without
+shared-prefix reuse, and items per second, for the tiny local model on the bundled example (logprob mode).
+
+    python bench/reasoning.py [--patients 4] [--runs 1] [--json FILE]
+
+Prefix reuse: the sequences of a forward pass that share leading tokens (system text and categories, a patient's
+snapshot, the item for the ten category questions) run that prefix once; the scores are identical either way
+(checked here too).
+"""
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from carebench.core.config import ModelConfig, load_config
+from carebench.adapters.load import load_dataset
+from carebench.tracks.backends import BackendContext, make_backend
+from carebench.tracks.donors import assign_donors
+from carebench.tracks.reasoning import plan_requests
+from carebench.tracks.tiny_model import build_tiny_causal_lm
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--patients", type=int, default=4, help="patients of the bundled example to score (all: 12)")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="alias of --patients 2")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    n_pat = 2 if args.quick else args.patients
+    cfg = load_config(ROOT / "data/example/config.yaml")
+    ds = load_dataset(cfg)
+    tiny = build_tiny_causal_lm(Path(tempfile.mkdtemp()) / "tiny")
+    keep = set(ds.patient_ids[:n_pat])
+    figures = {"model": "tiny random Llama (2 layers, hidden 64), CPU", "patients": n_pat}
+    results = {}
+    for reuse in (True, False):
+        m = ModelConfig("tiny", "transformers", scoring_mode="logprob", options={"path": str(tiny), "prefix_reuse": reuse, "device": "cpu"})
+        be = make_backend(m, cfg.reasoning, BackendContext(ds.label_space, ds))
+        reqs = [r for r in plan_requests(ds, assign_donors(ds, 1, cfg.seed), m, be, cfg) if r.meta["patient_id"] in keep]
+        times, tokens, scores = [], 0, None
+        for _ in range(max(args.runs, 1)):
+            t, tokens, out = time.perf_counter(), 0, []
+            for i in range(0, len(reqs), cfg.reasoning.batch_size):
+                replies = be.generate(reqs[i:i + cfg.reasoning.batch_size], "logprob")
+                tokens += sum(r.prompt_tokens for r in replies); out += [list(r.scores.values()) for r in replies]
+            times.append(time.perf_counter() - t); scores = np.array(out)
+        tag = "with_reuse" if reuse else "without_reuse"
+        results[tag] = scores
+        figures[f"requests_{tag}"] = len(reqs)
+        figures[f"prompt_tokens_per_item_condition_{tag}"] = tokens / len(reqs)
+        figures[f"items_per_second_{tag}"] = len(reqs) / float(np.median(times))
+    figures["prefill_token_ratio"] = figures["prompt_tokens_per_item_condition_without_reuse"] / figures["prompt_tokens_per_item_condition_with_reuse"]
+    figures["max_abs_score_difference"] = float(np.abs(results["with_reuse"] - results["without_reuse"]).max())
+    width = max(map(len, figures))
+    for k, v in figures.items(): print(f"{k:<{width}}  {v:.4g}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+    if args.json: Path(args.json).write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

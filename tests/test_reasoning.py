@@ -1,0 +1,170 @@
+"""Track 3 end to end as users run it: the quickstart, crash safety, a shared cache, the tiny local model through the
+transformers backend and through a real `transformers serve` process, and the remote-endpoint refusal."""
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import EXAMPLE, run_cli
+
+DATASET = {"adapter": "paired_context", "path": str(EXAMPLE / "dataset.xlsx"), "snapshots": str(EXAMPLE / "snapshots.json")}
+
+
+def write_config(folder: Path, models, **reasoning) -> Path:
+    cfg = {"dataset": DATASET, "seed": 7, "reasoning": {"models": models, **reasoning}, "run": {"out": str(folder / "runs")}}
+    (folder / "config.yaml").write_text(yaml.safe_dump(cfg))
+    return folder / "config.yaml"
+
+
+def test_quickstart_runs_offline_and_writes_every_artifact(tmp_path):
+    r = run_cli("run", EXAMPLE / "config.yaml", "--out", tmp_path / "run", "--quiet", env={"CAREBENCH_CACHE": str(tmp_path / "c.sqlite")})
+    assert r.returncode == 0, r.stderr
+    index = json.loads((tmp_path / "run/artifact_index.json").read_text())
+    for role in ("run_manifest", "resolved_config", "adapter_manifest", "scores", "errors", "call_summary", "donor_map",
+                 "prompt_templates", "score_validation", "endpoints", "summary"):
+        assert (tmp_path / "run" / index[role]).stat().st_size > 0, role
+    manifest = json.loads((tmp_path / "run/run_manifest.json").read_text())
+    assert manifest["dry_run"] is True and manifest["track"] == "reasoning" and manifest["models"][0]["backend"] == "dry_run"
+    scores = pd.read_csv(tmp_path / "run/scores.csv", dtype={"patient_id": str, "context_patient_id": str}, keep_default_na=False)
+    shuffled = scores[scores["condition"] == "shuffled_context"]
+    assert (shuffled["context_patient_id"] != shuffled["patient_id"]).all() and (shuffled["context_patient_id"] != "").all()
+    assert set(scores.columns) == {"model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"}
+
+
+def _scores(run: Path) -> pd.DataFrame:
+    df = pd.read_csv(run / "scores.csv", dtype=str, keep_default_na=False)
+    return df.sort_values(list(df.columns)).reset_index(drop=True)
+
+
+def test_a_killed_run_resumes_without_repeating_finished_calls(tmp_path):
+    log = tmp_path / "calls.log"
+    model = {"id": "slow-mock", "backend": "dry_run", "delay_s": 0.15, "call_log": str(log), "malformed_rate": 0.05}
+    cfg = write_config(tmp_path, [model], batch_size=10)
+    cache = tmp_path / "cache.sqlite"
+    exe = [sys.executable, "-m", "carebench.cli", "run", str(cfg), "--cache", str(cache), "--quiet"]
+    proc = subprocess.Popen(exe + ["--out", str(tmp_path / "killed")])
+    deadline = time.time() + 60
+    while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 60):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL); proc.wait()
+    done_before = {k for (k,) in sqlite3.connect(cache).execute("SELECT key FROM responses WHERE status = 'done'")}
+    assert 0 < len(done_before) < 360, len(done_before)
+    n_before = len(log.read_text().splitlines())
+    assert subprocess.run(exe + ["--out", str(tmp_path / "resumed")]).returncode == 0
+    asked_after = set(log.read_text().splitlines()[n_before:])
+    assert not asked_after & done_before                                     # no finished entry asked again
+    (tmp_path / "fresh").mkdir()
+    fresh = write_config(tmp_path / "fresh", [{**model, "delay_s": 0.0, "call_log": None}])
+    r = run_cli("run", fresh, "--out", tmp_path / "fresh_run", "--cache", tmp_path / "fresh.sqlite", "--quiet")
+    assert r.returncode == 0, r.stderr
+    pd.testing.assert_frame_equal(_scores(tmp_path / "resumed"), _scores(tmp_path / "fresh_run"))
+
+
+def test_two_processes_share_one_cache(tmp_path):
+    cfg = write_config(tmp_path, [{"id": "mock", "backend": "dry_run", "delay_s": 0.01}], batch_size=5)
+    cache = tmp_path / "cache.sqlite"
+    procs = [subprocess.Popen([sys.executable, "-m", "carebench.cli", "run", str(cfg), "--cache", str(cache), "--quiet",
+                               "--out", str(tmp_path / f"run{i}")], stderr=subprocess.PIPE, text=True) for i in (1, 2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    pd.testing.assert_frame_equal(_scores(tmp_path / "run1"), _scores(tmp_path / "run2"))
+    db = sqlite3.connect(cache)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert db.execute("SELECT COUNT(*) FROM responses WHERE status != 'done'").fetchone()[0] == 0
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from carebench.tracks.tiny_model import build_tiny_causal_lm
+    return build_tiny_causal_lm(tmp_path_factory.mktemp("model") / "tiny")
+
+
+@pytest.fixture(scope="module")
+def small_dataset(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("small")
+    assert run_cli("synth", "--out", folder, "--seed", 5, "--patients", 3, "--items", 2, "--train-items", 0).returncode == 0
+    return {"adapter": "paired_context", "path": str(folder / "dataset.xlsx"), "snapshots": str(folder / "snapshots.json"),
+            "tables": {"train": None}}
+
+
+def test_transformers_backend_on_the_tiny_model_in_both_modes(tmp_path, tiny, small_dataset):
+    models = [{"id": "tiny-json", "backend": "transformers", "path": str(tiny), "generation": {"max_new_tokens": 8}},
+              {"id": "tiny-logprob", "backend": "transformers", "path": str(tiny), "scoring_mode": "logprob"}]
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({"dataset": small_dataset, "reasoning": {"models": models, "batch_size": 4}}))
+    r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet")
+    assert r.returncode == 0, r.stderr
+    errors = pd.read_csv(tmp_path / "run/errors.csv")
+    assert (errors["model"] == "tiny-json").sum() == 18                    # noise never parses: every call recorded as failed
+    assert set(errors["error_kind"]) <= {"no_json", "invalid_json", "missing_key", "out_of_range", "not_a_number"}
+    scores = pd.read_csv(tmp_path / "run/scores.csv")
+    lp = scores[scores["model"] == "tiny-logprob"]
+    assert len(lp) == 18 * 10 and lp["score"].between(0, 1).all() and lp["score"].nunique() > 10
+    summary = pd.read_csv(tmp_path / "run/call_summary.csv")
+    assert summary.loc[summary["model"] == "tiny-json", "n_failed"].sum() == 18
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+
+
+def test_openai_backend_against_a_real_transformers_serve(tmp_path, tiny, small_dataset):
+    port = _free_port()
+    server = subprocess.Popen(["transformers", "serve", str(tiny), "--host", "127.0.0.1", "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    try:
+        import urllib.request
+        for _ in range(240):
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).status == 200: break
+            except OSError: time.sleep(0.5)
+        else: pytest.fail("transformers serve did not come up")
+        model = {"id": str(tiny), "backend": "openai", "base_url": f"http://127.0.0.1:{port}/v1", "generation": {"max_new_tokens": 8},
+                 "max_retries": 1, "backoff_s": 0.1}
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump({"dataset": small_dataset, "reasoning": {"models": [model]}}))
+        r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet")
+        assert r.returncode == 0, r.stderr
+        errors = pd.read_csv(tmp_path / "run/errors.csv")
+        assert len(errors) == 18 and "transport" not in set(errors["error_kind"])   # the server answered; the answers were noise
+    finally:
+        server.terminate(); server.wait(timeout=30)
+
+
+class _Counter(BaseHTTPRequestHandler):
+    hits = 0
+    def do_POST(self):
+        type(self).hits += 1; self.send_response(500); self.end_headers()
+    do_GET = do_POST
+    def log_message(self, *a): pass
+
+
+def _non_loopback_ip():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try: s.connect(("10.255.255.255", 1)); return s.getsockname()[0]
+        except OSError: return None
+
+
+def test_a_remote_endpoint_gets_nothing_without_allow_remote(tmp_path, small_dataset):
+    ip = _non_loopback_ip()
+    if not ip or ip.startswith("127."): pytest.skip("this machine has no non-loopback address")
+    server = HTTPServer(("0.0.0.0", 0), _Counter)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        model = {"id": "m", "backend": "openai", "base_url": f"http://{ip}:{server.server_port}/v1"}
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump({"dataset": small_dataset, "reasoning": {"models": [model]}}))
+        r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet")
+        assert r.returncode == 2 and "allow_remote" in r.stderr and "Traceback" not in r.stderr
+        assert _Counter.hits == 0 and not (tmp_path / "run").exists()
+    finally:
+        server.shutdown()
