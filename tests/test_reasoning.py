@@ -28,7 +28,7 @@ def write_config(folder: Path, models, **reasoning) -> Path:
 
 
 def test_quickstart_runs_offline_and_writes_every_artifact(tmp_path):
-    r = run_cli("run", EXAMPLE / "config.yaml", "--out", tmp_path / "run", "--quiet", env={"CAREBENCH_CACHE": str(tmp_path / "c.sqlite")})
+    r = run_cli("run", EXAMPLE / "config.yaml", "--out", tmp_path / "run", "--quiet", "--no-report", env={"CAREBENCH_CACHE": str(tmp_path / "c.sqlite")})
     assert r.returncode == 0, r.stderr
     index = json.loads((tmp_path / "run/artifact_index.json").read_text())
     for role in ("run_manifest", "resolved_config", "adapter_manifest", "scores", "errors", "call_summary", "donor_map",

@@ -1,10 +1,13 @@
-"""Report templates: one `parameters` cell, no function definitions, and they execute with papermill."""
+"""Report templates: one `parameters` cell that survives nbdev's cleaning, no function definitions, and they execute
+with papermill on a run of the bundled example."""
 import ast
 import json
+import shutil
+import subprocess
 
 import pytest
 
-from conftest import EXAMPLE, ROOT
+from conftest import ROOT
 
 TEMPLATES = sorted((ROOT / "reports").glob("*.ipynb"))
 
@@ -14,7 +17,7 @@ def _code_cells(path):
 
 
 def test_there_are_templates():
-    assert TEMPLATES
+    assert {p.stem for p in TEMPLATES} == {"overview", "model", "condition", "comparison", "provenance", "tripod"}
 
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
@@ -27,12 +30,30 @@ def test_template_has_one_parameters_cell_and_defines_nothing(path):
         assert not defs, f"{path.name}: templates call the package, they define nothing"
 
 
+def test_templates_keep_their_parameters_tag_through_nbdev_clean(tmp_path):
+    work = tmp_path / "proj"
+    (work / "reports").mkdir(parents=True)
+    shutil.copy(ROOT / "settings.ini", work / "settings.ini")
+    for p in TEMPLATES: shutil.copy(p, work / "reports" / p.name)
+    r = subprocess.run(["nbdev_clean", "--fname", "reports"], cwd=work, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for p in TEMPLATES:
+        cells = _code_cells(work / "reports" / p.name)
+        assert sum("parameters" in c["metadata"].get("tags", []) for c in cells) == 1, p.name
+
+
+@pytest.fixture(scope="module")
+def example_run(tmp_path_factory):
+    from carebench.report.pages import example_run as make
+    return make(tmp_path_factory.mktemp("example") / "run")
+
+
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
-def test_template_executes_with_papermill(path, tmp_path):
+def test_template_executes_with_papermill(path, example_run, tmp_path):
     papermill = pytest.importorskip("papermill")
     out = tmp_path / path.name
-    papermill.execute_notebook(str(path), str(out), parameters={"config": str(EXAMPLE / "config.yaml"), "out_dir": str(tmp_path)},
-                               kernel_name="python3", progress_bar=False, cwd=str(path.parent))
+    papermill.execute_notebook(str(path), str(out), parameters={"run_dir": str(example_run)}, kernel_name="python3",
+                               progress_bar=False, cwd=str(path.parent), extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
     executed = json.loads(out.read_text())
     assert any(c["metadata"].get("tags") == ["injected-parameters"] for c in executed["cells"])
     assert not [o for c in executed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]

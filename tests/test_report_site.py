@@ -1,0 +1,74 @@
+"""The quickstart with its report site: artifacts against the index, a headless Chromium look at the endpoints page,
+and the offline navigation against the Quarto project."""
+import json
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from conftest import EXAMPLE, ROOT, run_cli
+
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def quickstart(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("quickstart")
+    t = time.time()
+    r = run_cli("run", EXAMPLE / "config.yaml", "--out", folder / "run", env={"CAREBENCH_CACHE": str(folder / "cache.sqlite")})
+    assert r.returncode == 0, r.stderr
+    return folder / "run", r.stdout, time.time() - t
+
+
+def test_quickstart_ends_with_the_site_and_every_artifact_is_there(quickstart):
+    run, stdout, seconds = quickstart
+    index = json.loads((run / "artifact_index.json").read_text())
+    assert stdout.strip().splitlines()[-1] == f"report: {run / 'report' / 'site' / 'index.html'}"
+    for role, rel in index.items():
+        assert (run / rel).is_file() and (run / rel).stat().st_size > 0, role
+    for role in ("run_manifest", "resolved_config", "artifact_index", "adapter_manifest", "scores", "errors", "call_summary",
+                 "donor_map", "prompt_templates", "score_validation", "endpoints", "summary", "report.index", "report.quarto_project"):
+        assert role in index, role
+    manifest = json.loads((run / "run_manifest.json").read_text())
+    for field in ("run_id", "protocol_version", "packages", "git", "command", "seeds", "inputs", "dry_run", "models", "calls", "report"):
+        assert field in manifest, field
+    assert manifest["report"]["failed_pages"] == []
+    print(f"quickstart took {seconds:.1f} s")
+
+
+def test_offline_site_and_quarto_project_list_the_same_pages(quickstart):
+    run, _, _ = quickstart
+    project = yaml.safe_load((run / "report/_quarto.yml").read_text())
+    def hrefs(entries):
+        for e in entries:
+            yield from (hrefs(e["contents"]) if "section" in e else [e["href"]])
+    quarto_pages = [h.removeprefix("pages/").removesuffix(".ipynb") for h in hrefs(project["website"]["sidebar"]["contents"])]
+    assert quarto_pages == [p.removeprefix("pages/").removesuffix(".ipynb") for p in project["project"]["render"]]
+    nav = re.findall(r'<a class="[^"]*" href="([^"]+)\.html">', (run / "report/site/index.html").read_text())
+    assert nav == quarto_pages
+    assert sorted(p.stem for p in (run / "report/site").glob("*.html")) == sorted(quarto_pages)
+    # the top-level project renders exactly the report templates
+    top = yaml.safe_load((ROOT / "_quarto.yml").read_text())
+    assert sorted(top["project"]["render"]) == sorted(f"reports/{p.name}" for p in (ROOT / "reports").glob("*.ipynb"))
+
+
+@pytest.mark.skipif(BROWSER is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)")
+def test_browser_shows_the_endpoints_table_and_a_figure(quickstart):
+    run, _, _ = quickstart
+    page = run / "report/site/model-dry_run_example.html"
+    shot = run / "report/screenshot-endpoints.png"
+    profile = run.parent / "chromium-profile"
+    base = [BROWSER, *FLAGS, f"--user-data-dir={profile}", "--window-size=1300,2400", "--enable-logging=stderr", "--v=0"]
+    r = subprocess.run(base + [f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert shot.is_file() and shot.stat().st_size > 10_000, r.stderr[-500:]
+    dom = subprocess.run(base + ["--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert "<table" in dom.stdout and "Directional alignment" in dom.stdout
+    assert re.search(r'<img[^>]+src="data:image/png;base64,', dom.stdout)
+    console_errors = [l for l in (r.stderr + dom.stderr).splitlines() if "CONSOLE" in l and ("ERROR" in l or "Uncaught" in l)]
+    assert not console_errors, console_errors
+    print(f"screenshot: {shot}")
