@@ -53,6 +53,7 @@ def test_a_killed_run_resumes_without_repeating_finished_calls(tmp_path):
     cfg = write_config(tmp_path, [model], batch_size=10)
     cache = tmp_path / "cache.sqlite"
     exe = [sys.executable, "-m", "carebench.cli", "run", str(cfg), "--cache", str(cache), "--quiet"]
+    exe.append("--no-report")
     proc = subprocess.Popen(exe + ["--out", str(tmp_path / "killed")])
     deadline = time.time() + 60
     while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 60):
@@ -66,7 +67,7 @@ def test_a_killed_run_resumes_without_repeating_finished_calls(tmp_path):
     assert not asked_after & done_before                                     # no finished entry asked again
     (tmp_path / "fresh").mkdir()
     fresh = write_config(tmp_path / "fresh", [{**model, "delay_s": 0.0, "call_log": None}])
-    r = run_cli("run", fresh, "--out", tmp_path / "fresh_run", "--cache", tmp_path / "fresh.sqlite", "--quiet")
+    r = run_cli("run", fresh, "--out", tmp_path / "fresh_run", "--cache", tmp_path / "fresh.sqlite", "--quiet", "--no-report")
     assert r.returncode == 0, r.stderr
     pd.testing.assert_frame_equal(_scores(tmp_path / "resumed"), _scores(tmp_path / "fresh_run"))
 
@@ -74,7 +75,7 @@ def test_a_killed_run_resumes_without_repeating_finished_calls(tmp_path):
 def test_two_processes_share_one_cache(tmp_path):
     cfg = write_config(tmp_path, [{"id": "mock", "backend": "dry_run", "delay_s": 0.01}], batch_size=5)
     cache = tmp_path / "cache.sqlite"
-    procs = [subprocess.Popen([sys.executable, "-m", "carebench.cli", "run", str(cfg), "--cache", str(cache), "--quiet",
+    procs = [subprocess.Popen([sys.executable, "-m", "carebench.cli", "run", str(cfg), "--cache", str(cache), "--quiet", "--no-report",
                                "--out", str(tmp_path / f"run{i}")], stderr=subprocess.PIPE, text=True) for i in (1, 2)]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
@@ -102,8 +103,8 @@ def test_transformers_backend_on_the_tiny_model_in_both_modes(tmp_path, tiny, sm
     models = [{"id": "tiny-json", "backend": "transformers", "path": str(tiny), "generation": {"max_new_tokens": 8}},
               {"id": "tiny-logprob", "backend": "transformers", "path": str(tiny), "scoring_mode": "logprob"}]
     (tmp_path / "c.yaml").write_text(yaml.safe_dump({"dataset": small_dataset, "reasoning": {"models": models, "batch_size": 4}}))
-    r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet")
-    assert r.returncode == 0, r.stderr
+    r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet", "--no-report")
+    assert r.returncode == 1 and "warning: every call of tiny-json failed" in r.stderr, r.stderr   # said, not silent
     errors = pd.read_csv(tmp_path / "run/errors.csv")
     assert (errors["model"] == "tiny-json").sum() == 18                    # noise never parses: every call recorded as failed
     assert set(errors["error_kind"]) <= {"no_json", "invalid_json", "missing_key", "out_of_range", "not_a_number"}
@@ -133,8 +134,8 @@ def test_openai_backend_against_a_real_transformers_serve(tmp_path, tiny, small_
         model = {"id": str(tiny), "backend": "openai", "base_url": f"http://127.0.0.1:{port}/v1", "generation": {"max_new_tokens": 8},
                  "max_retries": 1, "backoff_s": 0.1}
         (tmp_path / "c.yaml").write_text(yaml.safe_dump({"dataset": small_dataset, "reasoning": {"models": [model]}}))
-        r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet")
-        assert r.returncode == 0, r.stderr
+        r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet", "--no-report")
+        assert r.returncode == 1 and "every call of" in r.stderr, r.stderr
         errors = pd.read_csv(tmp_path / "run/errors.csv")
         assert len(errors) == 18 and "transport" not in set(errors["error_kind"])   # the server answered; the answers were noise
     finally:
@@ -163,7 +164,7 @@ def test_a_remote_endpoint_gets_nothing_without_allow_remote(tmp_path, small_dat
     try:
         model = {"id": "m", "backend": "openai", "base_url": f"http://{ip}:{server.server_port}/v1"}
         (tmp_path / "c.yaml").write_text(yaml.safe_dump({"dataset": small_dataset, "reasoning": {"models": [model]}}))
-        r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet")
+        r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet", "--no-report")
         assert r.returncode == 2 and "allow_remote" in r.stderr and "Traceback" not in r.stderr
         assert _Counter.hits == 0 and not (tmp_path / "run").exists()
     finally:
