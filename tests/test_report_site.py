@@ -20,7 +20,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
 def quickstart(tmp_path_factory):
     folder = tmp_path_factory.mktemp("quickstart")
     t = time.time()
-    r = run_cli("run", EXAMPLE / "config.yaml", "--out", folder / "run", env={"CAREBENCH_CACHE": str(folder / "cache.sqlite")})
+    r = run_cli("run", EXAMPLE / "config.yaml", "--out", folder / "run",
+                env={"CAREBENCH_CACHE": str(folder / "cache.sqlite"), "CAREBENCH_EMBEDDINGS": str(folder / "emb.sqlite")})
     assert r.returncode == 0, r.stderr
     return folder / "run", r.stdout, time.time() - t
 
@@ -32,12 +33,15 @@ def test_quickstart_ends_with_the_site_and_every_artifact_is_there(quickstart):
     for role, rel in index.items():
         assert (run / rel).is_file() and (run / rel).stat().st_size > 0, role
     for role in ("run_manifest", "resolved_config", "artifact_index", "adapter_manifest", "scores", "errors", "call_summary",
-                 "donor_map", "prompt_templates", "score_validation", "endpoints", "summary", "report.index", "report.quarto_project"):
+                 "donor_map", "prompt_templates", "score_validation", "endpoints", "summary", "report.index", "report.quarto_project",
+                 "representation_secondary", "representation_choices", "representation_inner_brier"):
         assert role in index, role
     manifest = json.loads((run / "run_manifest.json").read_text())
-    for field in ("run_id", "protocol_version", "packages", "git", "command", "seeds", "inputs", "dry_run", "models", "calls", "report"):
+    for field in ("run_id", "protocol_version", "packages", "git", "command", "seeds", "inputs", "dry_run", "models", "calls", "report",
+                  "tracks", "representation"):
         assert field in manifest, field
-    assert manifest["report"]["failed_pages"] == []
+    assert manifest["report"]["failed_pages"] == [] and manifest["tracks"] == ["reasoning", "representation"]
+    assert "all-MiniLM-L6-v2+fusion_head" in stdout                          # Track 1 ran offline in the quickstart
     print(f"quickstart took {seconds:.1f} s")
 
 

@@ -17,7 +17,7 @@ def _code_cells(path):
 
 
 def test_there_are_templates():
-    assert {p.stem for p in TEMPLATES} == {"overview", "model", "condition", "comparison", "provenance", "tripod"}
+    assert {p.stem for p in TEMPLATES} == {"overview", "model", "condition", "representation", "comparison", "provenance", "tripod"}
 
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)

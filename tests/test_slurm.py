@@ -72,10 +72,11 @@ def test_run_with_the_slurm_executor_builds_the_report(cluster, tmp_path):
     cfg["executor"] = {"kind": "slurm", "slurm": {"timeout_min": 2, "cpus_per_task": 1, "mem_gb": 1}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     t = time.time()
-    r = run_cli("run", tmp_path / "config.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet", env=cluster)
+    r = run_cli("run", tmp_path / "config.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet",
+                env={**cluster, "CAREBENCH_EMBEDDINGS": str(tmp_path / "emb.sqlite")})
     assert r.returncode == 0, r.stderr[-2000:]
     manifest = json.loads((tmp_path / "run/run_manifest.json").read_text())
     assert manifest["executor"] == "slurm" and [c["model"] for c in manifest["calls"]] == ["dry_run_example", "second-mock"]
-    assert len(list((tmp_path / "run/jobs/slurm").glob("*_result.pkl"))) == 2        # two real Slurm jobs ran
+    assert len(list((tmp_path / "run/jobs/slurm").glob("*_result.pkl"))) == 3        # three real Slurm jobs: two models + Track 1
     assert (tmp_path / "run/report/site/index.html").is_file() and manifest["report"]["failed_pages"] == []
     print(f"slurm run took {time.time() - t:.1f} s")
