@@ -69,7 +69,8 @@ def test_run_with_the_slurm_executor_builds_the_report(cluster, tmp_path):
     cfg = yaml.safe_load((EXAMPLE / "config.yaml").read_text())
     cfg["dataset"].update(path=str(EXAMPLE / "dataset.xlsx"), snapshots=str(EXAMPLE / "snapshots.json"))
     cfg["reasoning"]["models"].append({"id": "second-mock", "backend": "dry_run", "alignment": 0.1})
-    cfg["executor"] = {"kind": "slurm", "slurm": {"timeout_min": 2, "cpus_per_task": 1, "mem_gb": 1}}
+    cfg["representation"].update(lambdas=[1.0, 100.0], ranks=[4], outer_folds=4)      # a lighter Track 1 job
+    cfg["executor"] = {"kind": "slurm", "slurm": {"timeout_min": 10, "cpus_per_task": 1, "mem_gb": 2}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     t = time.time()
     r = run_cli("run", tmp_path / "config.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet",
