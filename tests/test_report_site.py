@@ -41,7 +41,7 @@ def test_quickstart_ends_with_the_site_and_every_artifact_is_there(quickstart):
                   "tracks", "representation"):
         assert field in manifest, field
     assert manifest["report"]["failed_pages"] == [] and manifest["tracks"] == ["reasoning", "representation"]
-    assert "all-MiniLM-L6-v2+fusion_head" in stdout                          # Track 1 ran offline in the quickstart
+    assert "all-MiniLM-L6-v2+ridge_fusion" in stdout                          # Track 1 ran offline in the quickstart
     print(f"quickstart took {seconds:.1f} s")
 
 
