@@ -9,7 +9,6 @@ snapshot, the item for the ten category questions) run that prefix once; the sco
 """
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path

@@ -95,7 +95,6 @@ def analyze_process(runs=3, fmt="csv"):
     """Median wall time of a whole `carebench analyze` process on a 64 x 20 x 10 dataset (load, validate, compute, write).
 
     `fmt` is the dataset's format: a folder of CSVs, or one workbook (openpyxl parses about 60k cells per second)."""
-    import pandas as pd
     from carebench.adapters.load import load_dataset
     from carebench.adapters.synth import SynthParams, write_synthetic
     from carebench.evaluation.scores import planted_scores

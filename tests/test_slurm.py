@@ -6,7 +6,7 @@ import shutil
 import socket
 import subprocess
 import time
-from pathlib import Path
+
 
 import pytest
 import yaml
