@@ -19,7 +19,7 @@ from .adapters.load import load_dataset
 from .adapters.synth import SynthParams, write_synthetic
 from .evaluation.analyze import analyze
 from .tracks.cache import ResponseCache, default_cache_path
-from .tracks.runner import TRACKS as TRACK_NAMES, run_tracks
+from .tracks.runner import TRACKS as TRACK_NAMES, preflight, run_tracks
 from .report.site import build_report
 
 # %% auto #0
@@ -127,6 +127,8 @@ def format_report(r: dict) -> str:
         lines.append(f"  {c:<{w}} {r['delta_ref_up'][c]:>4} {r['delta_ref_down'][c]:>5} {r['nonzero_delta_ref'][c]:>9}")
     lines += [f"note: {n}" for n in r["notes"]]
     if r["n_dropped"]: lines.append(f"dropped pairs: {r['n_dropped']} (on_mismatch: drop; listed in the adapter manifest)")
+    if "tracks" in r: lines.append(f"run settings: tracks {', '.join(r['tracks']) or 'none configured'}; "
+                                   f"{len(r['models'])} Track 3 model(s); backends, endpoints and resampling sizes checked")
     lines.append("OK: the dataset passed every check")
     return "\n".join(lines)
 
@@ -137,7 +139,10 @@ def _configure_validate(p):
 
 @register_command("validate", "load a dataset through its adapter, run every check and print a summary", _configure_validate)
 def validate(args) -> int:
-    report = validation_report(load_dataset(load_config(args.config)))
+    config = load_config(args.config)
+    ds = load_dataset(config)
+    plan = preflight(config, ds, require_track=False)        # what `run` would check before asking any model
+    report = {**validation_report(ds), "tracks": plan.tracks, "models": [m.id for m in plan.models]}
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0
 
@@ -226,7 +231,7 @@ def _configure_cache(p):
 def cache_command(args) -> int:
     path = args.cache or (load_config(args.config).reasoning.cache if args.config else None) or default_cache_path()
     if not Path(path).exists(): raise UsageError(f"no response cache at {path}")
-    with ResponseCache(path) as c: rows = c.status()
+    with ResponseCache(path, readonly=True) as c: rows = c.status()      # reads only: a foreign file is refused unchanged
     table = {}
     for r in rows: table.setdefault((r["model"], r["backend"], r["mode"]), {})[r["status"]] = r["n"]
     print(f"cache: {path}")

@@ -73,17 +73,28 @@ def test_a_killed_run_resumes_without_repeating_finished_calls(tmp_path):
     pd.testing.assert_frame_equal(_scores(tmp_path / "resumed"), _scores(tmp_path / "fresh_run"))
 
 
-def test_two_processes_share_one_cache(tmp_path):
-    cfg = write_config(tmp_path, [{"id": "mock", "backend": "dry_run", "delay_s": 0.01}], batch_size=5)
+def test_four_processes_share_one_cache_and_split_its_work(tmp_path):
+    """N processes on one cache ask about as many questions as one (leases), with the same results and an intact cache."""
+    one_log, four_log = tmp_path / "one.log", tmp_path / "four.log"
+    (tmp_path / "one").mkdir()
+    one = write_config(tmp_path / "one", [{"id": "mock", "backend": "dry_run", "delay_s": 0.05, "call_log": str(one_log)}], batch_size=5)
+    r = run_cli("run", one, "--cache", tmp_path / "one.sqlite", "--quiet", "--no-report", "--out", tmp_path / "single")
+    assert r.returncode == 0, r.stderr
+    cfg = write_config(tmp_path, [{"id": "mock", "backend": "dry_run", "delay_s": 0.05, "call_log": str(four_log)}], batch_size=5)
     cache = tmp_path / "cache.sqlite"
     procs = [subprocess.Popen([sys.executable, "-m", "carebench.cli", "run", str(cfg), "--cache", str(cache), "--quiet", "--no-report",
-                               "--out", str(tmp_path / f"run{i}")], stderr=subprocess.PIPE, text=True) for i in (1, 2)]
+                               "--out", str(tmp_path / f"run{i}")], stderr=subprocess.PIPE, text=True) for i in range(4)]
     outs = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outs
-    pd.testing.assert_frame_equal(_scores(tmp_path / "run1"), _scores(tmp_path / "run2"))
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], outs
+    for i in range(4): pd.testing.assert_frame_equal(_scores(tmp_path / f"run{i}"), _scores(tmp_path / "single"))
+    calls_one, calls_four = len(one_log.read_text().splitlines()), len(four_log.read_text().splitlines())
+    print(f"calls: one process {calls_one}, four processes {calls_four} ({calls_four / calls_one:.3f}x)")
+    assert calls_four <= 1.05 * calls_one, (calls_four, calls_one)
+    asked = [json.loads((tmp_path / f"run{i}/run_manifest.json").read_text())["calls"][0]["n_asked"] for i in range(4)]
+    assert sum(asked) == calls_four and sum(a > 0 for a in asked) >= 2, asked        # the work was split, not done by one
     db = sqlite3.connect(cache)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert db.execute("SELECT COUNT(*) FROM responses WHERE status != 'done'").fetchone()[0] == 0
+    assert db.execute("SELECT COUNT(*) FROM responses WHERE status != 'done' OR lease_owner IS NOT NULL").fetchone()[0] == 0
 
 
 @pytest.fixture(scope="module")

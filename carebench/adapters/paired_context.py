@@ -20,8 +20,10 @@ from ..core.config import redact_secrets, to_plain
 from ..core.errors import (CategoryColumnError, ConditionMismatchError, ConfigError, DuplicateRowError,
                                    EmptyTableError, InputFileError, LabelValueError, Location, MissingColumnError,
                                    MissingSnapshotError, MissingTableError, MissingValueError, ObserverCountError,
-                                   SnapshotError, DataError)
+                                   SnapshotError, DataError, NearDuplicateIdError)
+from ..core.inputs import file_problem
 from ..core.runs import sha256_file
+from ..core.text import canonical_id
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
 from .base import register_adapter
 from .dataset import Dataset, Patient
@@ -29,7 +31,7 @@ from .leakage import check_leakage
 
 # %% auto #0
 __all__ = ['TableNames', 'ColumnNames', 'PairedContextOptions', 'category_headers', 'RawTable', 'read_tables', 'ParsedTable',
-           'parse_table', 'match_conditions', 'read_snapshots', 'PairedContextAdapter']
+           'parse_table', 'match_conditions', 'check_spellings', 'read_snapshots', 'PairedContextAdapter']
 
 # %% ../../nbs/23_paired_context.ipynb #e31a4573
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ def _cell_text(v) -> str:
     v = getattr(v, "value", v)
     if v is None: return ""
     if isinstance(v, str): return v
-    if isinstance(v, bool): return str(int(v))
+    if isinstance(v, bool): return "TRUE" if v else "FALSE"      # as the spreadsheet shows it: a boolean is not a 0/1 label
     if isinstance(v, (int, float)) and float(v).is_integer():
         return f"{int(v):0{len(fmt)}d}" if re.fullmatch(r"0{2,}", fmt) else str(int(v))
     if isinstance(v, datetime) and v == datetime(v.year, v.month, v.day): return v.date().isoformat()
@@ -186,7 +188,8 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
         out = {}
         for name in names:
             f = path/f"{name}.csv"
-            if not f.is_file(): raise MissingTableError(f"no file {name}.csv in this folder", file=str(path), table=name)
+            if (problem := file_problem(f)) == "no such file": raise MissingTableError(f"no file {name}.csv in this folder", file=str(path), table=name)
+            if problem: raise InputFileError(f"cannot read the table ({problem})", file=str(f), table=name)
             try:
                 with open(f, encoding="utf-8-sig", newline="") as fh: out[name] = _raw_table(f, name, csv.reader(fh))
             except UnicodeDecodeError: raise InputFileError("the file is not UTF-8 text (save it as 'CSV UTF-8')", file=str(f), table=name) from None
@@ -194,7 +197,7 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
             except OSError as e: raise InputFileError(f"cannot read the file ({e.strerror or e})", file=str(f), table=name) from None
         return out
     if not path.exists(): raise InputFileError("no such file or folder", file=str(path))
-    if not os.access(path, os.R_OK): raise InputFileError("the file is not readable", file=str(path))
+    if problem := file_problem(path): raise InputFileError(problem, file=str(path))
     if path.suffix.lower() not in (".xlsx", ".xlsm"):
         raise InputFileError("expected an .xlsx workbook or a folder of CSV files", file=str(path))
     return _read_workbook(path, names, text_columns)
@@ -214,6 +217,10 @@ class ParsedTable:
 def _show(v: str) -> str:
     "A cell's value for a message: short values as they are, longer ones (possibly patient text) only by length."
     return repr(v) if len(v) <= 10 else f"(a text of {len(v)} characters)"
+
+def _show_id(v: str) -> str:
+    "An id (patient, observer) for a message: quoted, cut to 40 characters."
+    return repr(v) if len(v) <= 40 else repr(v[:40]) + "…"
 
 def _label(v: str):
     "0 or 1 from a cell's text (`0`, `1`, `0.0`, `1.0`, surrounding spaces allowed); `None` otherwise."
@@ -302,9 +309,10 @@ def match_conditions(free: ParsedTable, corr: ParsedTable, columns: ColumnNames,
     for (p, i), rows in bad.items():
         a, b, o, row = rows[0]
         column = culprit(a, b, p, o, i)
-        err = ConditionMismatchError(f"patient {p!r}, observer {o!r}: no row with the same patient, observer and item in "
-                                     f"table '{b.table}' ({sum(map(len, bad.values()))} row(s) differ between the conditions)",
-                                     a.loc(row, column))
+        value = {columns.patient: _show_id(p), columns.observer: _show_id(o), columns.item: _show(i)}[column]
+        err = ConditionMismatchError(f"patient {_show_id(p)}, observer {_show_id(o)}: no row with the same patient, observer and item in "
+                                     f"table '{b.table}'; the value {value} of this column has no counterpart there "
+                                     f"({sum(map(len, bad.values()))} row(s) differ between the conditions)", a.loc(row, column))
         _drop_or_raise(on_mismatch, err, dropped, dict(reason="condition_mismatch", patient=p,
                                                        rows={t.table: [r for (p2, _, i2), (r, _) in t.records.items() if (p2, i2) == (p, i)]
                                                              for t in (free, corr)}))
@@ -312,29 +320,53 @@ def match_conditions(free: ParsedTable, corr: ParsedTable, columns: ColumnNames,
     pairs = _check_counts(free, pairs, k, "dataset.observers_per_pair", columns.observer, on_mismatch, dropped)
     return [(p, i, [(o, row, labels, corr.records[(p, o, i)][1]) for o, row, labels in obs]) for (p, i), obs in pairs.items()]
 
+# %% ../../nbs/23_paired_context.ipynb #b59f06c4
+def _how(a: str, b: str) -> str:
+    return "surrounding whitespace" if a.strip() == b.strip() else "Unicode normalization"
+
+def check_spellings(tables: list, columns: ColumnNames, snapshots: dict | None = None, snapshot_file=None):
+    """Refuse two spellings of one id that differ only by surrounding whitespace or Unicode normalization (`NearDuplicateIdError`
+    naming both places): patients and observers across every table (and the snapshots file's patient ids), items within each
+    patient. They would otherwise become separate patients, observers or pairs, silently."""
+    seen = {}
+    def meet(kind, scope, value, loc):
+        first = seen.setdefault((kind, scope, canonical_id(value)), (value, loc))
+        if first[0] != value:
+            show = _show if kind == "item" else _show_id
+            raise NearDuplicateIdError(f"{kind} {show(value)} and {show(first[0])} ({first[1]}) differ only by {_how(value, first[0])}: "
+                                       "spell each id the same everywhere", loc)
+    for pid in snapshots or {}: meet("patient", None, pid, Location(str(snapshot_file) if snapshot_file else "snapshots"))
+    for t in tables:
+        for (p, o, i), (row, _) in t.records.items():
+            meet("patient", None, p, t.loc(row, columns.patient))
+            meet("observer", None, o, t.loc(row, columns.observer))
+            meet("item", canonical_id(p), i, t.loc(row, columns.item))
+
 # %% ../../nbs/23_paired_context.ipynb #d748bf3a
 def _no_duplicate_keys(pairs):
     out = {}
     for k, v in pairs:
-        if k in out: raise ValueError(f"key {k!r} appears twice")
+        if k in out: raise ValueError(f"key {_show_id(k)} appears twice")
         out[k] = v
     return out
 
 def read_snapshots(path: Path) -> dict[str, Patient]:
     "Patients from a JSON object `{patient id: {field: text or [texts]}}`; a `SnapshotError` names what is malformed."
     path = Path(path)
+    if problem := file_problem(path): raise InputFileError(f"cannot read the snapshots file ({problem})", file=str(path))
     try: text = path.read_text(encoding="utf-8-sig")
     except OSError as e: raise InputFileError(f"cannot read the snapshots file ({e.strerror or e})", file=str(path)) from None
     except UnicodeDecodeError: raise SnapshotError("the snapshots file is not UTF-8 text", file=str(path)) from None
     try: data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as e: raise SnapshotError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", file=str(path)) from None
-    except ValueError as e: raise SnapshotError(str(e), file=str(path)) from None
+    except RecursionError: raise SnapshotError("the JSON is nested too deeply", file=str(path)) from None
+    except ValueError as e: raise SnapshotError(str(e)[:200], file=str(path)) from None
     if not isinstance(data, dict): raise SnapshotError("expected a JSON object mapping patient id to snapshot", file=str(path))
     out = {}
     for pid, fields in data.items():
-        if not isinstance(fields, dict): raise SnapshotError(f"patient {pid!r}: expected an object of snapshot fields", file=str(path))
+        if not isinstance(fields, dict): raise SnapshotError(f"patient {_show_id(pid)}: expected an object of snapshot fields", file=str(path))
         try: out[pid] = Patient(pid, fields)
-        except (TypeError, ValueError) as e: raise SnapshotError(f"patient {pid!r}: {e}", file=str(path)) from None
+        except (TypeError, ValueError) as e: raise SnapshotError(f"patient {_show_id(pid)}: {str(e)[:200]}", file=str(path)) from None
     return out
 
 # %% ../../nbs/23_paired_context.ipynb #da40d7fa
@@ -364,12 +396,13 @@ class PairedContextAdapter:
         names = [T.context_free, T.correct_context] + ([T.train] if T.train else [])
         raw = read_tables(options.path, names, dataclasses.astuple(cols))
         parsed = {n: parse_table(raw[n], cols, headers, options.ignore_columns) for n in names}
+        snaps = read_snapshots(options.snapshots)
+        check_spellings(list(parsed.values()), cols, snaps, options.snapshots)
         dropped = []
         pairs = match_conditions(parsed[T.context_free], parsed[T.correct_context], cols, options.observers_per_pair,
                                  options.on_mismatch, dropped)
         if not pairs: raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs", parsed[T.context_free].loc())
         train = _train_items(parsed[T.train], options, dropped) if T.train else []
-        snaps = read_snapshots(options.snapshots)
         patients = self._patients(pairs, train, snaps, parsed[T.context_free], cols, options.snapshots)
         free = parsed[T.context_free]
         ds = Dataset(

@@ -15,13 +15,15 @@ from typing import Any, Literal
 import yaml
 
 from .errors import ConfigError
+from .inputs import file_problem
 from .vocab import SHARES, Category, LabelSpace
 
 # %% auto #0
-__all__ = ['SECRET_WORDS', 'REDACTED', 'TRACK3_ENDPOINTS', 'is_secret_key', 'redact_secrets', 'parse_section', 'DatasetConfig',
+__all__ = ['SECRET_WORDS', 'REDACTED', 'TRACK3_ENDPOINTS', 'MAX_YAML_VALUES', 'MAX_YAML_DEPTH', 'is_secret_key',
+           'looks_like_token', 'url_userinfo', 'redact_secrets', 'quote_value', 'parse_section', 'DatasetConfig',
            'AnalysisConfig', 'GenerationConfig', 'PromptConfig', 'ModelConfig', 'ReasoningConfig', 'EncoderConfig',
-           'RepresentationConfig', 'RunSection', 'SlurmConfig', 'ExecutorConfig', 'Config', 'read_yaml', 'load_config',
-           'to_plain', 'config_to_dict', 'resolved_config_yaml']
+           'RepresentationConfig', 'RunSection', 'SlurmConfig', 'ExecutorConfig', 'Config', 'read_yaml', 'check_values',
+           'load_config', 'to_plain', 'config_to_dict', 'resolved_config_yaml']
 
 # %% ../../nbs/03_config.ipynb #e3c92543
 SECRET_WORDS = {"token", "secret", "password", "passwd", "apikey", "authorization", "credential", "credentials", "bearer", "cookie"}
@@ -33,23 +35,56 @@ def is_secret_key(key) -> bool:
     words = re.split(r"[_\-\s.]+", key.lower())
     return bool(SECRET_WORDS & set(words)) or any(a == "api" and b == "key" for a, b in zip(words, words[1:]))
 
+_TOKEN_PREFIX = re.compile(r"^(sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29|eyJ)[-_.]?[A-Za-z0-9]", re.I)
+_USERINFO = re.compile(r"^([a-z][a-z0-9+.\-]*://)([^/?#\s]*)@", re.I)
+
+def looks_like_token(value) -> bool:
+    "Whether a text looks like a credential: a known token prefix, `Bearer …`, or an unbroken run of 20+ mixed letters and digits."
+    if not isinstance(value, str): return False
+    v = value.strip()
+    if v.lower().startswith("bearer ") or (len(v) >= 12 and _TOKEN_PREFIX.match(v)): return True
+    return any(re.search(r"[A-Za-z]", run) and re.search(r"\d", run) for run in re.findall(r"[A-Za-z0-9]{20,}", v[:4096]))
+
+def url_userinfo(value) -> bool:
+    "Whether a text is a URL carrying a user name or password (`scheme://user:pass@host`)."
+    return isinstance(value, str) and _USERINFO.match(value.strip()) is not None
+
 def redact_secrets(obj):
-    "Copy of `obj` with the values of secret-looking keys replaced (keys ending in `_env` name a variable and stay)."
+    """Copy of `obj` with the values of secret-looking keys replaced (keys ending in `_env` name a variable and stay,
+    unless their value looks like a token), and user names or passwords removed from URLs."""
     if isinstance(obj, dict):
-        return {k: (REDACTED if is_secret_key(k) and v is not None else redact_secrets(v)) for k, v in obj.items()}
+        return {k: (REDACTED if v is not None and (is_secret_key(k) or looks_like_token(v) and str(k).lower().endswith("_env"))
+                    else redact_secrets(v)) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)): return [redact_secrets(v) for v in obj]
+    if url_userinfo(obj): return _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", obj.strip())
     return obj
+
+def quote_value(value, key: str = "", limit: int = 60) -> str:
+    """A config or input value as it may appear in a message: redacted when its key names a secret or a variable, or when
+    it looks like a token; otherwise its `repr`, cut to `limit` characters (built from a bounded prefix, never the whole value)."""
+    last = str(key).rsplit(".", 1)[-1]
+    if is_secret_key(last) or last.lower().endswith("_env") or looks_like_token(value) or url_userinfo(value): return REDACTED
+    if isinstance(value, str): text = repr(value[:limit + 1])
+    elif isinstance(value, (int, float, bool)) or value is None:
+        text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else f"(an integer of {value.bit_length()} bits)"
+    else: return f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[:limit] + "…"
 
 # %% ../../nbs/03_config.ipynb #7f9dc3eb
 def _type_name(tp) -> str:
     return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
 
+class _Shown:
+    "A value quoted in a message only when the message is built (`quote_value`: bounded, never a secret)."
+    def __init__(self, value, key): self.value, self.key = value, key
+    def __format__(self, spec): return quote_value(self.value, self.key)
+
 def _convert(tp, value, key: str, file, base_dir):
     "Convert `value` to annotation `tp`, or raise a `ConfigError` naming `key`."
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     def bad(msg): return ConfigError(msg, file, key)
-    shown = REDACTED if is_secret_key(key.rsplit(".", 1)[-1]) else repr(value)
     if tp is Any: return value
+    shown = _Shown(value, key)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args: return None
         options = [a for a in args if a is not type(None)]
@@ -77,7 +112,7 @@ def _convert(tp, value, key: str, file, base_dir):
         if not isinstance(value, dict): raise bad(f"expected a mapping, got {type(value).__name__}")
         vt = args[1] if args else Any
         for k in value:
-            if not isinstance(k, str): raise bad(f"keys must be text, got {k!r}")
+            if not isinstance(k, str): raise bad(f"keys must be text, got {quote_value(k)}")
         return {k: _convert(vt, v, f"{key}.{k}", file, base_dir) for k, v in value.items()}
     if tp is bool:
         if not isinstance(value, bool): raise bad(f"expected true or false, got {shown}")
@@ -140,13 +175,15 @@ class AnalysisConfig:
     confirmatory_min_nonzero: int = 15    # categories with fewer non-zero Δ_ref are descriptive only
     endpoints: tuple[str, ...] = TRACK3_ENDPOINTS
     on_missing_scores: Literal["error", "exclude_pair"] = "error"   # a pair a model has no score for: stop, or leave it out (counted)
+    max_memory_gb: float = 4.0            # the resampling's estimated peak memory must stay below this (checked before any work)
 
     def __post_init__(self):
         if not 1e-6 <= self.epsilon < 1: raise ValueError(f"epsilon must be in [1e-6, 1): a positive threshold, got {self.epsilon}")
         if not 0 < self.alpha < 1: raise ValueError(f"alpha must be in (0, 1), got {self.alpha}")
         if not 0 < self.ci_level < 1: raise ValueError(f"ci_level must be in (0, 1), got {self.ci_level}")
-        for k in ("n_bootstrap", "n_permutations"):
-            if getattr(self, k) < 10: raise ValueError(f"{k} must be at least 10, got {getattr(self, k)}")
+        for k, most in (("n_bootstrap", 10 ** 7), ("n_permutations", 10 ** 9)):
+            if not 10 <= getattr(self, k) <= most: raise ValueError(f"{k} must be between 10 and {most:,}, got {getattr(self, k):,}")
+        if not self.max_memory_gb > 0: raise ValueError("max_memory_gb must be positive")
         if self.confirmatory_min_nonzero < 1: raise ValueError("confirmatory_min_nonzero must be at least 1")
         if not self.endpoints: raise ValueError("endpoints must name at least one endpoint")
 
@@ -300,23 +337,52 @@ class Config:
         return self.run.out if self.run.out is not None else self.base_dir/"runs"
 
 # %% ../../nbs/03_config.ipynb #b57f2c81
+MAX_YAML_VALUES = 100_000     # values a config may expand to, aliases counted where they are used
+MAX_YAML_DEPTH = 64           # nesting levels of a config
+
 class _StrictLoader(yaml.SafeLoader):
-    "A YAML safe loader that refuses duplicate keys."
+    """A YAML safe loader that refuses duplicate keys, nesting deeper than `MAX_YAML_DEPTH`, and documents that expand (through
+    aliases) to more than `MAX_YAML_VALUES` values: a "billion laughs" file fails at once instead of hanging."""
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth, self._sizes = 0, {}
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels", self.peek_event().start_mark)
+            node = super().compose_node(parent, index)
+        finally: self._depth -= 1
+        if id(node) not in self._sizes:            # an alias returns a node already sized: its parent counts it again
+            kids = [n for kv in node.value for n in kv] if isinstance(node, yaml.MappingNode) else \
+                   node.value if isinstance(node, yaml.SequenceNode) else []
+            self._sizes[id(node)] = 1 + sum(self._sizes.get(id(k), 1) for k in kids)
+            if self._sizes[id(node)] > MAX_YAML_VALUES:
+                raise yaml.composer.ComposerError(None, None, f"the document expands to more than {MAX_YAML_VALUES:,} values "
+                                                  "(aliases counted where they are used)", node.start_mark)
+        return node
 
 def _mapping(loader, node, deep=False):
     seen = set()
     for key_node, _ in node.value:
         k = loader.construct_object(key_node, deep=deep)
-        if k in seen: raise yaml.constructor.ConstructorError(None, None, f"duplicate key {k!r}", key_node.start_mark)
+        if k in seen: raise yaml.constructor.ConstructorError(None, None, f"duplicate key {quote_value(k)}", key_node.start_mark)
         seen.add(k)
     return loader.construct_mapping(node, deep)
 
+def _int(loader, node):
+    if len(node.value) > 64: raise yaml.constructor.ConstructorError(None, None, "an integer of more than 64 characters", node.start_mark)
+    return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _int)
 
 # %% ../../nbs/03_config.ipynb #843580ae
 def read_yaml(path) -> dict:
-    "Read a YAML mapping strictly; a missing file, bad syntax or a duplicate key is a `ConfigError` with its line."
+    "Read a YAML mapping strictly; a missing or irregular file, bad syntax, a duplicate key or an oversized document is a `ConfigError`."
     path = Path(path)
+    if problem := file_problem(path): raise ConfigError(f"cannot read config ({problem})", path)
     try: text = path.read_text(encoding="utf-8")
     except OSError as e: raise ConfigError(f"cannot read config ({e.strerror or e})", path) from None
     except UnicodeDecodeError: raise ConfigError("the config is not UTF-8 text", path) from None
@@ -324,16 +390,38 @@ def read_yaml(path) -> dict:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f"line {mark.line + 1}: " if mark else ""
-        raise ConfigError(f"{line}{getattr(e, 'problem', None) or e}", path) from None
+        raise ConfigError(f"{line}{getattr(e, 'problem', None) or str(e)[:200]}", path) from None
+    except RecursionError: raise ConfigError(f"nested too deeply (at most {MAX_YAML_DEPTH} levels)", path) from None
+    except (ValueError, OverflowError) as e: raise ConfigError(f"a value cannot be read ({type(e).__name__})", path) from None
     if data is None: data = {}
     if not isinstance(data, dict): raise ConfigError("the top level must be a mapping of sections", path)
     return data
 
 # %% ../../nbs/03_config.ipynb #8ed98b04
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+def check_values(data, file=None, key: str = ""):
+    """Checks on every value of a raw config, whatever its section: `*_env` keys hold the name of an environment variable
+    (never a token), and no URL carries a user name or password. Neither value is echoed in the message."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            where = f"{key}.{k}" if key else str(k)
+            if str(k).lower().endswith("_env") and v is not None and (not isinstance(v, str) or not _ENV_NAME.match(v) or looks_like_token(v)):
+                raise ConfigError("must hold the name of an environment variable (letters, digits and underscores), not its value "
+                                  "(the value is not shown)", file, where)
+            check_values(v, file, where)
+    elif isinstance(data, (list, tuple)):
+        for i, v in enumerate(data): check_values(v, file, f"{key}[{i}]")
+    elif url_userinfo(data):
+        raise ConfigError("a URL with a user name or password is refused: put the token in an environment variable and name it "
+                          "with api_key_env (the value is not shown)", file, key)
+
 def load_config(path) -> Config:
     "Load and validate a config file; relative paths inside it resolve against its folder."
     path = Path(path).resolve()
-    cfg = parse_section(Config, read_yaml(path), file=path, base_dir=path.parent)
+    data = read_yaml(path)
+    check_values(data, path)
+    cfg = parse_section(Config, data, file=path, base_dir=path.parent)
     return dataclasses.replace(cfg, source=path)
 
 # %% ../../nbs/03_config.ipynb #ceccc8c5

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 # %% auto #0
 __all__ = ['CareBenchError', 'Location', 'ConfigError', 'DataError', 'InputFileError', 'MissingTableError', 'EmptyTableError',
            'MissingColumnError', 'CategoryColumnError', 'LabelValueError', 'MissingValueError', 'DuplicateRowError',
-           'ConditionMismatchError', 'ObserverCountError', 'SnapshotError', 'MissingSnapshotError', 'LeakageError']
+           'NearDuplicateIdError', 'ConditionMismatchError', 'ObserverCountError', 'SnapshotError',
+           'MissingSnapshotError', 'LeakageError']
 
 # %% ../../nbs/00_errors.ipynb #a27967d4
 class CareBenchError(Exception):
@@ -59,6 +60,7 @@ class CategoryColumnError(DataError): "A category column is missing, unknown, or
 class LabelValueError(DataError): "A label cell holds something other than 0 or 1."
 class MissingValueError(DataError): "An id cell (patient, observer, item) is empty."
 class DuplicateRowError(DataError): "Two rows share patient, observer and item but disagree on labels."
+class NearDuplicateIdError(DataError): "Two spellings of one id differ only by surrounding whitespace or Unicode normalization."
 
 # %% ../../nbs/00_errors.ipynb #c45713af
 class ConditionMismatchError(DataError): "The (patient, observer, item) rows of the two labelled conditions differ."

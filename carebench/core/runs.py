@@ -13,6 +13,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -22,8 +23,8 @@ from .config import REDACTED, Config, is_secret_key, redact_secrets, resolved_co
 from .vocab import PROTOCOL_VERSION
 
 # %% auto #0
-__all__ = ['DEFAULT_PACKAGES', 'ROLE', 'sha256_file', 'atomic_write', 'write_json', 'package_versions', 'git_info', 'new_run_id',
-           'redact_argv', 'RunFolder', 'create_run']
+__all__ = ['DEFAULT_PACKAGES', 'ROLE', 'sha256_file', 'current_umask', 'atomic_write', 'write_json', 'package_versions',
+           'git_info', 'new_run_id', 'redact_argv', 'RunFolder', 'create_run']
 
 # %% ../../nbs/04_runs.ipynb #9a204c90
 def sha256_file(path, chunk: int = 1 << 20) -> str:
@@ -34,12 +35,23 @@ def sha256_file(path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 # %% ../../nbs/04_runs.ipynb #f09c83fc
+def current_umask() -> int:
+    "The process's umask, read without changing it where Linux tells it (`/proc/self/status`), else set and restored at once."
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"): return int(line.split()[1], 8)
+    except (OSError, ValueError): pass
+    mask = os.umask(0o022); os.umask(mask)
+    return mask
+
 def atomic_write(path, data: str | bytes) -> Path:
-    "Write `data` to `path` through a temporary file in the same folder and a rename: readers never see half a file."
+    """Write `data` to `path` through a temporary file in the same folder and a rename: readers never see half a file.
+    The file gets the permissions of a newly created file under the umask (`0666 & ~umask`), not the temporary file's `0600`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush(); os.fsync(f.fileno())
@@ -136,6 +148,15 @@ class RunFolder:
         write_json(self.path/self.MANIFEST, m)
         return m
 
+    @contextmanager
+    def guard(self):
+        "Mark the run `interrupted` (Ctrl-C) or `failed` (with the error's type) when the block raises; the error propagates."
+        try: yield self
+        except BaseException as e:
+            try: self.update_manifest(status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed", error=type(e).__name__)
+            except Exception: pass
+            raise
+
     def __repr__(self): return f"RunFolder({str(self.path)!r})"
 
 # %% ../../nbs/04_runs.ipynb #46437408
@@ -158,7 +179,7 @@ def create_run(out_root, config: Config, *, command=None, seeds: dict | None = N
         python=sys.version.split()[0], platform=platform.platform(),
         git=git_info(), packages=package_versions(),
         seeds={"master": config.seed, **(seeds or {})},
-        epsilon=config.analysis.epsilon,
+        epsilon=config.analysis.epsilon, status="running",
         inputs=[dict(role=r, path=str(p.resolve()), sha256=sha256_file(p), bytes=p.stat().st_size) for r, p in files.items()],
         **redact_secrets(extra))
     write_json(path/RunFolder.MANIFEST, manifest)

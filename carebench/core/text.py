@@ -8,7 +8,7 @@ import re
 import unicodedata
 
 # %% auto #0
-__all__ = ['normalize_text', 'contains_phrase']
+__all__ = ['normalize_text', 'contains_phrase', 'canonical_id']
 
 # %% ../../nbs/02_text.ipynb #e5427b87
 _WORD = re.compile(r"[^\W_]+")
@@ -22,3 +22,9 @@ def contains_phrase(haystack: str, needle: str) -> bool:
     "True when normalized `needle` occurs in normalized `haystack` on token boundaries (empty needles never do)."
     n = normalize_text(needle)
     return bool(n) and f" {n} " in f" {normalize_text(haystack)} "
+
+# %% ../../nbs/02_text.ipynb #f9529998
+def canonical_id(value: str) -> str:
+    """The spelling-insensitive form of an id (NFKC, surrounding whitespace removed): two ids with the same canonical form
+    but different spellings are near-duplicates, refused by the adapters (ids are otherwise opaque: `001` is not `1`)."""
+    return unicodedata.normalize("NFKC", str(value)).strip()

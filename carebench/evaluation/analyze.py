@@ -16,22 +16,30 @@ from tqdm.auto import tqdm
 from ..core.config import Config, load_config
 from ..core.runs import RunFolder, atomic_write, create_run, write_json
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, PROTOCOL_VERSION, SHUFFLED_CONTEXT
-from ..stats.endpoints import EndpointInput, results_to_dict, run_endpoints, to_jsonable
-from ..adapters.dataset import Dataset
+from ..core.errors import ConfigError
+from ..stats.endpoints import EndpointInput, check_analysis, results_to_dict, run_endpoints, to_jsonable
+from ..adapters.dataset import Dataset, adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
 from .scores import ScoreValidationError, read_scores, score_matrices, validate_scores
 
 # %% auto #0
-__all__ = ['MISSING_CHECKS', 'model_slug', 'endpoint_input', 'endpoint_table', 'paired_cell_deltas', 'summary_markdown',
-           'Analysis', 'write_analysis', 'analyze']
+__all__ = ['MISSING_CHECKS', 'model_slug', 'model_slugs', 'endpoint_input', 'endpoint_table', 'paired_cell_deltas',
+           'summary_markdown', 'Analysis', 'write_analysis', 'analyze']
 
 # %% ../../nbs/27_analyze.ipynb #79d67386
 def model_slug(model: str, taken=()) -> str:
     "A folder name for a model id (`meta-llama/Llama-3.1-8B` → `meta-llama_Llama-3.1-8B`), unique among `taken`."
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._") or "model"
-    base, k = slug, 2
-    while slug in taken: slug, k = f"{base}-{k}", k + 1
+    base, k, seen = slug, 2, {t.lower() for t in taken}      # case-insensitive: `Org/M` and `org/m` collide on macOS and Windows
+    while slug.lower() in seen: slug, k = f"{base}-{k}", k + 1
     return slug
+
+def model_slugs(models, reserved=()) -> dict:
+    "model → a folder name unique among all of them (and not one of `reserved`), in order: `org/m` and `org_m` get two folders."
+    taken, out = set(reserved), {}
+    for m in models:
+        out[m] = model_slug(m, taken); taken.add(out[m])
+    return out
 
 # %% ../../nbs/27_analyze.ipynb #42184006
 def endpoint_input(ds: Dataset, mats: dict, pairs=None) -> EndpointInput:
@@ -147,6 +155,8 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
     """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and `carebench run`);
     `endpoints_for` names other endpoints for some models (Track 1 adds the Tracks 1–2 endpoints)."""
     problems = validate_scores(df, ds)
+    if "adapter_manifest" not in run.artifacts:           # a folder of `analyze` is as complete for the report as one of `run`
+        run.add_artifact("adapter_manifest", write_json(run.path/"adapter_manifest.json", adapter_manifest(ds)))
     atomic_write(run.path/"score_validation.csv", problems.to_csv(index=False))
     run.add_artifact("score_validation", run.path/"score_validation.csv")
     fatal = problems[~problems["check"].isin(MISSING_CHECKS)] if exclude_missing else problems
@@ -157,7 +167,10 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
         raise ScoreValidationError(
             f"{len(fatal)} problem(s) ({', '.join(f'{n} {k}' for k, n in counts.items())}); first: {where}{first['message']}; "
             f"every problem is listed in {run.path/'score_validation.csv'}", fatal, file=str(scores_file) if scores_file else None)
-    models, results, taken = list(dict.fromkeys(df["model"])), {}, set()
+    if "scores" not in run.artifacts:
+        atomic_write(run.path/"scores.csv", df.drop(columns="row").to_csv(index=False)); run.add_artifact("scores", run.path/"scores.csv")
+    models, results = list(dict.fromkeys(df["model"])), {}
+    slugs = model_slugs(models)
     for model in tqdm(models, desc="endpoints", unit="model", disable=quiet):
         mats = score_matrices(df, ds, model)
         complete = ~np.isnan(np.hstack([mats[c] for c in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT)])).any(1)
@@ -167,7 +180,7 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
         names = (endpoints_for or {}).get(model)
         res = results_to_dict(run_endpoints(endpoint_input(ds, mats, complete), config.analysis, config.seed, model, names)) if complete.any() else {}
         res["data"] = data
-        slug = model_slug(model, taken); taken.add(slug)
+        slug = slugs[model]
         _write_model(run, slug, model, ds, mats, res, config)
         results[model] = res
     doc = {"protocol_version": PROTOCOL_VERSION, "epsilon": config.analysis.epsilon, "models": results}
@@ -175,7 +188,8 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
     md = "# CAREBench analysis\n\n" + "\n".join(summary_markdown(m, r, ds, config, _run_info(run)) for m, r in results.items())
     atomic_write(run.path/"summary.md", md)
     run.add_artifact("summary", run.path/"summary.md")
-    run.update_manifest(analysed_models=models, completed=True, finished_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    run.update_manifest(analysed_models=models, completed=True, status="completed",
+                        finished_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     return Analysis(run, models, results)
 
 # %% ../../nbs/27_analyze.ipynb #190368cd
@@ -183,8 +197,10 @@ def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool 
     "Validate `scores` against the config's dataset, compute the configured endpoints per model and write them into run folder `out`."
     config = config if isinstance(config, Config) else load_config(config)
     ds = ds if ds is not None else load_dataset(config)
+    try: check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()))
+    except ConfigError as e: raise ConfigError(e.detail, config.source, e.key) from None
     df = read_scores(scores)                 # a missing or unreadable file fails before anything is written
     inputs, resolved = run_inputs(ds)
     run = create_run(None, config, path=out, command=command, inputs={"scores": Path(scores), **inputs}, resolved=resolved,
                      seeds={"analysis": config.seed}, step="analyze", endpoints=list(config.analysis.endpoints))
-    return write_analysis(run, ds, df, config, scores, config.analysis.on_missing_scores == "exclude_pair", quiet)
+    with run.guard(): return write_analysis(run, ds, df, config, scores, config.analysis.on_missing_scores == "exclude_pair", quiet)

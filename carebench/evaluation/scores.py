@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core.errors import DataError, InputFileError
+from ..core.errors import DataError, EmptyTableError, InputFileError
+from ..core.inputs import file_problem
 from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..adapters.dataset import Dataset
 
@@ -32,7 +33,7 @@ class ScoreValidationError(DataError):
 def read_scores(path) -> pd.DataFrame:
     "Read a long score file (CSV as text, or Parquet) with a `row` column holding spreadsheet row numbers."
     path = Path(path)
-    if not path.is_file(): raise InputFileError("no such score file", file=str(path))
+    if problem := file_problem(path): raise InputFileError(f"cannot read the score file ({problem})", file=str(path))
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
             df = pd.read_parquet(path)
@@ -44,6 +45,10 @@ def read_scores(path) -> pd.DataFrame:
         raise InputFileError(f"cannot read the score file ({type(e).__name__}: {str(e)[:80]})", file=str(path)) from None
     missing = [c for c in SCORE_COLUMNS if c not in df.columns]
     if missing: raise InputFileError(f"missing column(s) {', '.join(missing)} (needed: {', '.join(SCORE_COLUMNS)})", file=str(path), row=1)
+    if not len(df): raise EmptyTableError("the score file has a header but no scores", file=str(path))
+    if first == 1 and not pd.api.types.is_numeric_dtype(df["score"]) or pd.api.types.is_bool_dtype(df["score"]):
+        df["score"] = df["score"].map(lambda v: v if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                                      else "" if v is None else str(v))   # true/false or text is not a score: validation names the row
     for c in (*SCORE_COLUMNS, *OPTIONAL_COLUMNS):
         if c not in df.columns: df[c] = ""
         elif c != "score" and first == 1:     # Parquet: text as text, whole numbers without ".0", missing as ""
@@ -118,9 +123,12 @@ def _missing_cells(df: pd.DataFrame, ds: Dataset) -> pd.DataFrame:
             if len(miss):
                 i, j = divmod(int(miss[0]), C)
                 want = have.size
+                item = ds.pair_item[i]
+                shown = repr(item) if len(item) <= 10 else f"(an item of {len(item)} characters)"
                 out.append(dict(check="missing_cells", row=None, column="score", model=model, condition=cond,
-                                patient_id=ds.pair_patient[i], item=ds.pair_item[i], category=ds.categories[j],
-                                message=f"{len(miss)} of {want} pair × category cells have no {cond} score (first one named here)"))
+                                patient_id=ds.pair_patient[i], item=item, category=ds.categories[j],
+                                message=f"model {model!r}: {len(miss)} of {want} pair × category cells have no {cond} score; the first is "
+                                        f"patient {ds.pair_patient[i]!r}, item {shown}, category {ds.categories[j]!r}"))
     return pd.DataFrame(out, columns=PROBLEM_COLUMNS)
 
 # %% ../../nbs/26_scores.ipynb #7ac13330

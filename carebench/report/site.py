@@ -23,7 +23,7 @@ from .pages import RunView, load_run
 
 # %% auto #0
 __all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'execute_pages', 'navigation', 'quarto_project',
-           'build_offline_site', 'build_report']
+           'build_offline_site', 'check_finished', 'build_report']
 
 # %% ../../nbs/41_site.ipynb #822bd2be
 class ReportError(CareBenchError):
@@ -149,10 +149,23 @@ def build_offline_site(view: RunView, plan: list, pages: dict) -> Path:
         atomic_write(site/f"{p.name}.html", page)
     return site/"index.html"
 
+# %% ../../nbs/41_site.ipynb #59c844ce
+_STATUS = {"running": "it is still running, or was killed before it finished", "interrupted": "it was interrupted",
+           "failed": "it failed"}
+
+def check_finished(view: RunView):
+    "A `ReportError` (one line) for a run folder that did not finish: a report of half a run would look like a whole one."
+    m = view.manifest
+    status = m.get("status") or ("completed" if m.get("completed") else "running")
+    if status == "completed" and view.has("endpoints"): return
+    why = _STATUS.get(status, f"its status is {status!r}") + (f" ({m['error']})" if m.get("error") else "")
+    raise ReportError(f"{view.path} is not a finished run: {why}; nothing to report (run it again, or resume it with carebench run)")
+
 # %% ../../nbs/41_site.ipynb #7f5417a4
 def build_report(run_dir, quiet: bool = True, quarto: str = "auto") -> Path:
     "Execute the pages, write the Quarto project, render with Quarto (`auto`: when installed) or build the offline site; returns index.html."
     view = load_run(run_dir)
+    check_finished(view)
     plan = page_plan(view)
     pages = execute_pages(view, plan, quiet)
     report = view.path/"report"

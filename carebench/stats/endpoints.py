@@ -12,21 +12,21 @@ from typing import Callable
 
 import numpy as np
 
-from ..core.config import AnalysisConfig
+from ..core.config import AnalysisConfig, quote_value
 from ..core.errors import ConfigError
 from ..core.seeds import derive_seed, rng_for
 from ..core.vocab import PROTOCOL_VERSION
 from .bootstrap import bootstrap_weights, cluster_sums, ratio_bootstrap
 from .measures import effective_epsilon
 from .multiplicity import bh_adjust, holm_adjust
-from .permutation import WithinPatientPermutation, category_permutations
+from .permutation import WithinPatientPermutation, category_permutations, n_arrangements
 from .signflip import signflip_patterns, signflip_test
 
 # %% auto #0
 __all__ = ['ENDPOINTS', 'EndpointInput', 'to_jsonable', 'Estimate', 'EndpointResult', 'Resampling', 'Endpoint',
            'register_endpoint', 'context_sensitivity', 'directional_alignment', 'class_correspondence',
-           'context_specificity', 'brier_improvement', 'mantel_haenszel', 'run_endpoints', 'results_to_dict',
-           'demo_input']
+           'context_specificity', 'brier_improvement', 'mantel_haenszel', 'run_endpoints', 'resampling_memory',
+           'check_analysis', 'results_to_dict', 'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #6233fba8
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -416,6 +416,32 @@ def run_endpoints(inp: EndpointInput, settings: AnalysisConfig, seed: int, strea
     if unknown: raise ConfigError(f"unknown endpoint {unknown[0]!r} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
     rs = Resampling.build(settings, seed, stream, inp.n_patients)
     return {n: ENDPOINTS[n].fn(inp, rs) for n in names}
+
+# %% ../../nbs/15_endpoints.ipynb #3525f2cb
+def resampling_memory(settings: AnalysisConfig, items_per_patient, n_categories: int, n_target_cells: int) -> dict:
+    """Estimated peak bytes of one model's resampling, by the setting that drives each part: bootstrap weights and replicates
+    (`n_bootstrap`); sign-flip patterns, exact or Monte Carlo, permutation arrangements and their gathered cells (`n_permutations`)."""
+    sizes = [int(s) for s in items_per_patient]
+    P, C1, B, R = len(sizes), n_categories + 1, settings.n_bootstrap, settings.n_permutations
+    flips = 2 ** P if P < 63 and 2 ** P <= R else R
+    total = n_arrangements(sizes, R)                                   # None: Monte Carlo, drawn in blocks
+    width = max(sizes, default=1)
+    rows = total if total is not None else 500 * min(4, os.cpu_count() or 1)
+    perm = 8 * (total or 0) * P * width + 16 * rows * max(int(n_target_cells), 1) + 32 * R * C1
+    return {"n_bootstrap": 8 * B * (P + 6 * C1), "n_permutations": 8 * flips * (P + 4 * C1) + perm}
+
+def check_analysis(settings: AnalysisConfig, items_per_patient, n_categories: int, n_target_cells: int, names=None):
+    """What can be checked before any model is asked: every endpoint name is registered, and the resampling fits in
+    `analysis.max_memory_gb`. A `ConfigError` names the key to change."""
+    names = tuple(names or settings.endpoints)
+    unknown = [n for n in names if n not in ENDPOINTS]
+    if unknown: raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
+    need = resampling_memory(settings, items_per_patient, n_categories, n_target_cells)
+    if sum(need.values()) > settings.max_memory_gb * 2 ** 30:
+        key = max(need, key=need.get)
+        raise ConfigError(f"the resampling would need about {sum(need.values()) / 2 ** 30:,.1f} GB for {len(items_per_patient)} patients, "
+                          f"above analysis.max_memory_gb = {settings.max_memory_gb:g}: lower analysis.{key} "
+                          f"(now {getattr(settings, key):,}) or raise analysis.max_memory_gb", key=f"analysis.{key}")
 
 # %% ../../nbs/15_endpoints.ipynb #9ec52518
 def results_to_dict(results: dict) -> dict:

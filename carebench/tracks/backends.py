@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..core.config import GenerationConfig, ModelConfig, ReasoningConfig, parse_section
+from ..core.config import GenerationConfig, ModelConfig, ReasoningConfig, parse_section, quote_value
 from ..core.errors import ConfigError
 from ..core.seeds import rng_for
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
@@ -21,8 +21,8 @@ from ..adapters.dataset import Dataset
 from .prompts import Prompt
 
 # %% auto #0
-__all__ = ['BACKENDS', 'Request', 'Reply', 'BackendContext', 'Backend', 'register_backend', 'make_backend', 'DryRunOptions',
-           'DryRunBackend']
+__all__ = ['BACKENDS', 'Request', 'Reply', 'BackendContext', 'Backend', 'register_backend', 'backend_options', 'make_backend',
+           'DryRunOptions', 'DryRunBackend']
 
 # %% ../../nbs/34_backends.ipynb #88a45abf
 @dataclass(frozen=True)
@@ -65,6 +65,10 @@ class Backend:
         "Anything besides the prompt that this backend's answer depends on (None for real models)."
         return None
 
+    @classmethod
+    def check(cls, options, ctx: BackendContext):
+        "Checks of the options that need no model (a `ConfigError` whose key is the option); run before anything is asked."
+
     def generate(self, requests: list, mode: str) -> list:
         raise NotImplementedError
 
@@ -78,14 +82,24 @@ def register_backend(cls):
     BACKENDS[cls.name] = cls
     return cls
 
-def make_backend(model: ModelConfig, reasoning: ReasoningConfig, ctx: BackendContext, index: int = 0, config_file=None) -> Backend:
-    "The backend a model entry names, with its options validated (errors name `reasoning.models[i].<key>`)."
+def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, config_file=None) -> tuple:
+    """The backend class a model entry names and its validated options, after the class's own `check` (no model is loaded):
+    what `carebench validate` and the start of `carebench run` check. Errors name `reasoning.models[i].<key>`."""
     key = f"reasoning.models[{index}]"
     if model.backend not in BACKENDS:
-        raise ConfigError(f"unknown backend {model.backend!r} (known: {', '.join(sorted(BACKENDS))})", config_file, f"{key}.backend")
+        raise ConfigError(f"unknown backend {quote_value(model.backend)} (known: {', '.join(sorted(BACKENDS))})", config_file, f"{key}.backend")
     cls = BACKENDS[model.backend]
     base = config_file.parent if config_file else None
     opts = parse_section(cls.Options, model.options, key=key, file=config_file, base_dir=base)
+    try: cls.check(opts, ctx)
+    except ConfigError as e:           # an option's key is named under its model entry; a section-wide key as it is
+        where = e.key if (e.key or "").startswith("reasoning.") else f"{key}.{e.key}" if e.key else key
+        raise ConfigError(e.detail, config_file, where) from None
+    return cls, opts
+
+def make_backend(model: ModelConfig, reasoning: ReasoningConfig, ctx: BackendContext, index: int = 0, config_file=None) -> Backend:
+    "The backend a model entry names, with its options validated (errors name `reasoning.models[i].<key>`)."
+    cls, opts = backend_options(model, ctx, index, config_file)
     return cls(model, opts, model.generation or reasoning.generation, ctx)
 
 # %% ../../nbs/34_backends.ipynb #c940965d

@@ -7,14 +7,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import sqlite3
+import threading
 import time
+import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 from ..core.errors import CareBenchError
+from ..core.inputs import file_problem
 
 # %% auto #0
-__all__ = ['cache_key', 'default_cache_path', 'CacheError', 'ResponseCache']
+__all__ = ['APPLICATION_ID', 'cache_key', 'default_cache_path', 'CacheError', 'ResponseCache']
 
 # %% ../../nbs/33_cache.ipynb #f2248673
 def cache_key(**parts) -> str:
@@ -30,6 +35,8 @@ def default_cache_path() -> Path:
 class CacheError(CareBenchError):
     "The response cache cannot be opened or is not a CAREBench cache."
 
+APPLICATION_ID = 0x43415245          # "CARE": marks a SQLite file as a CAREBench response cache
+_COLUMNS = ("key", "status", "model", "backend", "mode", "response", "scores", "error_kind", "error", "attempts", "updated")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
   key TEXT PRIMARY KEY,
@@ -37,28 +44,64 @@ CREATE TABLE IF NOT EXISTS responses (
   model TEXT, backend TEXT, mode TEXT,
   response TEXT, scores TEXT, error_kind TEXT, error TEXT,
   attempts INTEGER NOT NULL DEFAULT 0,
-  updated REAL NOT NULL
+  updated REAL NOT NULL,
+  lease_owner TEXT, lease_until REAL
 );
 CREATE INDEX IF NOT EXISTS responses_model ON responses (model, status);
 """
 
+def _inspect(db, path) -> bool:
+    "Whether the database is new (no tables); a `CacheError` when it is some other application's database. Reads only."
+    try:
+        app = db.execute("PRAGMA application_id").fetchone()[0]
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except sqlite3.DatabaseError as e: raise CacheError(f"{path}: not a usable response cache ({e}); nothing was changed") from None
+    if not tables and app == 0: return True
+    cols = {r[1] for r in db.execute("PRAGMA table_info(responses)")} if "responses" in tables else set()
+    if app not in (0, APPLICATION_ID) or not set(_COLUMNS) <= cols:
+        raise CacheError(f"{path}: not a CAREBench response cache (tables: {', '.join(sorted(tables)[:5]) or 'none'}); nothing was changed")
+    return False
+
+# %% ../../nbs/33_cache.ipynb #bc3cdcf1
+def _owner_alive(owner: str | None) -> bool:
+    "Whether a lease owner (`host:pid:nonce`) may still be working: False only for a process of this machine that no longer exists."
+    host, _, rest = (owner or "").partition(":")
+    if host != socket.gethostname(): return True
+    try: os.kill(int(rest.partition(":")[0]), 0)
+    except ProcessLookupError: return False
+    except (ValueError, PermissionError, OSError): return True
+    return True
+
 class ResponseCache:
-    "A SQLite response cache (WAL) shared by runs and processes."
-    def __init__(self, path=None):
+    "A SQLite response cache (WAL) shared by runs and processes; `readonly` opens it for reading only (no WAL switch, no table)."
+    def __init__(self, path=None, readonly: bool = False, lease_s: float = 300.0):
         self.path = Path(path) if path else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try: self.db = sqlite3.connect(self.path, timeout=120, isolation_level=None, check_same_thread=False)
+        self.readonly, self.lease_s = readonly, lease_s
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        if problem := file_problem(self.path, allow_missing=not readonly): raise CacheError(f"{self.path}: cannot open the response cache ({problem})")
+        if not readonly: self.path.parent.mkdir(parents=True, exist_ok=True)
+        target = f"file:{quote(str(self.path.absolute()))}?mode=ro" if readonly else self.path
+        try: self.db = sqlite3.connect(target, timeout=120, isolation_level=None, check_same_thread=False, uri=readonly)
         except sqlite3.Error as e: raise CacheError(f"{self.path}: cannot open the response cache ({e})") from None
+        try: new = _inspect(self.db, self.path)
+        except BaseException: self.db.close(); raise
+        if readonly:
+            if new: self.db.close(); raise CacheError(f"{self.path}: an empty file, not a response cache")
+            return
         for attempt in range(200):       # switching to WAL and creating the table ignore the busy timeout: retry briefly
             try:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.executescript(_SCHEMA)
+                cols = {r[1] for r in self.db.execute("PRAGMA table_info(responses)")}
+                for c, t in (("lease_owner", "TEXT"), ("lease_until", "REAL")):     # caches of earlier versions
+                    if c not in cols: self.db.execute(f"ALTER TABLE responses ADD COLUMN {c} {t}")
+                self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 break
             except sqlite3.OperationalError as e:
-                if "locked" not in str(e) or attempt == 199: raise CacheError(f"{self.path}: {e}") from None
+                if ("locked" not in str(e) and "duplicate column" not in str(e)) or attempt == 199: self.db.close(); raise CacheError(f"{self.path}: {e}") from None
                 time.sleep(0.05)
-            except sqlite3.DatabaseError as e: raise CacheError(f"{self.path}: not a usable response cache ({e})") from None
+            except sqlite3.DatabaseError as e: self.db.close(); raise CacheError(f"{self.path}: not a usable response cache ({e})") from None
 
     def _write(self, sql: str, rows: list):
         "One short write transaction."
@@ -73,12 +116,69 @@ class ResponseCache:
                     [(k, model, backend, mode, time.time()) for k in keys])
 
     def record(self, results):
-        """Store results `(key, status, response, scores dict or None, error_kind, error)`, `status` being done or failed.
-        A failure never overwrites a finished answer (another process may have finished the same key)."""
+        """Store results `(key, status, response, scores dict or None, error_kind, error)`, `status` being done or failed, and
+        release their leases. A failure never overwrites a finished answer (another process may have finished the same key)."""
         self._write("""UPDATE responses SET status = ?, response = ?, scores = ?, error_kind = ?, error = ?, attempts = attempts + 1,
-                       updated = ? WHERE key = ? AND NOT (status = 'done' AND ? = 'failed')""",
+                       updated = ?, lease_owner = NULL, lease_until = NULL WHERE key = ? AND NOT (status = 'done' AND ? = 'failed')""",
                     [(st, resp, json.dumps(sc) if sc is not None else None, kind, err, time.time(), k, st)
                      for k, st, resp, sc, kind, err in results])
+
+    def claim(self, keys, n: int, since: float) -> tuple:
+        """Lease up to `n` of `keys` (examined in order) for this process, in one transaction. Returns `(claimed, settled, busy,
+        examined)`: `settled` keys need no call (done, or failed after `since`: a failure of this run is final for it), `busy` ones
+        are leased by another live process, and only the first `examined` keys were looked at."""
+        claimed, settled, busy, now, alive = [], [], [], time.time(), {}
+        keys = list(keys)[:500]
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            q = f"SELECT key, status, updated, lease_owner, lease_until FROM responses WHERE key IN ({','.join('?' * len(keys))})"
+            rows = {k: rest for k, *rest in self.db.execute(q, keys)} if keys else {}
+            examined = 0
+            for k in keys:
+                if len(claimed) == n: break
+                examined += 1
+                st, updated, owner, until = rows.get(k, ("pending", 0.0, None, None))
+                if st == "done" or (st == "failed" and updated >= since): settled.append(k)
+                elif owner and owner != self.owner and (until or 0) > now and alive.setdefault(owner, _owner_alive(owner)): busy.append(k)
+                else: claimed.append(k)
+            self.db.executemany("UPDATE responses SET lease_owner = ?, lease_until = ? WHERE key = ?",
+                                [(self.owner, now + self.lease_s, k) for k in claimed])
+            self.db.execute("COMMIT")
+        except BaseException: self.db.execute("ROLLBACK"); raise
+        return claimed, settled, busy, examined
+
+    def _renew(self, stop: threading.Event):
+        "Extend this process's leases every third of their length, on a connection of its own, until `stop` is set."
+        db = sqlite3.connect(self.path, timeout=120, isolation_level=None)
+        try:
+            while not stop.wait(self.lease_s / 3):
+                db.execute("UPDATE responses SET lease_until = ? WHERE lease_owner = ?", (time.time() + self.lease_s, self.owner))
+        except sqlite3.Error: pass          # a lease that is not renewed expires: another process may take the work over
+        finally: db.close()
+
+    def release(self):
+        "Give up every lease this process holds (its unfinished keys become claimable at once)."
+        self.db.execute("UPDATE responses SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", (self.owner,))
+
+    def work(self, keys: list, batch_size: int, since: float, poll_s: float = 0.2):
+        """Yield batches of `keys` leased to this process until every key is settled here or elsewhere; leases are renewed
+        meanwhile and released at the end (also on an error or an interrupt). Keys leased by others are waited for."""
+        stop = threading.Event()
+        keeper = threading.Thread(target=self._renew, args=(stop,), daemon=True); keeper.start()
+        queue, pos, later, progressed = list(keys), 0, [], False
+        try:
+            while pos < len(queue) or later:
+                if pos >= len(queue):
+                    if not progressed: time.sleep(poll_s)          # all that is left is leased by others: let them finish
+                    queue, pos, later, progressed = later, 0, [], False
+                claimed, settled, busy, examined = self.claim(queue[pos:pos + 500], batch_size, since)
+                pos += examined; later += busy
+                progressed |= bool(claimed or settled)
+                if settled: yield [], settled
+                if claimed: yield claimed, []
+        finally:
+            stop.set(); keeper.join()
+            self.release()
 
     def get(self, keys) -> dict:
         "key → {status, response, scores, error_kind, error, attempts} for the keys present."

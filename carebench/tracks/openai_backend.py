@@ -13,14 +13,15 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 
+from ..core.config import url_userinfo
 from ..core.errors import ConfigError
 from .backends import Backend, Reply, register_backend
 from .vllm_backend import yes_probability
 
 # %% auto #0
-__all__ = ['is_loopback', 'OpenAIOptions', 'OpenAIBackend']
+__all__ = ['is_loopback', 'OpenAIOptions', 'redirect_target', 'OpenAIBackend']
 
 # %% ../../nbs/38_openai.ipynb #cca8d745
 def is_loopback(url: str) -> bool:
@@ -51,22 +52,40 @@ class OpenAIOptions:
 class _Failed(Exception):
     def __init__(self, msg, retry): super().__init__(msg); self.retry = retry
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    "Never follow a redirect: urllib then raises the 3xx answer as an `HTTPError`, which `_post` reports."
+    def redirect_request(self, req, fp, code, msg, headers, newurl): return None
+
+def redirect_target(location, base: str) -> str:
+    "Where a redirect points, as `scheme://host[:port]` only (no user, password, path or query string)."
+    try:
+        u = urlparse(urljoin(base, location or ""))
+        port = f":{u.port}" if u.port else ""
+        return f"{u.scheme}://{u.hostname}{port}" if u.hostname else "an unnamed place"
+    except ValueError: return "an unreadable address"
+
 @register_backend
 class OpenAIBackend(Backend):
     "An OpenAI-compatible chat server (see above)."
     name, Options = "openai", OpenAIOptions
 
+    @classmethod
+    def check(cls, o, ctx):
+        "The address: http(s), no credentials in it, and loopback unless remote endpoints are allowed."
+        if not o.base_url.startswith(("http://", "https://")): raise ConfigError("base_url must start with http:// or https://", key="base_url")
+        if url_userinfo(o.base_url): raise ConfigError("base_url must not carry a user name or password (use api_key_env)", key="base_url")
+        if not is_loopback(o.base_url) and not ctx.allow_remote:
+            raise ConfigError(f"{redirect_target(o.base_url, o.base_url)} is not this machine: patient text is sent to a remote endpoint "
+                              "only with `reasoning.allow_remote: true`", key="reasoning.allow_remote")
+
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         o = self.options
-        if not o.base_url.startswith(("http://", "https://")): raise ConfigError(f"base_url must start with http:// or https://", key="base_url")
-        if not is_loopback(o.base_url) and not self.ctx.allow_remote:
-            raise ConfigError(f"{urlparse(o.base_url).hostname} is not this machine: patient text is sent to a remote endpoint only "
-                              "with `reasoning.allow_remote: true`", key="reasoning.allow_remote")
         # a loopback server is reached directly, never through a proxy from the environment (which would carry the text away)
-        self._opener = urllib.request.build_opener() if not is_loopback(o.base_url) else urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        handlers = [_NoRedirect()] + ([urllib.request.ProxyHandler({})] if is_loopback(o.base_url) else [])
+        self._opener = urllib.request.build_opener(*handlers)
         self._token = os.environ.get(o.api_key_env) if o.api_key_env else None
-        if o.api_key_env and not self._token: raise ConfigError(f"the environment variable {o.api_key_env} is not set", key="api_key_env")
+        if o.api_key_env and not self._token: raise ConfigError("the environment variable named in api_key_env is not set", key="api_key_env")
         self.sent = 0                       # requests actually sent (tests check the refusal sends none)
 
     def identity(self) -> dict:
@@ -86,6 +105,9 @@ class OpenAIBackend(Backend):
                 self.sent += 1
                 with self._opener.open(req, timeout=o.timeout_s) as resp: return json.loads(resp.read().decode("utf-8"))
             except urllib.error.HTTPError as e:
+                if 300 <= e.code < 400:
+                    raise _Failed(f"HTTP {e.code}: the server redirects to {redirect_target(e.headers.get('Location'), o.base_url)}; "
+                                  "redirects are never followed", False) from None
                 last = f"HTTP {e.code}"
                 if e.code != 429 and e.code < 500: raise _Failed(last, False) from None
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as e:

@@ -14,7 +14,7 @@ from ..core.vocab import LabelSpace
 __all__ = ['FAILURE_KINDS', 'ParseError', 'strip_wrappers', 'first_json_object', 'parse_scores']
 
 # %% ../../nbs/32_parsing.ipynb #cdb8b556
-FAILURE_KINDS = ("transport", "no_json", "invalid_json", "missing_key", "out_of_range", "not_a_number")
+FAILURE_KINDS = ("transport", "no_json", "invalid_json", "missing_key", "out_of_range", "not_a_number", "conflicting_keys")
 
 class ParseError(CareBenchError):
     "A model answer that yields no valid scores; `kind` is one of FAILURE_KINDS."
@@ -23,54 +23,76 @@ class ParseError(CareBenchError):
         self.kind, self.detail = kind, message
 
 # %% ../../nbs/32_parsing.ipynb #1a2b6fa1
-_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.I)
+_CLOSE = {t: re.compile(rf"</{t}>", re.I) for t in ("think", "thinking", "reasoning")}
+
+def _unfence(t: str) -> str:
+    "The inside of the first ```…``` fence (a leading `json` tag and spaces dropped), or `t` when there is none."
+    i = t.find("```")
+    j = t.find("```", i + 3) if i != -1 else -1
+    if j == -1: return t
+    body = t[i + 3:j]
+    return body[4:].lstrip() if body[:4].lower() == "json" else body.lstrip()
 
 def strip_wrappers(text: str) -> str:
-    "Remove thinking traces (closed, or an unclosed one before `</think>`) and unwrap the first code fence if any."
-    t = _THINK.sub("", text)
-    for tag in ("</think>", "</thinking>", "</reasoning>"):
-        if tag in t: t = t.split(tag)[-1]
-    m = _FENCE.search(t)
-    return m.group(1) if m else t
+    "Remove thinking traces (closed, or an unclosed one before `</think>`) and unwrap the first code fence if any; linear time."
+    parts, pos = [], 0
+    while (m := _OPEN.search(text, pos)):
+        close = _CLOSE[m.group(1).lower()].search(text, m.end())
+        if close is None: break
+        parts.append(text[pos:m.start()]); pos = close.end()
+    t = "".join(parts) + text[pos:]
+    ends = [m.end() for m in re.finditer(r"</(?:think|thinking|reasoning)>", t, re.I)]
+    return _unfence(t[ends[-1]:] if ends else t)
 
 # %% ../../nbs/32_parsing.ipynb #5e3331ac
+_SPECIAL = re.compile(r'[{}"\\]')
+
 def first_json_object(text: str) -> str:
-    "The first balanced `{...}` in `text` (braces inside strings ignored); `ParseError('no_json')` if none."
+    """The first balanced `{...}` in `text` (braces inside strings ignored); `ParseError('no_json')` if none. One pass over the
+    text: the earliest opening brace whose object closes wins (unbalanced braces before it are skipped)."""
     start = text.find("{")
-    while start != -1:
-        depth, in_str, esc = 0, False, False
-        for i in range(start, len(text)):
-            ch = text[i]
-            if in_str:
-                if esc: esc = False
-                elif ch == "\\": esc = True
-                elif ch == '"': in_str = False
-            elif ch == '"': in_str = True
-            elif ch == "{": depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0: return text[start:i + 1]
-        start = text.find("{", start + 1)
-    raise ParseError("no_json", "no complete JSON object in the answer")
+    stack, best, in_str, skip = [], None, False, -1
+    for m in _SPECIAL.finditer(text, max(start, 0)) if start != -1 else ():
+        i, ch = m.start(), m.group()
+        if i < skip: continue                                 # the character after a backslash in a string
+        if in_str:
+            if ch == "\\": skip = i + 2
+            elif ch == '"': in_str = False
+        elif ch == '"': in_str = True
+        elif ch == "{": stack.append(i)
+        elif ch == "}" and stack:
+            o = stack.pop()
+            if not stack: return text[o:i + 1]                # every brace so far is closed: the first one's object is complete
+            if best is None or o < best[0]: best = (o, i)
+    if best is None: raise ParseError("no_json", "no complete JSON object in the answer")
+    return text[best[0]:best[1] + 1]
 
 # %% ../../nbs/32_parsing.ipynb #53cc90d0
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
 def _number(value, key):
-    "A score from a JSON value: numbers, numeric text and booleans; anything else is `not_a_number`."
+    "A score from a JSON value: numbers, numeric text in JSON's number grammar, and booleans; anything else is `not_a_number`."
     if isinstance(value, bool): return float(value)
     if isinstance(value, (int, float)): return float(value)
-    if isinstance(value, str):
-        try: return float(value.strip())
-        except ValueError: pass
+    if isinstance(value, str) and len(value) <= 64 and _JSON_NUMBER.fullmatch(value.strip()): return float(value.strip())
     raise ParseError("not_a_number", f"the value of {key!r} is not a number")
 
-def parse_scores(text: str, label_space: LabelSpace) -> dict:
-    "Per-category scores in [0, 1] (keyed by category key) from a model's answer, or a `ParseError`."
+class _Object(dict):
+    "A JSON object that remembers every (key, value) pair, duplicates included."
+    def __init__(self, pairs): super().__init__(pairs); self.pairs = pairs
+
+def _no_constant(name): raise ParseError("invalid_json", f"{name} is not a JSON number")
+
+def _loads(blob: str):
+    return json.loads(blob, object_pairs_hook=_Object, parse_int=float, parse_constant=_no_constant)
+
+def _parse(text: str, label_space: LabelSpace) -> dict:
     if not isinstance(text, str) or not text.strip(): raise ParseError("no_json", "empty answer")
     blob = first_json_object(strip_wrappers(text))
-    try: obj = json.loads(blob)
+    try: obj = _loads(blob)
     except (json.JSONDecodeError, RecursionError):
-        try: obj = json.loads(re.sub(r",\s*([}\]])", r"\1", blob))          # tolerate trailing commas, nothing more
+        try: obj = _loads(re.sub(r",\s*([}\]])", r"\1", blob))          # tolerate trailing commas, nothing more
         except json.JSONDecodeError as e: raise ParseError("invalid_json", f"{e.msg} at character {e.pos}") from None
         except RecursionError: raise ParseError("invalid_json", "the JSON is nested too deeply") from None
     if not isinstance(obj, dict): raise ParseError("invalid_json", "the JSON is not an object")
@@ -78,12 +100,21 @@ def parse_scores(text: str, label_space: LabelSpace) -> dict:
         nested = [v for v in obj.values() if isinstance(v, dict)]
         if len(nested) == 1: obj = nested[0]
     scores = {}
-    for k, v in obj.items():
+    for k, v in obj.pairs:
         key = label_space.lookup(str(k))
-        if key is None or key in scores: continue
+        if key is None: continue
         x = _number(v, key)
-        if not 0.0 <= x <= 1.0: raise ParseError("out_of_range", f"the score of {key!r} is {x}, outside [0, 1]")
+        if key in scores and scores[key] != x:
+            raise ParseError("conflicting_keys", f"{key!r} is given more than once with different scores")
+        if not 0.0 <= x <= 1.0: raise ParseError("out_of_range", f"the score of {key!r} is {x:.6g}, outside [0, 1]")
         scores[key] = x
     missing = [k for k in label_space.keys if k not in scores]
     if missing: raise ParseError("missing_key", f"no score for {len(missing)} categor{'y' if len(missing) == 1 else 'ies'}: {', '.join(missing[:3])}")
     return scores
+
+def parse_scores(text: str, label_space: LabelSpace) -> dict:
+    "Per-category scores in [0, 1] (keyed by category key) from a model's answer, or a `ParseError` (never another exception)."
+    try: return _parse(text, label_space)
+    except ParseError: raise
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as e:
+        raise ParseError("invalid_json", f"unparsable answer ({type(e).__name__})") from None

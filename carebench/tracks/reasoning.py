@@ -105,17 +105,18 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     t0 = time.time()
     mode = model.scoring_mode
     reqs = plan_requests(ds, donors, model, backend, config)
-    unique = list({r.key: r for r in reqs}.values())
-    cache.register([r.key for r in unique], model.id, backend.name, mode)
-    known = cache.get([r.key for r in unique])
-    todo = [r for r in unique if known[r.key]["status"] != "done"]
-    bs = config.reasoning.batch_size
+    unique = {r.key: r for r in reqs}
+    cache.register(list(unique), model.id, backend.name, mode)
+    known = cache.get(list(unique))
+    todo = [k for k in unique if known[k]["status"] != "done"]
+    asked = 0
     with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=model.id, unit="call", disable=quiet) as bar:
-        for i in range(0, len(todo), bs):
-            batch = todo[i:i + bs]
-            cache.record(_answer(backend, batch, mode, config.reasoning.repair_attempts > 0))
-            bar.update(len(batch))
-    final = cache.get([r.key for r in unique])
+        for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=t0):   # shared with other processes
+            if claimed:
+                cache.record(_answer(backend, [unique[k] for k in claimed], mode, config.reasoning.repair_attempts > 0))
+                asked += len(claimed)
+            bar.update(len(claimed) + len(settled))
+    final = cache.get(list(unique))
     rows, errs = [], []
     for r in reqs:
         rec, m = final[r.key], r.meta
@@ -132,7 +133,7 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     calls["n_failed"] = calls[[c for c in fails.columns]].sum(1) if len(fails) else 0
     calls["n_done"] = calls["n_calls"] - calls["n_failed"]
     stats = dict(model=model.id, backend=backend.name, scoring_mode=mode, n_requests=len(reqs), n_unique=len(unique),
-                 n_from_cache=len(unique) - len(todo), n_asked=len(todo), n_failed=len(errors), seconds=round(time.time() - t0, 3))
+                 n_from_cache=len(unique) - asked, n_asked=asked, n_failed=len(errors), seconds=round(time.time() - t0, 3))
     return ModelScores(scores, errors, calls, stats)
 
 # %% ../../nbs/39_reasoning.ipynb #f86f528d
@@ -151,8 +152,8 @@ def select_models(config: Config, ids=None, backend: str | None = None) -> list:
     return out
 
 # %% ../../nbs/39_reasoning.ipynb #bb1f9ef2
-def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_path=None, quiet: bool = True) -> dict:
-    "One model's scoring as a job: writes `RUN/jobs/<model>/` (scores, errors, calls, stats) and returns the stats."
+def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_path=None, quiet: bool = True, slug: str | None = None) -> dict:
+    "One model's scoring as a job: writes `RUN/jobs/<slug>/` (scores, errors, calls, stats; the slug is unique in the run) and returns the stats."
     run_path = Path(run_path)
     ds = load_dataset(config)
     donors = assign_donors(ds, config.reasoning.donors_per_patient, config.seed)
@@ -160,7 +161,7 @@ def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_pa
     with ResponseCache(cache_path or config.reasoning.cache) as cache:
         res = score_model(ds, donors, model, backend, config, cache, quiet)
     backend.close()
-    folder = run_path/"jobs"/model_slug(model.id)
+    folder = run_path/"jobs"/(slug or model_slug(model.id))
     folder.mkdir(parents=True, exist_ok=True)
     for name, df in (("scores", res.scores), ("errors", res.errors), ("calls", res.calls)): atomic_write(folder/f"{name}.csv", df.to_csv(index=False))
     write_json(folder/"stats.json", res.stats)

@@ -5,6 +5,7 @@
 # %% ../../nbs/3f_runner.ipynb #dbf08e76
 from __future__ import annotations
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +17,10 @@ from ..core.executors import Job, run_jobs
 from ..core.runs import atomic_write, create_run, write_json
 from ..adapters.dataset import adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
-from ..evaluation.analyze import Analysis, model_slug, write_analysis
-from .backends import BackendContext, make_backend
+from ..core.config import quote_value
+from ..evaluation.analyze import Analysis, model_slugs, write_analysis
+from ..stats.endpoints import check_analysis
+from .backends import BackendContext, backend_options, make_backend
 from .cache import ResponseCache, default_cache_path
 from .donors import assign_donors
 from .encoders import default_embedding_cache
@@ -27,7 +30,7 @@ from .representation import model_name, representation_job
 from .splits import nested_folds
 
 # %% auto #0
-__all__ = ['TRACKS', 'TRACK12_EXTRA', 'configured_tracks', 'run_tracks']
+__all__ = ['TRACKS', 'TRACK12_EXTRA', 'configured_tracks', 'Preflight', 'preflight', 'run_tracks']
 
 # %% ../../nbs/3f_runner.ipynb #47f9990b
 TRACKS = ("reasoning", "representation")
@@ -46,30 +49,58 @@ def _prompt_templates(ds, config) -> dict:
     ex["logprob_questions"] = list(build_prompt("<item>", None, ds.label_space, config.reasoning.prompt, "logprob").questions)
     return ex
 
+# %% ../../nbs/3f_runner.ipynb #c9563275
+@dataclass
+class Preflight:
+    "What the checks before a run settled: the tracks, the Track 3 models (with their position in the config), job folders, donors."
+    tracks: list
+    models: list
+    index: dict
+    slugs: dict
+    donors: pd.DataFrame
+
+def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | None = None, require_track: bool = True) -> Preflight:
+    """Every check that needs no model, run by `carebench validate` and at the start of `carebench run` (before the run folder
+    exists): tracks, backends and their options, model ids and their job folders, donors, nested folds, endpoint names and the
+    resampling's memory. Each failure is a `ConfigError` naming the key."""
+    if tracks: tracks = list(tracks)
+    else: tracks = configured_tracks(config) if require_track or config.reasoning.models or config.representation.enabled else []
+    unknown = [t for t in tracks if t not in TRACKS]
+    if unknown: raise ConfigError(f"unknown track {quote_value(unknown[0])} (known: {', '.join(TRACKS)})", config.source, "track")
+    models = select_models(config, model_ids, backend) if "reasoning" in tracks else []
+    ctx = BackendContext(ds.label_space, ds, config.reasoning.allow_remote)
+    index = {m.id: i for i, m in enumerate(config.reasoning.models)}
+    for i, m in enumerate(models): backend_options(m, ctx, index.get(m.id, i), config.source)
+    if "representation" in tracks and model_name(config.representation) in index:
+        raise ConfigError(f"a Track 3 model may not be named like the Track 1 model ({model_name(config.representation)})",
+                          config.source, f"reasoning.models[{index[model_name(config.representation)]}].id")
+    try: donors = assign_donors(ds, config.reasoning.donors_per_patient, config.seed)
+    except ValueError as e: raise ConfigError(str(e), config.source, "reasoning.donors_per_patient") from None
+    if "representation" in tracks:                                     # folds too small for nested CV
+        try: nested_folds(list(ds.patient_ids), config.representation.outer_folds, config.representation.inner_folds)
+        except ValueError: raise ConfigError("Track 1's nested cross-validation needs at least 3 patients (2 per inner fold after holding "
+                                             "one out); use fewer representation.outer_folds or a larger dataset",
+                                             config.source, "representation.outer_folds") from None
+    names = [*config.analysis.endpoints, *(TRACK12_EXTRA if "representation" in tracks else ())]
+    try: check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()), names)
+    except ConfigError as e: raise ConfigError(e.detail, config.source, e.key) from None
+    slugs = model_slugs([m.id for m in models], reserved=("representation", "slurm"))
+    return Preflight(tracks, models, index, slugs, donors)
+
 # %% ../../nbs/3f_runner.ipynb #294ed4b0
 def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=None, backend: str | None = None, quiet: bool = True,
                command=None, cache_path=None, executor: str | None = None, embed_cache=None) -> Analysis:
     "Run the selected (default: configured) tracks into a new run folder, one job per model and track, then the analysis."
     config = config if isinstance(config, Config) else load_config(config)
     if executor: config = dataclasses.replace(config, executor=dataclasses.replace(config.executor, kind=executor))
-    tracks = list(tracks or configured_tracks(config))
-    unknown = [t for t in tracks if t not in TRACKS]
-    if unknown: raise ConfigError(f"unknown track {unknown[0]!r} (known: {', '.join(TRACKS)})", config.source, "track")
     ds = load_dataset(config)
-    models = select_models(config, model_ids, backend) if "reasoning" in tracks else []
+    plan = preflight(config, ds, tracks, model_ids, backend)          # everything that can fail without a model, before the run folder
+    tracks, models, index, donors = plan.tracks, plan.models, plan.index, plan.donors
     ctx = BackendContext(ds.label_space, ds, config.reasoning.allow_remote)
-    index = {m.id: i for i, m in enumerate(config.reasoning.models)}
     backends = [make_backend(m, config.reasoning, ctx, index.get(m.id, i), config.source) for i, m in enumerate(models)]  # fail fast
-    try: donors = assign_donors(ds, config.reasoning.donors_per_patient, config.seed)
-    except ValueError as e: raise ConfigError(str(e), config.source, "reasoning.donors_per_patient") from None
     cache_file = Path(cache_path or config.reasoning.cache or default_cache_path())
     if models: ResponseCache(cache_file).close()                      # an unusable cache fails before the run folder exists
     emb_file = Path(embed_cache or config.representation.cache or default_embedding_cache())
-    if "representation" in tracks:                                     # folds too small for nested CV fail before the run folder exists
-        try: nested_folds(list(ds.patient_ids), config.representation.outer_folds, config.representation.inner_folds)
-        except ValueError: raise ConfigError("Track 1's nested cross-validation needs at least 3 patients (2 per inner fold after holding "
-                                             "one out); use fewer representation.outer_folds or a larger dataset",
-                                             config.source, "representation.outer_folds") from None
     inputs, resolved = run_inputs(ds)
     records = [dict(id=m.id, track="reasoning", backend=m.backend, revision=m.revision, scoring_mode=m.scoring_mode,
                     generation=to_plain(b.generation), options=redact_secrets(to_plain(b.options)), identity=b.identity())
@@ -83,33 +114,34 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
                      track=tracks[0] if len(tracks) == 1 else "multiple", dry_run=any(m.backend == "dry_run" for m in models),
                      models=records, cache=str(cache_file) if models else None, embedding_cache=str(emb_file) if "representation" in tracks else None,
                      donors_per_patient=config.reasoning.donors_per_patient, executor=config.executor.kind)
-    run.add_artifact("adapter_manifest", write_json(run.path/"adapter_manifest.json", adapter_manifest(ds)))
-    atomic_write(run.path/"donor_map.csv", donors.to_csv(index=False)); run.add_artifact("donor_map", run.path/"donor_map.csv")
-    if models: run.add_artifact("prompt_templates", write_json(run.path/"prompt_templates.json", _prompt_templates(ds, config)))
-    inline = config.executor.kind == "inline"
-    jobs = [Job(f"reasoning:{m.id}", score_job, (config, m, index.get(m.id, i), run.path, cache_file, quiet or not inline))
-            for i, m in enumerate(models)]
-    if "representation" in tracks: jobs.append(Job("representation", representation_job, (config, run.path, emb_file, quiet or not inline)))
-    stats = run_jobs(jobs, config.executor, run.path/"jobs")
-    run.update_manifest(calls=[s for s in stats if s.get("track") != "representation"],
-                        representation=next((s for s in stats if s.get("track") == "representation"), None))
-    read = lambda p: pd.read_csv(p, dtype=str, keep_default_na=False)
-    folders = [run.path/"jobs"/model_slug(m.id) for m in models]
-    scores = [read(f/"scores.csv") for f in folders]
-    if "representation" in tracks:
-        rep = run.path/"jobs"/"representation"
-        scores.append(read(rep/"scores.csv"))
-        atomic_write(run.path/"representation_secondary.json", (rep/"secondary.json").read_text(encoding="utf-8"))
-        run.add_artifact("representation_secondary", run.path/"representation_secondary.json")
-        for name in ("choices", "inner_brier"):
-            atomic_write(run.path/f"representation_{name}.csv", (rep/f"{name}.csv").read_text(encoding="utf-8"))
-            run.add_artifact(f"representation_{name}", run.path/f"representation_{name}.csv")
-    all_scores = pd.concat(scores, ignore_index=True)
-    atomic_write(run.path/"scores.csv", all_scores.to_csv(index=False)); run.add_artifact("scores", run.path/"scores.csv")
-    if models:
-        for role, name, key in (("errors", "errors.csv", "errors"), ("call_summary", "call_summary.csv", "calls")):
-            atomic_write(run.path/name, pd.concat([read(f/f"{key}.csv") for f in folders], ignore_index=True).to_csv(index=False))
-            run.add_artifact(role, run.path/name)
-    extra = {model_name(config.representation): tuple(dict.fromkeys([*config.analysis.endpoints, *TRACK12_EXTRA]))} if "representation" in tracks else {}
-    return write_analysis(run, ds, all_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, run.path/"scores.csv",
-                          exclude_missing=True, quiet=quiet, endpoints_for=extra)
+    with run.guard():                    # a failure or Ctrl-C marks the run folder as failed or interrupted
+        run.add_artifact("adapter_manifest", write_json(run.path/"adapter_manifest.json", adapter_manifest(ds)))
+        atomic_write(run.path/"donor_map.csv", donors.to_csv(index=False)); run.add_artifact("donor_map", run.path/"donor_map.csv")
+        if models: run.add_artifact("prompt_templates", write_json(run.path/"prompt_templates.json", _prompt_templates(ds, config)))
+        inline = config.executor.kind == "inline"
+        jobs = [Job(f"reasoning:{m.id}", score_job, (config, m, index.get(m.id, i), run.path, cache_file, quiet or not inline, plan.slugs[m.id]))
+                for i, m in enumerate(models)]
+        if "representation" in tracks: jobs.append(Job("representation", representation_job, (config, run.path, emb_file, quiet or not inline)))
+        stats = run_jobs(jobs, config.executor, run.path/"jobs")
+        run.update_manifest(calls=[s for s in stats if s.get("track") != "representation"],
+                            representation=next((s for s in stats if s.get("track") == "representation"), None))
+        read = lambda p: pd.read_csv(p, dtype=str, keep_default_na=False)
+        folders = [run.path/"jobs"/plan.slugs[m.id] for m in models]
+        scores = [read(f/"scores.csv") for f in folders]
+        if "representation" in tracks:
+            rep = run.path/"jobs"/"representation"
+            scores.append(read(rep/"scores.csv"))
+            atomic_write(run.path/"representation_secondary.json", (rep/"secondary.json").read_text(encoding="utf-8"))
+            run.add_artifact("representation_secondary", run.path/"representation_secondary.json")
+            for name in ("choices", "inner_brier"):
+                atomic_write(run.path/f"representation_{name}.csv", (rep/f"{name}.csv").read_text(encoding="utf-8"))
+                run.add_artifact(f"representation_{name}", run.path/f"representation_{name}.csv")
+        all_scores = pd.concat(scores, ignore_index=True)
+        atomic_write(run.path/"scores.csv", all_scores.to_csv(index=False)); run.add_artifact("scores", run.path/"scores.csv")
+        if models:
+            for role, name, key in (("errors", "errors.csv", "errors"), ("call_summary", "call_summary.csv", "calls")):
+                atomic_write(run.path/name, pd.concat([read(f/f"{key}.csv") for f in folders], ignore_index=True).to_csv(index=False))
+                run.add_artifact(role, run.path/name)
+        extra = {model_name(config.representation): tuple(dict.fromkeys([*config.analysis.endpoints, *TRACK12_EXTRA]))} if "representation" in tracks else {}
+        return write_analysis(run, ds, all_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, run.path/"scores.csv",
+                              exclude_missing=True, quiet=quiet, endpoints_for=extra)
