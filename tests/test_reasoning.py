@@ -181,3 +181,73 @@ def test_a_remote_endpoint_gets_nothing_without_allow_remote(tmp_path, small_dat
         assert _Counter.hits == 0 and not (tmp_path / "run").exists()
     finally:
         server.shutdown()
+
+
+class _Redirector(BaseHTTPRequestHandler):
+    target = None
+    def do_POST(self):
+        self.send_response(302); self.send_header("Location", self.target); self.end_headers()
+    def log_message(self, *a): pass
+
+
+def test_a_redirect_to_another_host_is_never_followed(tmp_path, small_dataset):
+    """A loopback server answering 302 towards this machine's non-loopback address: that listener receives nothing, no token and
+    no patient text; every call fails as `transport`, naming the status and the target host only."""
+    ip = _non_loopback_ip()
+    if not ip or ip.startswith("127."): pytest.skip("this machine has no non-loopback address")
+    listener = HTTPServer(("0.0.0.0", 0), _Counter)
+    threading.Thread(target=listener.serve_forever, daemon=True).start()
+    _Counter.hits = 0
+    _Redirector.target = f"http://user:pw@{ip}:{listener.server_port}/v1/chat/completions?token=abc"
+    redirector = HTTPServer(("127.0.0.1", 0), _Redirector)
+    threading.Thread(target=redirector.serve_forever, daemon=True).start()
+    try:
+        model = {"id": "m", "backend": "openai", "base_url": f"http://127.0.0.1:{redirector.server_port}/v1", "api_key_env": "CB_TEST_TOKEN",
+                 "max_retries": 2, "backoff_s": 0.01}
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump({"dataset": small_dataset, "reasoning": {"models": [model]}}))
+        r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet", "--no-report",
+                    env={"CB_TEST_TOKEN": "sk-redirect-canary-0123456789"})
+        assert r.returncode == 1 and "every call of m failed" in r.stderr, r.stderr
+        errors = pd.read_csv(tmp_path / "run/errors.csv")
+        assert len(errors) == 18 and set(errors["error_kind"]) == {"transport"}
+        assert errors["message"].str.contains(f"HTTP 302: the server redirects to http://{ip}:{listener.server_port}; redirects are never followed").all()
+        assert not errors["message"].str.contains("pw|token=|canary").any()
+        for f in (tmp_path / "run").rglob("*"):
+            if f.is_file(): assert b"canary" not in f.read_bytes(), f
+        print(f"requests reaching the non-loopback listener: {_Counter.hits}")
+        assert _Counter.hits == 0
+    finally:
+        listener.shutdown(); redirector.shutdown()
+
+
+def _mode(p: Path) -> int: return p.stat().st_mode & 0o777
+
+
+@pytest.mark.parametrize("umask,expected", [(0o022, 0o644), (0o077, 0o600)])
+def test_run_files_follow_the_umask(tmp_path, umask, expected):
+    cfg = write_config(tmp_path, [{"id": "mock", "backend": "dry_run"}])
+    r = subprocess.run([sys.executable, "-m", "carebench.cli", "run", str(cfg), "--cache", str(tmp_path / "c.sqlite"), "--quiet", "--no-report",
+                        "--out", str(tmp_path / "run")], capture_output=True, text=True, preexec_fn=lambda: os.umask(umask))
+    assert r.returncode == 0, r.stderr
+    files = [f for f in (tmp_path / "run").rglob("*") if f.is_file()]
+    assert len(files) > 10 and {_mode(f) for f in files} == {expected}, {f.name: oct(_mode(f)) for f in files}
+    assert _mode(tmp_path / "c.sqlite") == expected
+
+
+def test_an_interrupted_run_says_so_and_is_not_reported(tmp_path):
+    log = tmp_path / "calls.log"
+    cfg = write_config(tmp_path, [{"id": "slow", "backend": "dry_run", "delay_s": 0.2, "call_log": str(log)}], batch_size=5)
+    proc = subprocess.Popen([sys.executable, "-m", "carebench.cli", "run", str(cfg), "--cache", str(tmp_path / "c.sqlite"), "--quiet",
+                             "--no-report", "--out", str(tmp_path / "run")], stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 20): time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "error: interrupted", err
+    manifest = json.loads((tmp_path / "run/run_manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    db = sqlite3.connect(tmp_path / "c.sqlite")
+    assert db.execute("SELECT COUNT(*) FROM responses WHERE lease_owner IS NOT NULL").fetchone()[0] == 0   # leases given back
+    r = run_cli("report", tmp_path / "run")
+    assert r.returncode == 2 and r.stderr.strip() == f"error: {tmp_path / 'run'} is not a finished run: it was interrupted (KeyboardInterrupt); " \
+                                                     "nothing to report (run it again, or resume it with carebench run)", r.stderr

@@ -76,3 +76,16 @@ def test_browser_shows_the_endpoints_table_and_a_figure(quickstart):
     console_errors = [l for l in (r.stderr + dom.stderr).splitlines() if "CONSOLE" in l and ("ERROR" in l or "Uncaught" in l)]
     assert not console_errors, console_errors
     print(f"screenshot: {shot}")
+
+
+def test_report_of_an_analyze_folder_builds_every_page(quickstart, tmp_path):
+    "A folder of `carebench analyze` (scores from anywhere) gets the same site as one of `carebench run`."
+    run, _, _ = quickstart
+    r = run_cli("analyze", "--config", EXAMPLE / "config.yaml", "--scores", run / "scores.csv", "--out", tmp_path / "analysis", "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = run_cli("report", tmp_path / "analysis", "--quiet")
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((tmp_path / "analysis/run_manifest.json").read_text())
+    assert manifest["status"] == "completed" and manifest["report"]["failed_pages"] == []
+    pages = sorted(p.stem for p in (tmp_path / "analysis/report/site").glob("*.html"))
+    assert "index" in pages and sum(p.startswith("model-") for p in pages) == 4 * len(manifest["analysed_models"])

@@ -1,0 +1,76 @@
+"""The hostile-input corpus (tests/hostile_corpus.py) through the real command line: every case ends with its expected exit code,
+one error line that names the place, no traceback, no secret echoed, within 30 s and 1 GB."""
+import hashlib
+import os
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import hostile_corpus
+from conftest import ROOT
+
+LIMIT_S, LIMIT_RSS = 30, 1 << 30
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    from carebench.adapters.load import load_dataset
+    from carebench.core.config import load_config
+    from carebench.evaluation.scores import planted_scores
+    tmp = tmp_path_factory.mktemp("hostile")
+    base = hostile_corpus.write_dataset(tmp / "scores_base")
+    planted_scores(load_dataset(load_config(base))).to_csv(tmp / "good_scores.csv", index=False)
+    return hostile_corpus.build(tmp, tmp / "good_scores.csv")
+
+
+def _run_case(case, env):
+    "Run one case under a wall-clock limit; peak RSS of the child from wait4 (this child only)."
+    before = hashlib.sha256(case.unchanged.read_bytes()).hexdigest() if case.unchanged else None
+    cmd = [sys.executable, "-m", "carebench.cli", *map(str, case.args)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env={**env, **case.env})
+    t0 = time.time()
+    out, err = [], []
+    readers = [threading.Thread(target=lambda s, b: b.append(s.read()), args=(p.stdout, out)),
+               threading.Thread(target=lambda s, b: b.append(s.read()), args=(p.stderr, err))]
+    for r in readers: r.start()
+    timer = threading.Timer(LIMIT_S, p.kill); timer.start()
+    _, status, usage = os.wait4(p.pid, 0)
+    timer.cancel()
+    for r in readers: r.join()
+    code = os.waitstatus_to_exitcode(status)
+    after = hashlib.sha256(case.unchanged.read_bytes()).hexdigest() if case.unchanged else None
+    return dict(code=code, out=out[0].decode("utf-8", "replace"), err=err[0].decode("utf-8", "replace"), seconds=time.time() - t0,
+                rss=usage.ru_maxrss * 1024, unchanged=before == after)
+
+
+def _problems(case, r) -> list:
+    found = []
+    if r["code"] != case.code: found.append(f"exit code {r['code']}, expected {case.code}")
+    if r["seconds"] > LIMIT_S: found.append(f"took {r['seconds']:.1f} s")
+    if r["rss"] > LIMIT_RSS: found.append(f"peak memory {r['rss'] / 2 ** 20:.0f} MiB")
+    if "Traceback" in r["err"] + r["out"]: found.append("a traceback")
+    for secret in case.forbid:
+        if secret in r["err"] + r["out"]: found.append(f"echoed {secret!r}")
+    if not r["unchanged"]: found.append(f"modified {case.unchanged}")
+    if case.code == 2:
+        lines = [l for l in r["err"].splitlines() if l.strip()]
+        if len(lines) != 1 or not lines[0].startswith("error: "): found.append(f"not one error line: {lines[:3]}")
+        elif case.expect not in lines[0]: found.append(f"{case.expect!r} not in {lines[0][:400]!r}")
+    return found
+
+
+def test_every_hostile_input_ends_cleanly(corpus, tmp_path):
+    env = {**os.environ, "CAREBENCH_CACHE": str(tmp_path / "cache.sqlite"), "CAREBENCH_EMBEDDINGS": str(tmp_path / "emb.sqlite"),
+           "PYTHONHASHSEED": "0"}
+    env.pop("CB_ABSENT_VAR", None)
+    assert len(corpus) >= 60 and len({c.name for c in corpus}) == len(corpus)
+    with ThreadPoolExecutor(2) as ex: results = list(ex.map(lambda c: _run_case(c, env), corpus))
+    failures = {c.name: (p, r["err"][-600:]) for c, r in zip(corpus, results) if (p := _problems(c, r))}
+    slowest = max(results, key=lambda r: r["seconds"]); largest = max(r["rss"] for r in results)
+    print(f"{len(corpus)} hostile inputs; slowest {slowest['seconds']:.1f} s; largest peak memory {largest / 2 ** 20:.0f} MiB")
+    assert not failures, "\n".join(f"{n}: {p}\n    {e}" for n, (p, e) in failures.items())
