@@ -70,16 +70,19 @@ def class_correspondence_p(delta_ref, delta_model, B, rng):
 
 
 def battery(inp, n_boot=1000, n_perm=10000, eps=0.01, seed=0):
-    """The four Track 3 endpoints (overall and per category) with loops over resamples."""
+    """The four Track 3 endpoints of protocol 2 (overall and per category) with loops over resamples (one donor per pair).
+
+    Directional alignment: the agreement with the correct chart minus with the donor's chart, sign-flip p-value, and the
+    chance rate as the mean of the within-patient permutation null (protocol 1's test, kept as the descriptive reference)."""
     rng = np.random.default_rng(seed)
     P, dm, ds, dref = inp.n_patients, inp.delta_model, inp.delta_shuffled, inp.delta_ref
     allc, nz = np.ones_like(dm, bool), dref != 0
     diff = np.abs(dm) - np.abs(ds)
     out = {}
     out["context_sensitivity"] = (bootstrap_means(diff, allc, inp.cluster, P, n_boot, rng), signflip_p(diff, allc, inp.cluster, P, n_perm, rng))
-    agree = (np.sign(dref) * dm >= eps).astype(float)
-    out["directional_alignment"] = (bootstrap_means(agree, nz, inp.cluster, P, n_boot, rng),
-                                    permutation_agreement_p(dm, dref, inp.cluster, P, n_perm, eps, rng))
+    gap = (np.sign(dref) * dm >= eps).astype(float) - (np.sign(dref) * ds >= eps).astype(float)
+    out["directional_alignment"] = (bootstrap_means(gap, nz, inp.cluster, P, n_boot, rng), signflip_p(gap, nz, inp.cluster, P, n_perm, rng),
+                                    permutation_agreement_p(dm, dref, inp.cluster, P, n_perm, eps, rng)[1])
     out["class_correspondence"] = class_correspondence_p(dref, dm, n_perm, rng)
     spec = np.sign(dref) * (dm - ds)
     out["context_specificity"] = (bootstrap_means(spec, nz, inp.cluster, P, n_boot, rng), signflip_p(spec, nz, inp.cluster, P, n_perm, rng))

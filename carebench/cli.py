@@ -5,27 +5,31 @@
 # %% ../nbs/50_cli.ipynb #4a13d202
 from __future__ import annotations
 import argparse
+import dataclasses
 import json
+import signal
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable
 
 import carebench
+from .core.config import redact_text
 from .core.errors import CareBenchError
 from .core.config import load_config
 from .adapters.dataset import Dataset, dataset_summary
 from .adapters.load import load_dataset
 from .adapters.synth import SynthParams, write_synthetic
 from .evaluation.analyze import analyze
+from .stats.endpoints import NON_ENDPOINT_KEYS
 from .tracks.cache import ResponseCache, default_cache_path
 from .tracks.runner import TRACKS as TRACK_NAMES, preflight, run_tracks
 from .report.site import build_report
 
 # %% auto #0
-__all__ = ['COMMANDS', 'UsageError', 'Command', 'register_command', 'build_parser', 'main', 'synth', 'validation_report',
-           'format_report', 'validate', 'analyze_command', 'run_command', 'report_command', 'cache_command',
-           'bench_command']
+__all__ = ['COMMANDS', 'UsageError', 'Command', 'register_command', 'build_parser', 'Terminated', 'main', 'synth',
+           'validation_report', 'format_report', 'validate', 'analyze_command', 'run_command', 'report_command',
+           'cache_command', 'bench_command', 'simulate_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -62,20 +66,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/50_cli.ipynb #b0d96e5b
+class Terminated(KeyboardInterrupt):
+    "SIGTERM, raised where the process is, so that run folders are marked and leases given back as on Ctrl-C."
+
+def _terminate(signum, frame): raise Terminated()
+
 def main(argv=None) -> int:
     "Entry point of the `carebench` console script; returns the exit code."
     args = build_parser().parse_args(argv)
+    try: previous = signal.signal(signal.SIGTERM, _terminate)     # Slurm's and kill's SIGTERM: the same clean stop as Ctrl-C
+    except ValueError: previous = None                            # not the main thread: leave signals alone
     try: return args._run(args)
     except CareBenchError as e:
-        print("error: " + " ".join(str(e).split()), file=sys.stderr)
+        print("error: " + redact_text(" ".join(str(e).split())), file=sys.stderr)
         return 2
     except OSError as e:             # a file or model the user named cannot be read or written
         msg = f"{e.strerror or e}: {e.filename}" if e.filename else str(e)
-        print("error: " + " ".join(msg.split()), file=sys.stderr)
+        print("error: " + redact_text(" ".join(msg.split())), file=sys.stderr)
         return 2
+    except Terminated:
+        print("error: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None: signal.signal(signal.SIGTERM, previous)
 
 # %% ../nbs/50_cli.ipynb #4b3221b9
 _SYNTH_ARGS = dict(seed="seed of every random choice", patients="number of patients", items="evaluation items per patient",
@@ -152,22 +168,24 @@ def _configure_analyze(p):
     p.add_argument("--scores", required=True, help="long score file, CSV or Parquet: model, condition, patient_id, item, category, score[, context_patient_id]")
     p.add_argument("--out", required=True, help="output folder (created; must be new or empty)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-validity", action="store_true", help="skip the simulated false-positive rate and power at this design")
 
 def _line(name, o) -> str:
     ci = o.get("ci") or [None, None]
     f = lambda x: "n/a" if x is None else f"{x:.3f}"
     fp = lambda p: "n/a" if p is None else f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
-    extra = f" (chance {f(o.get('chance_rate'))})" if "chance_rate" in o else ""
+    extra = (f" (agreement {f(o.get('sign_agreement_rate'))} vs {f(o.get('sign_agreement_rate_shuffled'))} with a donor's chart, "
+             f"chance {f(o.get('chance_rate'))})") if "chance_rate" in o else ""
     return f"  {name:<22} {f(o.get('estimate'))}{extra}  CI [{f(ci[0])}, {f(ci[1])}]  p = {fp(o.get('p_value'))}"
 
 @register_command("analyze", "validate model scores and compute the endpoints per model (post-hoc analysis)", _configure_analyze)
 def analyze_command(args) -> int:
-    res = analyze(args.config, args.scores, args.out, command=["carebench", *sys.argv[1:]], quiet=args.quiet)
+    res = analyze(args.config, args.scores, args.out, command=["carebench", *sys.argv[1:]], quiet=args.quiet, validity=not args.no_validity)
     for model in res.models:
         print(f"{model}:")
         data = res.results[model].get("data", {})
         for name, r in res.results[model].items():
-            if name != "data": print(_line(name, r["overall"]))
+            if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"]))
         if data.get("n_pairs_excluded"): print(f"  ({data['n_pairs_excluded']} pair(s) left out: no score in some condition)")
     print(f"results: {res.run.artifact('endpoints')}")
     print(f"summary: {res.run.artifact('summary')}")
@@ -184,24 +202,25 @@ def _configure_run(p):
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--no-report", action="store_true", help="skip the report site")
     p.add_argument("--executor", choices=("inline", "local", "slurm"), help="where the jobs (one per model) run (default: executor.kind)")
+    p.add_argument("--no-validity", action="store_true", help="skip the simulated false-positive rate and power at this design")
 
 @register_command("run", "run a track on the configured models: scores, errors, donor map, manifests, endpoints", _configure_run)
 def run_command(args) -> int:
     res = run_tracks(args.config, tracks=args.track, out=args.out, model_ids=args.model, backend=args.backend, quiet=args.quiet,
-                     command=["carebench", *sys.argv[1:]], cache_path=args.cache, executor=args.executor)
+                     command=["carebench", *sys.argv[1:]], cache_path=args.cache, executor=args.executor, validity=not args.no_validity)
     silent = []
     for calls in res.run.manifest.get("calls", []):
         model = calls["model"]
         print(f"{model}:\n  calls: {calls['n_unique']} ({calls['n_from_cache']} from the cache), failed: {calls['n_failed']}")
         for name, r in res.results.get(model, {}).items():
-            if name != "data": print(_line(name, r["overall"]))
+            if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"]))
         if calls["n_failed"] >= calls["n_requests"]: silent.append(model)
     rep = res.run.manifest.get("representation")
     if rep:
         print(f"{rep['model']}:\n  nested CV: {rep['outer_folds']} outer folds; encoder passes {rep['forward_passes']}, "
               f"truncated texts {rep['truncated_texts']}")
         for name, r in res.results.get(rep["model"], {}).items():
-            if name != "data": print(_line(name, r["overall"]))
+            if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"]))
     if res.run.manifest.get("dry_run"): print("note: dry_run backend: mock scores, not model performance")
     print(f"run folder: {res.run.path}")
     print(f"results: {res.run.artifact('endpoints')}")
@@ -255,6 +274,63 @@ def bench_command(args) -> int:
     old, sys.argv = sys.argv, argv
     try: runpy.run_path(str(script), run_name="__main__")
     finally: sys.argv = old
+    return 0
+
+# %% ../nbs/50_cli.ipynb #d4b53f4c
+def _ints(text: str) -> tuple:
+    try: return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError: raise UsageError(f"expected comma-separated whole numbers, got {text[:40]!r}") from None
+
+def _configure_simulate(p):
+    p.add_argument("--out", required=True, help="the study folder to write (created; must be new or empty)")
+    p.add_argument("--quick", action="store_true", help="a small grid (4 scenarios, 12 and 24 patients, 60 datasets): checks the machinery")
+    p.add_argument("--scenarios", help="comma-separated scenario names (default: all; see nbs/16_simulate.ipynb)")
+    p.add_argument("--patients", help="comma-separated numbers of patients (default 6,12,24,48)")
+    p.add_argument("--datasets", type=int, help="datasets per scenario and size (default 500)")
+    p.add_argument("--n-bootstrap", type=int, help="bootstrap resamples per dataset (default 1000)")
+    p.add_argument("--n-permutations", type=int, help="sign flips per dataset (default 2000)")
+    p.add_argument("--ci-method", choices=("percentile", "bca", "studentized", "t"), help="interval method (default studentized)")
+    p.add_argument("--seed", type=int, default=0, help="study seed (default 0)")
+    p.add_argument("--executor", choices=("inline", "local", "slurm"), default="local", help="where the batches run (default local)")
+    p.add_argument("--workers", type=int, help="local: processes (default: the CPU count)")
+    p.add_argument("--no-page", action="store_true", help="skip the validity page (validity.html)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+@register_command("simulate", "simulation study of the endpoints: false-positive rates under null scenarios, power, interval coverage",
+                  _configure_simulate)
+def simulate_command(args) -> int:
+    from carebench.core.config import ExecutorConfig
+    from carebench.stats.simulate import SCENARIOS, StudySettings, simulation_study, write_study
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())): raise UsageError(f"{out} exists and is not an empty folder")
+    kw = {k: v for k, v in dict(datasets=args.datasets, n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
+                                ci_method=args.ci_method, seed=args.seed).items() if v is not None}
+    if args.scenarios:
+        kw["scenarios"] = tuple(s.strip() for s in args.scenarios.split(",") if s.strip())
+        unknown = [s for s in kw["scenarios"] if s not in SCENARIOS]
+        if unknown: raise UsageError(f"unknown scenario {unknown[0]!r} (known: {', '.join(SCENARIOS)})")
+    if args.patients:
+        kw["patients"] = _ints(args.patients)
+        if not kw["patients"] or min(kw["patients"]) < 3: raise UsageError("--patients: every number of patients must be at least 3")
+    for k in ("datasets", "n_bootstrap", "n_permutations"):
+        if k in kw and kw[k] < 1: raise UsageError(f"--{k.replace('_', '-')} must be at least 1")
+    study = StudySettings.quick(**kw) if args.quick else StudySettings(**kw)
+    if study.datasets < study.chunk: study = dataclasses.replace(study, chunk=study.datasets)
+    executor = ExecutorConfig(kind=args.executor, workers=args.workers)
+    res = simulation_study(study, executor, out/"jobs", quiet=args.quiet)
+    write_study(res, out)
+    rj = res["rejections"]
+    print(f"simulation: {len(study.scenarios)} scenarios x P in {{{', '.join(map(str, study.patients))}}} x {study.datasets} datasets "
+          f"in {res['seconds']} s")
+    null = rj[rj["null"]]
+    for q, sub in null.groupby("quantity", sort=False):
+        w = sub.loc[sub["rate"].idxmax()]
+        print(f"  {q:<22} largest null rejection rate {w['rate']:.3f} [{w['rate_low']:.3f}, {w['rate_high']:.3f}] "
+              f"({w['scenario']}, P = {int(w['n_patients'])})")
+    print(f"summary: {out/'summary.md'}")
+    if not args.no_page:
+        from carebench.report.validity import build_validity_page
+        print(f"validity page: {build_validity_page(out, quiet=args.quiet)}")
     return 0
 
 # %% ../nbs/50_cli.ipynb #fa8eac20

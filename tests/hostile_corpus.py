@@ -138,6 +138,19 @@ def build(tmp: Path, scores_csv: Path) -> list:
         "reasoning.donors_per_patient")
     add("outer_folds_one", ["validate", _cfg(t, "representation: {enabled: true, outer_folds: 1}\n")], 2, "outer_folds must be at least 2")
     add("model_ids_sharing_a_folder_are_fine", ["validate", _cfg(t, "reasoning: {models: [{id: org/m}, {id: org_m}]}\n")], 0)
+    add("model_id_of_300_characters_runs", ["run", _cfg(t, "reasoning: {models: [{id: org/" + "m" * 300 + "}]}\n"), "--no-report", "--no-validity",
+                                            "--track", "reasoning", "--out", t / "long_id_run"], 0)
+    add("yaml_list_as_a_key", ["validate", _cfg(t, "? [1, 2]\n: 3\n")], 2, "a key must be a plain value")
+    add("yaml_mapping_as_a_key", ["validate", _cfg(t, "? {a: 1}\n: 3\n")], 2, "a key must be a plain value")
+    add("password_with_a_space_in_base_url", ["validate", _cfg(t, "reasoning: {models: [{id: m, backend: openai, base_url: 'http://admin:PW CANARY@127.0.0.1:9/v1'}]}\n")],
+        2, "reasoning.models[0].base_url", forbid=("CANARY",))
+    add("token_with_a_line_break", ["run", _cfg(t, "reasoning: {models: [{id: m, backend: openai, base_url: 'http://127.0.0.1:9/v1', api_key_env: CB_CRLF_TOKEN}]}\n"),
+                                    "--no-report", "--out", t / "crlf_run"], 2, "holds spaces or control characters", forbid=("CRLFCANARY",),
+        env={"CB_CRLF_TOKEN": "sk-proj-CRLFCANARY0123\r456789"})
+    add("track1_rank_zero", ["validate", _cfg(t, "representation: {enabled: true, ranks: [0, -5]}\n")], 2, "ranks must be whole numbers of at least 1")
+    add("track1_encoder_batch_zero", ["validate", _cfg(t, "representation: {enabled: true, encoder: {batch_size: 0}}\n")], 2, "batch_size must be at least 1")
+    add("track1_fuzzy_threshold_seven", ["validate", _cfg(t, "representation: {enabled: true, fuzzy_threshold: 7}\n")], 2, "fuzzy_threshold must be in (0, 1]")
+    add("bootstrap_over_the_memory_bound", ["validate", _cfg(t, "analysis: {n_bootstrap: 6500000}\n")], 2, "above analysis.max_memory_gb")
 
     # --- tables: labels, ids, spellings, encodings, files that are not files
     d = lambda name, **kw: ["validate", write_dataset(t / name, **kw)]
@@ -263,6 +276,15 @@ def build(tmp: Path, scores_csv: Path) -> list:
     (unfinished / "artifact_index.json").write_text("{}")
     add("report_on_an_unfinished_run", ["report", unfinished], 2, "is not a finished run: it is still running, or was killed")
     add("report_on_a_folder_that_is_no_run", ["report", t / "base"], 2, "is not a run folder")
+    broken = t / "broken_run"
+    broken.mkdir()
+    (broken / "run_manifest.json").write_text('{"status": ')
+    add("report_on_a_damaged_manifest", ["report", broken], 2, "run_manifest.json: not valid JSON")
+    piped = t / "piped_run"
+    piped.mkdir()
+    (piped / "run_manifest.json").write_text(json.dumps({"run_id": "x", "status": "completed", "completed": True, "protocol_version": "2"}))
+    _fifo(piped / "artifact_index.json")
+    add("report_with_a_fifo_in_the_run_folder", ["report", piped], 2, "artifact_index.json: a FIFO (named pipe)")
     return out
 
 

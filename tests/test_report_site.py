@@ -89,3 +89,23 @@ def test_report_of_an_analyze_folder_builds_every_page(quickstart, tmp_path):
     assert manifest["status"] == "completed" and manifest["report"]["failed_pages"] == []
     pages = sorted(p.stem for p in (tmp_path / "analysis/report/site").glob("*.html"))
     assert "index" in pages and sum(p.startswith("model-") for p in pages) == 4 * len(manifest["analysed_models"])
+
+
+def test_report_of_a_folder_with_pairs_left_out(quickstart, tmp_path):
+    "Failed calls leave pairs without scores (`on_missing_scores: exclude_pair`): every page still builds."
+    import pandas as pd
+    run, _, _ = quickstart
+    cfg = yaml.safe_load((EXAMPLE / "config.yaml").read_text())
+    for k in ("path", "snapshots"): cfg["dataset"][k] = str(EXAMPLE / cfg["dataset"][k])
+    cfg.setdefault("analysis", {})["on_missing_scores"] = "exclude_pair"
+    cfg.pop("run", None)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    scores = pd.read_csv(run / "scores.csv", dtype=str, keep_default_na=False)
+    first = scores["patient_id"].iloc[0]
+    gone = (scores["condition"] == "shuffled_context") & (scores["patient_id"] == first)
+    scores[~gone].to_csv(tmp_path / "holes.csv", index=False)
+    r = run_cli("analyze", "--config", tmp_path / "c.yaml", "--scores", tmp_path / "holes.csv", "--out", tmp_path / "a", "--quiet", "--no-validity")
+    assert r.returncode == 0 and "left out" in r.stdout, r.stderr
+    r = run_cli("report", tmp_path / "a", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "a/run_manifest.json").read_text())["report"]["failed_pages"] == []

@@ -20,10 +20,10 @@ from .vocab import SHARES, Category, LabelSpace
 
 # %% auto #0
 __all__ = ['SECRET_WORDS', 'REDACTED', 'TRACK3_ENDPOINTS', 'MAX_YAML_VALUES', 'MAX_YAML_DEPTH', 'is_secret_key',
-           'looks_like_token', 'url_userinfo', 'redact_secrets', 'quote_value', 'parse_section', 'DatasetConfig',
-           'AnalysisConfig', 'GenerationConfig', 'PromptConfig', 'ModelConfig', 'ReasoningConfig', 'EncoderConfig',
-           'RepresentationConfig', 'RunSection', 'SlurmConfig', 'ExecutorConfig', 'Config', 'read_yaml', 'check_values',
-           'load_config', 'to_plain', 'config_to_dict', 'resolved_config_yaml']
+           'looks_like_token', 'url_userinfo', 'redact_text', 'redact_secrets', 'quote_value', 'parse_section',
+           'DatasetConfig', 'AnalysisConfig', 'GenerationConfig', 'PromptConfig', 'ModelConfig', 'ReasoningConfig',
+           'EncoderConfig', 'RepresentationConfig', 'RunSection', 'SlurmConfig', 'ExecutorConfig', 'Config',
+           'read_yaml', 'check_values', 'load_config', 'to_plain', 'config_to_dict', 'resolved_config_yaml']
 
 # %% ../../nbs/03_config.ipynb #e3c92543
 SECRET_WORDS = {"token", "secret", "password", "passwd", "apikey", "authorization", "credential", "credentials", "bearer", "cookie"}
@@ -36,7 +36,10 @@ def is_secret_key(key) -> bool:
     return bool(SECRET_WORDS & set(words)) or any(a == "api" and b == "key" for a, b in zip(words, words[1:]))
 
 _TOKEN_PREFIX = re.compile(r"^(sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29|eyJ)[-_.]?[A-Za-z0-9]", re.I)
-_USERINFO = re.compile(r"^([a-z][a-z0-9+.\-]*://)([^/?#\s]*)@", re.I)
+_USERINFO = re.compile(r"^([a-z][a-z0-9+.\-]*://)([^/?#]*)@", re.I)
+_TOKEN_IN_TEXT = re.compile(r"(?i)\b(?:sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29)[-_.][A-Za-z0-9_\-.]{8,}"
+                            r"|\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-.]+|(?i:bearer)\s+\S+")
+_SECRET_PARAM = re.compile(r"(?i)([?&;](?:[a-z_\-]*(?:key|token|secret|password|passwd|sig|signature|auth)[a-z_\-]*)=)[^&;#\s]*")
 
 def looks_like_token(value) -> bool:
     "Whether a text looks like a credential: a known token prefix, `Bearer …`, or an unbroken run of 20+ mixed letters and digits."
@@ -49,14 +52,25 @@ def url_userinfo(value) -> bool:
     "Whether a text is a URL carrying a user name or password (`scheme://user:pass@host`)."
     return isinstance(value, str) and _USERINFO.match(value.strip()) is not None
 
+def redact_text(text: str) -> str:
+    """`text` with anything credential-like replaced: tokens with a known prefix, JWTs, `Bearer …`, user names and passwords in
+    URLs, and secret-named query parameters (`?api_key=…`). For messages and any text that reaches a file."""
+    if not isinstance(text, str): return text
+    t = re.sub(r"([a-z][a-z0-9+.\-]*://)[^/?#\s@]*@", lambda m: m.group(1) + REDACTED + "@", text, flags=re.I)
+    t = _SECRET_PARAM.sub(lambda m: m.group(1) + REDACTED, t)
+    return _TOKEN_IN_TEXT.sub(REDACTED, t)
+
 def redact_secrets(obj):
-    """Copy of `obj` with the values of secret-looking keys replaced (keys ending in `_env` name a variable and stay,
-    unless their value looks like a token), and user names or passwords removed from URLs."""
+    """Copy of `obj` with the values of secret-looking keys replaced (keys ending in `_env` name a variable and stay, unless their
+    value looks like a token), values that carry a known token prefix replaced, and credentials removed from URLs."""
     if isinstance(obj, dict):
-        return {k: (REDACTED if v is not None and (is_secret_key(k) or looks_like_token(v) and str(k).lower().endswith("_env"))
+        return {k: (REDACTED if v is not None and (is_secret_key(k) or looks_like_token(v) and str(k).lower().endswith("_env")
+                                                   or isinstance(v, str) and _TOKEN_PREFIX.match(v.strip()) and len(v.strip()) >= 12)
                     else redact_secrets(v)) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)): return [redact_secrets(v) for v in obj]
-    if url_userinfo(obj): return _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", obj.strip())
+    if isinstance(obj, str):
+        if url_userinfo(obj): obj = _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", obj.strip())
+        return redact_text(obj)
     return obj
 
 def quote_value(value, key: str = "", limit: int = 60) -> str:
@@ -170,9 +184,14 @@ class AnalysisConfig:
     alpha: float = 0.05                   # level for flags (min_attainable_p > alpha) and calibration
     n_bootstrap: int = 1000               # cluster-bootstrap resamples
     n_permutations: int = 10000           # sign-flip patterns / permutations (exact enumeration when fewer exist)
-    ci_method: Literal["percentile", "bca"] = "percentile"
+    ci_method: Literal["percentile", "bca", "studentized", "t"] = "studentized"   # protocol 2: bootstrap-t (see 16_simulate)
     ci_level: float = 0.95
     confirmatory_min_nonzero: int = 15    # categories with fewer non-zero Δ_ref are descriptive only
+    confirmatory_min_patients: int = 6    # … and so are those whose non-zero Δ_ref cells come from fewer patients
+    power_effect: float = 0.05            # the stated effect (estimate scale) at which each test's power is reported
+    power_target: float = 0.8             # `underpowered`: power at power_effect below this
+    design_validity: bool = True          # run/analyze: a quick simulation at the dataset's design (false-positive rate, power)
+    validity_datasets: int = 200          # simulated datasets per scenario of that check
     endpoints: tuple[str, ...] = TRACK3_ENDPOINTS
     on_missing_scores: Literal["error", "exclude_pair"] = "error"   # a pair a model has no score for: stop, or leave it out (counted)
     max_memory_gb: float = 4.0            # the resampling's estimated peak memory must stay below this (checked before any work)
@@ -184,7 +203,10 @@ class AnalysisConfig:
         for k, most in (("n_bootstrap", 10 ** 7), ("n_permutations", 10 ** 9)):
             if not 10 <= getattr(self, k) <= most: raise ValueError(f"{k} must be between 10 and {most:,}, got {getattr(self, k):,}")
         if not self.max_memory_gb > 0: raise ValueError("max_memory_gb must be positive")
-        if self.confirmatory_min_nonzero < 1: raise ValueError("confirmatory_min_nonzero must be at least 1")
+        if self.confirmatory_min_nonzero < 1 or self.confirmatory_min_patients < 1:
+            raise ValueError("confirmatory_min_nonzero and confirmatory_min_patients must be at least 1")
+        if not (self.power_effect > 0 and 0 < self.power_target < 1): raise ValueError("need power_effect > 0 and 0 < power_target < 1")
+        if not 20 <= self.validity_datasets <= 100_000: raise ValueError("validity_datasets must be between 20 and 100,000")
         if not self.endpoints: raise ValueError("endpoints must name at least one endpoint")
 
 # %% ../../nbs/03_config.ipynb #f960afc3
@@ -254,6 +276,9 @@ class EncoderConfig:
     batch_size: int = 64
     device: str | None = None
 
+    def __post_init__(self):
+        if self.max_length < 1 or self.batch_size < 1: raise ValueError("max_length and batch_size must be at least 1")
+
 @dataclass(frozen=True)
 class RepresentationConfig:
     "The `representation` section (Track 1): encoder, fusion heads, ridge grid and cross-validation."
@@ -273,6 +298,8 @@ class RepresentationConfig:
         if self.inner_folds < 2: raise ValueError("inner_folds must be at least 2")
         if self.outer_folds is not None and self.outer_folds < 2: raise ValueError("outer_folds must be at least 2 (or null)")
         if not self.lambdas or min(self.lambdas) <= 0: raise ValueError("lambdas must be positive")
+        if not self.ranks or min(self.ranks) < 1: raise ValueError("ranks must be whole numbers of at least 1")
+        if not 0 < self.fuzzy_threshold <= 1: raise ValueError("fuzzy_threshold must be in (0, 1]")
         bad = [f for f in self.fusions if f not in ("2d", "3d", "4_vector", "lowrank_bilinear")]
         if bad or not self.fusions: raise ValueError(f"unknown fusion {bad[0] if bad else None!r} (2d, 3d, 4_vector, lowrank_bilinear)")
 
@@ -366,6 +393,9 @@ class _StrictLoader(yaml.SafeLoader):
 def _mapping(loader, node, deep=False):
     seen = set()
     for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise yaml.constructor.ConstructorError(None, None, "a key must be a plain value (text or a number), not a list or mapping",
+                                                    key_node.start_mark)
         k = loader.construct_object(key_node, deep=deep)
         if k in seen: raise yaml.constructor.ConstructorError(None, None, f"duplicate key {quote_value(k)}", key_node.start_mark)
         seen.add(k)

@@ -20,11 +20,13 @@ from pathlib import Path
 
 import carebench
 from .config import REDACTED, Config, is_secret_key, redact_secrets, resolved_config_yaml
+from .errors import CareBenchError
+from .inputs import file_problem
 from .vocab import PROTOCOL_VERSION
 
 # %% auto #0
 __all__ = ['DEFAULT_PACKAGES', 'ROLE', 'sha256_file', 'current_umask', 'atomic_write', 'write_json', 'package_versions',
-           'git_info', 'new_run_id', 'redact_argv', 'RunFolder', 'create_run']
+           'git_info', 'new_run_id', 'redact_argv', 'RunFolderError', 'read_json_file', 'RunFolder', 'create_run']
 
 # %% ../../nbs/04_runs.ipynb #9a204c90
 def sha256_file(path, chunk: int = 1 << 20) -> str:
@@ -111,6 +113,17 @@ def redact_argv(argv) -> list[str]:
 # %% ../../nbs/04_runs.ipynb #fee95374
 ROLE = re.compile(r"^[a-z][A-Za-z0-9_.\-]*$")   # a lowercase kind, then e.g. a model slug
 
+class RunFolderError(CareBenchError):
+    "A run folder's own files are missing, not regular files, or damaged."
+
+def read_json_file(path) -> dict:
+    "A JSON object from a run folder's file; a `RunFolderError` naming the file when it is not a regular file or not a JSON object."
+    if problem := file_problem(path): raise RunFolderError(f"{path}: {problem}")
+    try: data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError): raise RunFolderError(f"{path}: not valid JSON (a damaged run folder?)") from None
+    if not isinstance(data, dict): raise RunFolderError(f"{path}: expected a JSON object")
+    return data
+
 class RunFolder:
     "A run's folder with its manifest, resolved config and role → path artifact index."
     MANIFEST, CONFIG, INDEX = "run_manifest.json", "resolved_config.yaml", "artifact_index.json"
@@ -122,9 +135,9 @@ class RunFolder:
     @property
     def run_id(self) -> str: return self.manifest["run_id"]
     @property
-    def manifest(self) -> dict: return json.loads((self.path/self.MANIFEST).read_text(encoding="utf-8"))
+    def manifest(self) -> dict: return read_json_file(self.path/self.MANIFEST)
     @property
-    def artifacts(self) -> dict: return json.loads((self.path/self.INDEX).read_text(encoding="utf-8"))
+    def artifacts(self) -> dict: return read_json_file(self.path/self.INDEX)
 
     def artifact(self, role: str) -> Path:
         "Path of the artifact with this role; `KeyError` naming the roles present otherwise."

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/27_analyze.ipynb #7a4eea70
 from __future__ import annotations
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -17,7 +18,9 @@ from ..core.config import Config, load_config
 from ..core.runs import RunFolder, atomic_write, create_run, write_json
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, PROTOCOL_VERSION, SHUFFLED_CONTEXT
 from ..core.errors import ConfigError
-from ..stats.endpoints import EndpointInput, check_analysis, results_to_dict, run_endpoints, to_jsonable
+from ..stats.simulate import design_validity
+from ..stats.endpoints import (ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS, PRIMARY, EndpointInput, check_analysis,
+                                      family_decisions, results_to_dict, run_endpoints, to_jsonable)
 from ..adapters.dataset import Dataset, adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
 from .scores import ScoreValidationError, read_scores, score_matrices, validate_scores
@@ -30,6 +33,7 @@ __all__ = ['MISSING_CHECKS', 'model_slug', 'model_slugs', 'endpoint_input', 'end
 def model_slug(model: str, taken=()) -> str:
     "A folder name for a model id (`meta-llama/Llama-3.1-8B` → `meta-llama_Llama-3.1-8B`), unique among `taken`."
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._") or "model"
+    if len(slug) > 80: slug = slug[:70].rstrip("._-") + "-" + hashlib.sha256(model.encode("utf-8")).hexdigest()[:8]   # file names have limits
     base, k, seen = slug, 2, {t.lower() for t in taken}      # case-insensitive: `Org/M` and `org/m` collide on macOS and Windows
     while slug.lower() in seen: slug, k = f"{base}-{k}", k + 1
     return slug
@@ -45,8 +49,9 @@ def model_slugs(models, reserved=()) -> dict:
 def endpoint_input(ds: Dataset, mats: dict, pairs=None) -> EndpointInput:
     "The statistics engine's input from a dataset and one model's aligned score matrices (optionally only the `pairs` mask)."
     m = np.ones(ds.n_pairs, bool) if pairs is None else np.asarray(pairs, bool)
+    shuffled = mats["donor_scores"][:, m] if "donor_scores" in mats else mats[SHUFFLED_CONTEXT][m]   # per donor when known
     return EndpointInput(ds.categories, ds.cluster[m], ds.delta_ref[m], mats[CONTEXT_FREE][m], mats[CORRECT_CONTEXT][m],
-                         mats[SHUFFLED_CONTEXT][m], ds.y_correct[m])
+                         shuffled, ds.y_correct[m])
 
 # %% ../../nbs/27_analyze.ipynb #32f8852e
 def endpoint_table(model: str, name: str, result: dict) -> pd.DataFrame:
@@ -74,46 +79,57 @@ def paired_cell_deltas(model: str, ds: Dataset, mats: dict) -> pd.DataFrame:
                          "delta_shuffled": s - f})
 
 # %% ../../nbs/27_analyze.ipynb #4a937f02
-_ROWS = [("context_sensitivity", "context sensitivity", "mean |Δ_model| − mean |Δ_shuf|"),
-         ("directional_alignment", "directional alignment", "sign agreement on Δ_ref ≠ 0"),
-         ("class_correspondence", "class correspondence", "Pearson r of category means"),
-         ("context_specificity", "context specificity", "mean sign(Δ_ref)·(Δ_model − Δ_shuf)"),
-         ("brier_improvement", "Brier improvement", "Brier(free) − Brier(correct)"),
-         ("mantel_haenszel", "Mantel–Haenszel", "common odds ratio")]
-
 def _fmt(x, nd=3):
     return "n/a" if x is None else f"{x:.{nd}g}" if abs(x) < 1e-3 and x != 0 else f"{x:.{nd}f}"
+
+def _endpoint_names(results: dict) -> list:
+    "The endpoints of a model's results, in registry order (primary and the family first, descriptive last)."
+    order = [*FAMILY, *[n for n, e in ENDPOINTS.items() if n not in FAMILY]]
+    return [n for n in order if n in results] + [n for n in results if n not in order and n not in NON_ENDPOINT_KEYS]
 
 def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run_info: dict | None = None) -> str:
     "A short Markdown summary of one model's overall results (`run_info`: dry-run flag and call counts, when the run has them)."
     a, info = config.analysis, run_info or {}
     lines = [f"## {model}", "",
              f"Protocol {PROTOCOL_VERSION} · ε = {a.epsilon} · {ds.n_patients} patients · {ds.n_pairs} pairs · "
-             f"{len(ds.categories)} categories · {a.n_bootstrap} bootstrap resamples ({a.ci_method}) · "
-             f"{a.n_permutations} permutations · seed {config.seed}", "",
-             "| endpoint | statistic | estimate | CI | one-sided p | smallest attainable p | note |", "|---|---|---|---|---|---|---|"]
-    for key, label, stat in _ROWS:
-        if key not in results: continue
-        o = results[key]["overall"]
+             f"{len(ds.categories)} categories · {a.n_bootstrap} bootstrap resamples ({a.ci_method}, two-sided {a.ci_level:.0%}) · "
+             f"{a.n_permutations} sign flips · seed {config.seed}", "",
+             "| endpoint | role | statistic | estimate | CI | one-sided p | smallest attainable p | power at effect | family decision | note |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    decisions = (results.get("family") or {}).get("decisions", {})
+    validity = (results.get("validity") or {}).get("endpoints", {})
+    for key in _endpoint_names(results):
+        o, meta = results[key]["overall"], ENDPOINTS.get(key)
+        role = results[key].get("role") or (meta.role if meta else "")
         note = []
-        if key == "directional_alignment": note.append(f"chance {_fmt(o.get('chance_rate'))}, shuffled {_fmt(o.get('sign_agreement_rate_shuffled'))}")
-        if o.get("underpowered"): note.append("underpowered: the floor exceeds α")
-        if not o.get("confirmatory"): note.append("descriptive")
+        if key == "directional_alignment":
+            note.append(f"agreement {_fmt(o.get('sign_agreement_rate'))}, with a donor's chart {_fmt(o.get('sign_agreement_rate_shuffled'))}, "
+                        f"chance {_fmt(o.get('chance_rate'))}")
+        if o.get("underpowered"): note.append(f"underpowered: power < {a.power_target:.0%} at an effect of {a.power_effect:g}")
+        if role != "descriptive" and not o.get("confirmatory"): note.append("too few non-zero Δ_ref cells or patients for a confirmatory test")
+        if key in validity:
+            v = validity[key]
+            note.append(f"simulated at this design: false-positive rate {_fmt(v.get('false_positive_rate'))}, power {_fmt(v.get('power'))}")
         ci = o.get("ci") or [None, None]
-        lines.append(f"| {label} | {stat.replace('|', chr(92) + '|')} | {_fmt(o.get('estimate'))} | [{_fmt(ci[0])}, {_fmt(ci[1])}] | {_fmt(o.get('p_value'))} | "
-                     f"{_fmt(o.get('min_attainable_p'))} | {'; '.join(note)} |")
+        stat = (meta.formula if meta else results[key].get("statistic", "")).replace("|", chr(92) + "|")
+        lines.append(f"| {meta.label if meta else key} | {role} | {stat} | {_fmt(o.get('estimate'))} | [{_fmt(ci[0])}, {_fmt(ci[1])}] | "
+                     f"{_fmt(o.get('p_value'))} | {_fmt(o.get('min_attainable_p'))} | {_fmt(o.get('power_at_effect'))} | "
+                     f"{decisions.get(key, '–')} | {'; '.join(note)} |")
     if info.get("dry_run"): lines[1:1] = ["", "> **Dry run**: mock scores with planted effects, not model performance."]
     calls = info.get("calls")
     if calls is not None and len(calls):
         c = calls[calls["model"] == model]
         lines += ["", "Calls per condition: " + "; ".join(f"{r.condition} {int(r.n_calls)} ({int(r.n_failed)} failed)" for r in c.itertuples())]
-    first = next((r for k, r in results.items() if k != "data"), None)
+    first = next((results[k] for k in _endpoint_names(results) if results[k].get("per_category")), None)
     conf = [k for k, d in first["per_category"].items() if d.get("confirmatory")] if first else []
     data = results.get("data", {})
     if data.get("n_pairs_excluded"): lines.insert(3, f"{data['n_pairs_excluded']} pair(s) left out: no score in some condition "
                                                     "(failed calls are listed in errors.csv).\n")
-    lines += ["", f"Confirmatory categories (≥ {a.confirmatory_min_nonzero} non-zero Δ_ref): "
-              + (f"{', '.join(conf)}; the others are descriptive." if conf else "none: every category is descriptive.")
+    lines += ["", f"Primary endpoint: {PRIMARY}. Confirmatory family, tested in a fixed sequence at α = {a.alpha}: "
+              + " → ".join(n for n in FAMILY if n in results) + " (an endpoint is confirmed only when it and every one before it "
+              "reject). Descriptive endpoints carry intervals only.",
+              "", f"Confirmatory categories (≥ {a.confirmatory_min_nonzero} non-zero Δ_ref cells from ≥ {a.confirmatory_min_patients} "
+              "patients): " + (f"{', '.join(conf)}; the others are descriptive." if conf else "none: every category is descriptive.")
               + " Per-category results, with Benjamini–Hochberg adjusted p-values, are in the CSV files.", ""]
     return "\n".join(lines)
 
@@ -139,7 +155,7 @@ def _write_model(run: RunFolder, slug: str, model: str, ds: Dataset, mats: dict,
     doc = {"protocol_version": PROTOCOL_VERSION, "epsilon": config.analysis.epsilon, "models": {model: results}}
     run.add_artifact(f"endpoints.{slug}", write_json(folder/"endpoints.json", doc))
     for name, res in results.items():
-        if name == "data": continue
+        if name in NON_ENDPOINT_KEYS: continue
         atomic_write(folder/f"{name}.csv", endpoint_table(model, name, res).to_csv(index=False))
         run.add_artifact(f"endpoint.{name}.{slug}", folder/f"{name}.csv")
     atomic_write(folder/"paired_cell_deltas.csv", paired_cell_deltas(model, ds, mats).to_csv(index=False))
@@ -151,7 +167,7 @@ def _write_model(run: RunFolder, slug: str, model: str, ds: Dataset, mats: dict,
 MISSING_CHECKS = ("missing_cells", "missing_condition")
 
 def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config, scores_file=None,
-                   exclude_missing: bool = False, quiet: bool = True, endpoints_for: dict | None = None) -> Analysis:
+                   exclude_missing: bool = False, quiet: bool = True, endpoints_for: dict | None = None, validity: bool = True) -> Analysis:
     """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and `carebench run`);
     `endpoints_for` names other endpoints for some models (Track 1 adds the Tracks 1–2 endpoints)."""
     problems = validate_scores(df, ds)
@@ -169,7 +185,7 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
             f"every problem is listed in {run.path/'score_validation.csv'}", fatal, file=str(scores_file) if scores_file else None)
     if "scores" not in run.artifacts:
         atomic_write(run.path/"scores.csv", df.drop(columns="row").to_csv(index=False)); run.add_artifact("scores", run.path/"scores.csv")
-    models, results = list(dict.fromkeys(df["model"])), {}
+    models, results, checked = list(dict.fromkeys(df["model"])), {}, {}
     slugs = model_slugs(models)
     for model in tqdm(models, desc="endpoints", unit="model", disable=quiet):
         mats = score_matrices(df, ds, model)
@@ -180,6 +196,13 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
         names = (endpoints_for or {}).get(model)
         res = results_to_dict(run_endpoints(endpoint_input(ds, mats, complete), config.analysis, config.seed, model, names)) if complete.any() else {}
         res["data"] = data
+        res["family"] = family_decisions(res, config.analysis.alpha)
+        if validity and config.analysis.design_validity and complete.any():     # the tests' behaviour at this very design
+            D = max(int(donors.max()), 1)
+            if D not in checked:
+                checked[D] = design_validity(ds.n_patients, int(np.median(np.bincount(ds.cluster))), len(ds.categories),
+                                             ds.observers_per_pair, D, config.analysis, config.seed)
+            res["validity"] = checked[D]
         slug = slugs[model]
         _write_model(run, slug, model, ds, mats, res, config)
         results[model] = res
@@ -193,7 +216,8 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
     return Analysis(run, models, results)
 
 # %% ../../nbs/27_analyze.ipynb #190368cd
-def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool = True, ds: Dataset | None = None) -> Analysis:
+def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool = True, ds: Dataset | None = None,
+            validity: bool = True) -> Analysis:
     "Validate `scores` against the config's dataset, compute the configured endpoints per model and write them into run folder `out`."
     config = config if isinstance(config, Config) else load_config(config)
     ds = ds if ds is not None else load_dataset(config)
@@ -203,4 +227,5 @@ def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool 
     inputs, resolved = run_inputs(ds)
     run = create_run(None, config, path=out, command=command, inputs={"scores": Path(scores), **inputs}, resolved=resolved,
                      seeds={"analysis": config.seed}, step="analyze", endpoints=list(config.analysis.endpoints))
-    with run.guard(): return write_analysis(run, ds, df, config, scores, config.analysis.on_missing_scores == "exclude_pair", quiet)
+    with run.guard(): return write_analysis(run, ds, df, config, scores, config.analysis.on_missing_scores == "exclude_pair", quiet,
+                                            validity=validity)

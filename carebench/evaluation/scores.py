@@ -124,7 +124,7 @@ def _missing_cells(df: pd.DataFrame, ds: Dataset) -> pd.DataFrame:
                 i, j = divmod(int(miss[0]), C)
                 want = have.size
                 item = ds.pair_item[i]
-                shown = repr(item) if len(item) <= 10 else f"(an item of {len(item)} characters)"
+                shown = repr(item) if len(item) <= 40 else f"(an item of {len(item)} characters)"
                 out.append(dict(check="missing_cells", row=None, column="score", model=model, condition=cond,
                                 patient_id=ds.pair_patient[i], item=item, category=ds.categories[j],
                                 message=f"model {model!r}: {len(miss)} of {want} pair × category cells have no {cond} score; the first is "
@@ -147,10 +147,18 @@ def score_matrices(df: pd.DataFrame, ds: Dataset, model: str) -> dict:
         np.add.at(count, (i.astype(int), j.astype(int)), 1)
         with np.errstate(invalid="ignore"): out[cond] = total / count
         counts[cond] = count
-    donors = sub[sub["condition"] == SHUFFLED_CONTEXT].groupby(["patient_id", "item"], sort=False)["context_patient_id"].agg(
-        lambda s: ";".join(sorted(set(s))))
+    shuf = sub[sub["condition"] == SHUFFLED_CONTEXT]
+    donors = shuf.groupby(["patient_id", "item"], sort=False)["context_patient_id"].agg(lambda s: ";".join(sorted(set(s))))
     out["donors"] = [donors.get((p, i), "") for p, i in zip(ds.pair_patient, ds.pair_item)]
-    out["n_donors"] = counts[SHUFFLED_CONTEXT]                # shuffled scores averaged per cell (reported when uneven)
+    out["n_donors"] = counts[SHUFFLED_CONTEXT]                # shuffled scores per cell (reported when uneven)
+    i = pair_idx.reindex(pd.MultiIndex.from_arrays([shuf["patient_id"], shuf["item"]])).to_numpy()
+    j = cat_idx.reindex(shuf["category"]).to_numpy()
+    known = ~(np.isnan(i) | np.isnan(j))
+    i, j, v = i[known].astype(int), j[known].astype(int), pd.to_numeric(shuf["score"]).to_numpy(float)[known]
+    slot = pd.Series(i * len(ds.categories) + j).groupby(i * len(ds.categories) + j).cumcount().to_numpy()
+    per = np.full((max(int(slot.max()) + 1 if len(slot) else 1, 1), ds.n_pairs, len(ds.categories)), np.nan)
+    per[slot, i, j] = v
+    out["donor_scores"] = per                                 # donors × pairs × categories: each donor's score (NaN: fewer donors)
     return out
 
 # %% ../../nbs/26_scores.ipynb #4341c870

@@ -14,17 +14,37 @@ import numpy as np
 import pandas as pd
 import yaml
 
+import carebench
 from ..core.config import load_config
-from ..core.runs import RunFolder
-from ..core.vocab import CONTEXT_FREE
+from ..core.inputs import file_problem
+from ..core.runs import RunFolder, RunFolderError, read_json_file
+from ..core.vocab import CONTEXT_FREE, PROTOCOL_VERSION
+from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
 
 # %% auto #0
-__all__ = ['AUTHOR', 'RunView', 'load_run', 'example_run', 'banner', 'dataset_table', 'delta_ref_table', 'observer_agreement',
-           'endpoint_table', 'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest',
-           'plot_heatmap', 'plot_class_scatter', 'plot_agreement', 'plot_scores', 'fusion_table', 'plot_fusion',
-           'secondary_table', 'plot_ablation', 'comparison_table', 'plot_comparison', 'provenance_table',
-           'tripod_checklist']
+__all__ = ['TEXT_COLUMNS', 'AUTHOR', 'read_table', 'RunView', 'load_run', 'example_run', 'banner', 'dataset_table',
+           'delta_ref_table', 'observer_agreement', 'endpoint_table', 'per_category_table', 'condition_table',
+           'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement',
+           'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'comparison_table',
+           'plot_comparison', 'provenance_table', 'tripod_checklist']
+
+# %% ../../nbs/40_report.ipynb #2b76feca
+TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
+                "error_kind", "message", "endpoint", "scope", "check", "column", "fusion", "donor_patient_id"}
+
+def read_table(path) -> pd.DataFrame:
+    """A CSV of a run folder: ids and other text columns as text (`001` stays `001`, an item `NA` stays `NA`), every other column
+    as numbers when all its non-empty cells are numbers (an empty cell, e.g. a delta left out, is then NaN)."""
+    problem = file_problem(path)
+    if problem: raise RunFolderError(f"{path}: {problem}")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    for c in df.columns:
+        if c in TEXT_COLUMNS: continue
+        filled = df[c] != ""
+        num = pd.to_numeric(df[c].where(filled), errors="coerce")
+        if num[filled].notna().all(): df[c] = num
+    return df
 
 # %% ../../nbs/40_report.ipynb #0af6616e
 class RunView:
@@ -35,8 +55,8 @@ class RunView:
         self.manifest = self.run.manifest
 
     def has(self, role: str) -> bool: return role in self.run.artifacts
-    def _json(self, role): return json.loads(self.run.artifact(role).read_text(encoding="utf-8"))
-    def _csv(self, role): return pd.read_csv(self.run.artifact(role), dtype={"patient_id": str, "context_patient_id": str}, keep_default_na=False)
+    def _json(self, role): return read_json_file(self.run.artifact(role))
+    def _csv(self, role): return read_table(self.run.artifact(role))
 
     @cached_property
     def endpoints(self) -> dict: return self._json("endpoints")
@@ -86,11 +106,12 @@ def load_run(path) -> RunView:
 def example_run(folder=None) -> Path:
     "A finished run of the bundled example (dry_run), made once and reused: the default of every report template."
     folder = Path(folder or os.environ.get("CAREBENCH_EXAMPLE_RUN") or Path.home()/".cache"/"carebench"/"example_run")
-    if (folder/"run_manifest.json").exists() and json.loads((folder/"run_manifest.json").read_text()).get("completed"): return folder
+    m = json.loads((folder/"run_manifest.json").read_text()) if (folder/"run_manifest.json").exists() else {}
+    if m.get("completed") and m.get("protocol_version") == PROTOCOL_VERSION and m.get("carebench_version") == carebench.__version__:
+        return folder                                                     # made by this protocol and version: reused
     import shutil
     from carebench.tracks.runner import run_tracks
     shutil.rmtree(folder, ignore_errors=True)
-    import carebench
     root = Path(carebench.__file__).resolve().parents[1]
     run_tracks(root/"data"/"example"/"config.yaml", out=folder, cache_path=folder.parent/"example_cache.sqlite")
     return folder
@@ -134,11 +155,12 @@ def observer_agreement(view: RunView) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 # %% ../../nbs/40_report.ipynb #42aea9fb
-_NAMES = {"context_sensitivity": "Context sensitivity", "directional_alignment": "Directional alignment",
-          "class_correspondence": "Class correspondence", "context_specificity": "Context specificity",
-          "brier_improvement": "Brier improvement", "mantel_haenszel": "Mantel–Haenszel OR"}
+def _label(name: str) -> str:
+    "An endpoint's label from the registry (capitalised), or its name."
+    e = ENDPOINTS.get(name)
+    return (e.label[:1].upper() + e.label[1:]) if e else name
 
-def _endpoints(view, model) -> dict: return {k: v for k, v in view.endpoints["models"][model].items() if k != "data"}
+def _endpoints(view, model) -> dict: return {k: v for k, v in view.endpoints["models"][model].items() if k not in NON_ENDPOINT_KEYS}
 
 def endpoint_table(view: RunView, model: str) -> pd.DataFrame:
     "The overall result of every endpoint of a model: estimate, CI, chance level, one-sided p, its floor, flags."
@@ -146,7 +168,7 @@ def endpoint_table(view: RunView, model: str) -> pd.DataFrame:
     for name, r in _endpoints(view, model).items():
         o = r["overall"]
         ci = o.get("ci") or [None, None]
-        rows.append({"endpoint": _NAMES.get(name, name), "statistic": r.get("statistic"), "estimate": o.get("estimate"),
+        rows.append({"endpoint": _label(name), "role": r.get("role"), "statistic": r.get("statistic"), "estimate": o.get("estimate"),
                      "CI low": ci[0], "CI high": ci[1], "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"),
                      "smallest attainable p": o.get("min_attainable_p"), "cells": o.get("n_cells"), "patients": o.get("n_patients"),
                      "confirmatory": o.get("confirmatory"), "underpowered": o.get("underpowered")})
@@ -203,17 +225,17 @@ def plot_forest(view: RunView, model: str):
     fig, axes = plt.subplots(len(rows), 1, figsize=(7, 1.15 * len(rows) + 0.6), squeeze=False)
     for ax, (name, o) in zip(axes[:, 0], rows):
         est, ci = o.get("estimate"), o.get("ci") or [None, None]
-        null = o.get("chance_rate") if name == "directional_alignment" else (1.0 if name == "mantel_haenszel" else 0.0)
+        null = ENDPOINTS[name].null_value if name in ENDPOINTS else 0.0
         if est is not None:
             if None not in ci: ax.plot(ci, [0, 0], color="#333", lw=2)
             ax.plot([est], [0], "o", color="#2b8cbe", ms=8)
         if null is not None: ax.axvline(null, color="#e34a33", ls="--", lw=1)
         p = o.get("p_value")
         ax.set_yticks([]); ax.set_ylim(-1, 1)
-        ax.set_title(f"{_NAMES.get(name, name)}: {'n/a' if est is None else f'{est:.3f}'}"
+        ax.set_title(f"{_label(name)}: {'n/a' if est is None else f'{est:.3f}'}"
                      f"{'' if p is None else f'  (p = {p:.2g})'}", fontsize=9, loc="left")
         ax.tick_params(labelsize=8)
-    fig.suptitle(f"{model}: estimates with 95% patient-cluster CIs (dashed: chance / no effect)", fontsize=9)
+    fig.suptitle(f"{model}: estimates with two-sided patient-cluster CIs (dashed: no effect)", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -324,8 +346,8 @@ def comparison_table(view: RunView) -> pd.DataFrame:
     for m in view.models:
         row = {"model": m}
         for name, r in _endpoints(view, m).items():
-            row[f"{_NAMES.get(name, name)}"] = r["overall"].get("estimate")
-            row[f"{_NAMES.get(name, name)} p"] = r["overall"].get("p_value")
+            row[f"{_label(name)}"] = r["overall"].get("estimate")
+            row[f"{_label(name)} p"] = r["overall"].get("p_value")
         data = view.endpoints["models"][m].get("data", {})
         row["pairs left out"] = data.get("n_pairs_excluded")
         row["failed calls"] = int((view.errors["model"] == m).sum()) if len(view.errors) else 0
@@ -333,9 +355,10 @@ def comparison_table(view: RunView) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("model")
 
 def plot_comparison(view: RunView):
-    "Estimates of the four Track 3 endpoints for every model, side by side."
+    "Estimates of the family's endpoints and class correspondence for every model, side by side."
     plt = _plt()
-    names = ["context_sensitivity", "directional_alignment", "class_correspondence", "context_specificity"]
+    present = {n for m in view.models for n in _endpoints(view, m)}
+    names = [n for n in (*FAMILY, "class_correspondence") if n in present]
     fig, axes = plt.subplots(1, len(names), figsize=(11, 0.4 * len(view.models) + 1.6), sharey=True)
     for ax, n in zip(axes, names):
         for i, m in enumerate(view.models):
@@ -344,7 +367,7 @@ def plot_comparison(view: RunView):
             ci = o.get("ci") or [None, None]
             if None not in ci: ax.plot(ci, [i, i], color="#333")
             ax.plot([o["estimate"]], [i], "o", color="#2b8cbe")
-        ax.set_title(_NAMES[n], fontsize=9); ax.tick_params(labelsize=8)
+        ax.set_title(_label(n), fontsize=9); ax.tick_params(labelsize=8)
     axes[0].set_yticks(range(len(view.models))); axes[0].set_yticklabels(view.models, fontsize=8)
     fig.tight_layout()
     return fig

@@ -4,13 +4,14 @@
 
 # %% ../../nbs/10_bootstrap.ipynb #8f647ff0
 from __future__ import annotations
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr, ndtri      # the normal CDF and its inverse (lighter to import than scipy.stats)
 
 # %% auto #0
-__all__ = ['cluster_sums', 'bootstrap_weights', 'BootstrapResult', 'ratio_bootstrap']
+__all__ = ['cluster_sums', 'bootstrap_weights', 'BootstrapResult', 'ratio_se', 'ratio_bootstrap']
 
 # %% ../../nbs/10_bootstrap.ipynb #8a22375a
 def cluster_sums(values, cluster, n_clusters: int, mask=None):
@@ -18,9 +19,11 @@ def cluster_sums(values, cluster, n_clusters: int, mask=None):
     values = np.asarray(values, dtype=float)
     values = values[:, None] if values.ndim == 1 else values
     mask = np.ones(values.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask, bool).reshape(len(values), -1), values.shape)
-    onehot = np.zeros((n_clusters, len(values)))
-    onehot[np.asarray(cluster), np.arange(len(values))] = 1.0
-    return onehot @ np.where(mask, values, 0.0), onehot @ mask.astype(float)
+    S, n = np.zeros((n_clusters, values.shape[1])), np.zeros((n_clusters, values.shape[1]))
+    cluster = np.asarray(cluster, int)
+    np.add.at(S, cluster, np.where(mask, values, 0.0))        # scatter-add: linear in the cells, no (patients × cells) matrix
+    np.add.at(n, cluster, mask.astype(float))
+    return S, n
 
 # %% ../../nbs/10_bootstrap.ipynb #96d49c20
 def bootstrap_weights(n_clusters: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
@@ -37,11 +40,12 @@ class BootstrapResult:
     n_cells: np.ndarray
     n_valid: np.ndarray        # resamples with a defined estimate
     replicates: np.ndarray     # (B × M) resampled estimates, NaN where undefined
+    lower: np.ndarray | None = None   # one-sided lower bounds at 1 − `lower_alpha` (when asked for)
 
 # %% ../../nbs/10_bootstrap.ipynb #5c0e270e
-def _bca_levels(reps, est, S, n, level):
-    "Per statistic, the two BCa quantile levels (M × 2)."
-    lo_hi = np.array([(1 - level) / 2, (1 + level) / 2])
+def _bca_levels(reps, est, S, n, probs):
+    "Per statistic, the BCa quantile levels (M × len(probs)) of the nominal lower-tail probabilities `probs`."
+    lo_hi = np.asarray(probs, float)
     valid = ~np.isnan(reps)
     below = ((reps < est) & valid).sum(0) + 0.5 * ((reps == est) & valid).sum(0)
     z0 = ndtri(np.clip(below / np.maximum(valid.sum(0), 1), 1e-10, 1 - 1e-10))
@@ -53,22 +57,60 @@ def _bca_levels(reps, est, S, n, level):
     z = ndtri(lo_hi)[None, :]
     return ndtr(z0[:, None] + (z0[:, None] + z) / (1 - a[:, None] * (z0[:, None] + z)))
 
-# %% ../../nbs/10_bootstrap.ipynb #e8e63c5e
-def ratio_bootstrap(S, n, weights, level: float = 0.95, method: str = "percentile") -> BootstrapResult:
-    """Cluster-bootstrap CIs of the ratio statistics sum(S)/sum(n), resampling patients with `weights` (B × P).
+# %% ../../nbs/10_bootstrap.ipynb #c6f0e602
+def ratio_se(S, n, theta=None) -> np.ndarray:
+    "Cluster-robust standard error of the ratio sum(S)/sum(n) (columns), with the P/(P−1) small-sample factor; P = contributing patients."
+    S, n = np.asarray(S, float), np.asarray(n, float)
+    P = (n > 0).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta = S.sum(0) / n.sum(0) if theta is None else theta
+        return np.sqrt(P / (P - 1) * ((S - theta * n) ** 2).sum(0)) / n.sum(0)
 
-    NaN interval when fewer than 2 patients contribute cells; `method` is "percentile" or "bca"."""
+def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
+    """Interval end points (M × len(probs)): for each lower-tail probability q, the bound below which the parameter lies with
+    probability q (q = α/2 and 1 − α/2 give a two-sided interval, q = α a one-sided lower bound)."""
+    probs = np.asarray(probs, float)
+    def quantiles(x, p):             # per column, NaN left out (the fast path when there is none); an all-NaN column gives NaN
+        if not len(x): return np.full((x.shape[1], len(p)), np.nan)
+        if not np.isnan(x).any(): return np.quantile(x, p, axis=0).T
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanquantile(x, p, axis=0).T
+    if method == "percentile": return quantiles(reps, probs)
+    if method == "bca":
+        levels = _bca_levels(reps, est, S, n, probs)
+        out = np.full((S.shape[1], len(probs)), np.nan)
+        for m in range(S.shape[1]):
+            r = reps[~np.isnan(reps[:, m]), m]
+            if len(r): out[m] = np.quantile(r, levels[m])
+        return out
+    se, P = ratio_se(S, n, est), (n > 0).sum(0)
+    if method == "t":
+        from scipy.stats import t as student_t
+        return est[:, None] + student_t.ppf(probs[None, :], np.maximum(P - 1, 1)[:, None]) * se[:, None]
+    if method == "studentized":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            var = (weights @ S ** 2) - 2 * reps * (weights @ (S * n)) + reps ** 2 * (weights @ n ** 2)
+            se_b = np.sqrt(np.clip(P / (P - 1) * var, 0, None)) / (weights @ n)
+            t = np.clip((reps - est) / se_b, -1e12, 1e12)              # a resample of one distinct patient: t = ±inf
+        t = np.where((se_b == 0) & (reps == est), 0.0, t)             # … of identical patients: no spread, no shift
+        return est[:, None] - quantiles(t, 1 - probs) * se[:, None]
+    raise ValueError(f"unknown CI method {method!r} (percentile, bca, studentized or t)")
+
+# %% ../../nbs/10_bootstrap.ipynb #e8e63c5e
+def ratio_bootstrap(S, n, weights, level: float = 0.95, method: str = "percentile", lower_alpha: float | None = None) -> BootstrapResult:
+    """Cluster-bootstrap CIs of the ratio statistics sum(S)/sum(n), resampling patients with `weights` (B × P), and with
+    `lower_alpha` the one-sided lower bounds at 1 − lower_alpha from the same resamples.
+
+    NaN interval when fewer than 2 patients contribute cells; `method` is "percentile", "bca", "studentized" or "t"."""
     S, n = np.asarray(S, float), np.asarray(n, float)
     S, n = (S[:, None], n[:, None]) if S.ndim == 1 else (S, n)
     with np.errstate(invalid="ignore", divide="ignore"):
         est = S.sum(0) / n.sum(0)
         reps = (weights @ S) / (weights @ n)
     n_pat, valid = (n > 0).sum(0), ~np.isnan(reps)
-    if method == "percentile":
-        levels = np.tile([(1 - level) / 2, (1 + level) / 2], (S.shape[1], 1))
-    elif method == "bca": levels = _bca_levels(reps, est, S, n, level)
-    else: raise ValueError(f"unknown CI method {method!r} (percentile or bca)")
-    ci = np.full((S.shape[1], 2), np.nan)
-    for m in np.flatnonzero((n_pat >= 2) & (valid.sum(0) > 0)):
-        ci[m] = np.quantile(reps[valid[:, m], m], levels[m])
-    return BootstrapResult(est, ci, n_pat, n.sum(0).astype(int), valid.sum(0), reps)
+    ok = (n_pat >= 2) & (valid.sum(0) > 0)
+    probs = [(1 - level) / 2, (1 + level) / 2] + ([lower_alpha] if lower_alpha is not None else [])
+    b = _bounds(S, n, est, reps, weights, method, probs)
+    b[~ok] = np.nan
+    return BootstrapResult(est, b[:, :2], n_pat, n.sum(0).astype(int), valid.sum(0), reps, b[:, 2] if lower_alpha is not None else None)

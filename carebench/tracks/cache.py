@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import quote
 
+from ..core.config import redact_text
 from ..core.errors import CareBenchError
 from ..core.inputs import file_problem
 
@@ -45,7 +46,7 @@ CREATE TABLE IF NOT EXISTS responses (
   response TEXT, scores TEXT, error_kind TEXT, error TEXT,
   attempts INTEGER NOT NULL DEFAULT 0,
   updated REAL NOT NULL,
-  lease_owner TEXT, lease_until REAL
+  lease_owner TEXT, lease_until REAL, recorded_by TEXT
 );
 CREATE INDEX IF NOT EXISTS responses_model ON responses (model, status);
 """
@@ -63,10 +64,12 @@ def _inspect(db, path) -> bool:
     return False
 
 # %% ../../nbs/33_cache.ipynb #bc3cdcf1
-def _owner_alive(owner: str | None) -> bool:
-    "Whether a lease owner (`host:pid:nonce`) may still be working: False only for a process of this machine that no longer exists."
+def _owner_alive(owner: str | None, updated: float | None = None, window: float = 300.0) -> bool:
+    """Whether a process (`host:pid:nonce`) may still be working: on this machine, whether its pid exists; elsewhere, whether it
+    wrote in the last `window` seconds (when `updated` is given; otherwise it is assumed alive)."""
     host, _, rest = (owner or "").partition(":")
-    if host != socket.gethostname(): return True
+    if not owner: return False
+    if host != socket.gethostname(): return updated is None or updated > time.time() - window
     try: os.kill(int(rest.partition(":")[0]), 0)
     except ProcessLookupError: return False
     except (ValueError, PermissionError, OSError): return True
@@ -79,22 +82,29 @@ class ResponseCache:
         self.readonly, self.lease_s = readonly, lease_s
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         if problem := file_problem(self.path, allow_missing=not readonly): raise CacheError(f"{self.path}: cannot open the response cache ({problem})")
-        if not readonly: self.path.parent.mkdir(parents=True, exist_ok=True)
-        target = f"file:{quote(str(self.path.absolute()))}?mode=ro" if readonly else self.path
-        try: self.db = sqlite3.connect(target, timeout=120, isolation_level=None, check_same_thread=False, uri=readonly)
+        if not readonly:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try: os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))   # a new cache gets 0666 & ~umask
+            except FileExistsError: pass                                                      # (SQLite itself would use 0644)
+            except OSError as e: raise CacheError(f"{self.path}: cannot create the response cache ({e.strerror or e})") from None
+        uri = f"file:{quote(str(self.path.absolute()))}"
+        try:                                # look before touching: an immutable read-only view creates no -wal or -shm file
+            probe = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True)
+            try: new = _inspect(probe, self.path)
+            finally: probe.close()
         except sqlite3.Error as e: raise CacheError(f"{self.path}: cannot open the response cache ({e})") from None
-        try: new = _inspect(self.db, self.path)
-        except BaseException: self.db.close(); raise
-        if readonly:
-            if new: self.db.close(); raise CacheError(f"{self.path}: an empty file, not a response cache")
-            return
+        if readonly and new: raise CacheError(f"{self.path}: an empty file, not a response cache")
+        try: self.db = sqlite3.connect(f"{uri}?mode=ro" if readonly else self.path, timeout=120, isolation_level=None,
+                                       check_same_thread=False, uri=readonly)
+        except sqlite3.Error as e: raise CacheError(f"{self.path}: cannot open the response cache ({e})") from None
+        if readonly: return
         for attempt in range(200):       # switching to WAL and creating the table ignore the busy timeout: retry briefly
             try:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.executescript(_SCHEMA)
                 cols = {r[1] for r in self.db.execute("PRAGMA table_info(responses)")}
-                for c, t in (("lease_owner", "TEXT"), ("lease_until", "REAL")):     # caches of earlier versions
+                for c, t in (("lease_owner", "TEXT"), ("lease_until", "REAL"), ("recorded_by", "TEXT")):     # caches of earlier versions
                     if c not in cols: self.db.execute(f"ALTER TABLE responses ADD COLUMN {c} {t}")
                 self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 break
@@ -119,26 +129,29 @@ class ResponseCache:
         """Store results `(key, status, response, scores dict or None, error_kind, error)`, `status` being done or failed, and
         release their leases. A failure never overwrites a finished answer (another process may have finished the same key)."""
         self._write("""UPDATE responses SET status = ?, response = ?, scores = ?, error_kind = ?, error = ?, attempts = attempts + 1,
-                       updated = ?, lease_owner = NULL, lease_until = NULL WHERE key = ? AND NOT (status = 'done' AND ? = 'failed')""",
-                    [(st, resp, json.dumps(sc) if sc is not None else None, kind, err, time.time(), k, st)
+                       updated = ?, lease_owner = NULL, lease_until = NULL, recorded_by = ?
+                       WHERE key = ? AND NOT (status = 'done' AND ? = 'failed')""",
+                    [(st, resp, json.dumps(sc) if sc is not None else None, kind, redact_text(err), time.time(), self.owner, k, st)
                      for k, st, resp, sc, kind, err in results])
 
     def claim(self, keys, n: int, since: float) -> tuple:
         """Lease up to `n` of `keys` (examined in order) for this process, in one transaction. Returns `(claimed, settled, busy,
         examined)`: `settled` keys need no call (done, or failed after `since`: a failure of this run is final for it), `busy` ones
-        are leased by another live process, and only the first `examined` keys were looked at."""
+        are leased by another live process, and only the first `examined` keys were looked at. A failure recorded by a process
+        that is still at work (a peer of this run, whenever it started) is settled too; failures of finished runs are asked again."""
         claimed, settled, busy, now, alive = [], [], [], time.time(), {}
         keys = list(keys)[:500]
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            q = f"SELECT key, status, updated, lease_owner, lease_until FROM responses WHERE key IN ({','.join('?' * len(keys))})"
+            q = f"SELECT key, status, updated, lease_owner, lease_until, recorded_by FROM responses WHERE key IN ({','.join('?' * len(keys))})"
             rows = {k: rest for k, *rest in self.db.execute(q, keys)} if keys else {}
             examined = 0
             for k in keys:
                 if len(claimed) == n: break
                 examined += 1
-                st, updated, owner, until = rows.get(k, ("pending", 0.0, None, None))
-                if st == "done" or (st == "failed" and updated >= since): settled.append(k)
+                st, updated, owner, until, by = rows.get(k, ("pending", 0.0, None, None, None))
+                peer = by not in (None, self.owner) and alive.setdefault((by, round(updated)), _owner_alive(by, updated, self.lease_s))
+                if st == "done" or (st == "failed" and (updated >= since or peer)): settled.append(k)
                 elif owner and owner != self.owner and (until or 0) > now and alive.setdefault(owner, _owner_alive(owner)): busy.append(k)
                 else: claimed.append(k)
             self.db.executemany("UPDATE responses SET lease_owner = ?, lease_until = ? WHERE key = ?",

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ..core.config import EncoderConfig
+from ..core.errors import CareBenchError
+from ..core.inputs import file_problem
 from ..adapters.dataset import Patient
 from .hf_backend import model_fingerprint
 
@@ -37,12 +39,16 @@ class TextEncoder:
         self.spec = spec or EncoderConfig()
         self.path = self.spec.path or default_encoder_path()
         self.cache_path = Path(cache_path or default_embedding_cache())
+        if problem := file_problem(self.cache_path, allow_missing=True):
+            raise CareBenchError(f"{self.cache_path}: cannot open the embedding cache ({problem})")
         self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.cache_path, timeout=120, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, truncated INTEGER NOT NULL DEFAULT 0)")
-        if "truncated" not in [r[1] for r in self.db.execute("PRAGMA table_info(embeddings)")]:
-            self.db.execute("ALTER TABLE embeddings ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0")
+        try:
+            self.db = sqlite3.connect(self.cache_path, timeout=120, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, truncated INTEGER NOT NULL DEFAULT 0)")
+            if "truncated" not in [r[1] for r in self.db.execute("PRAGMA table_info(embeddings)")]:
+                self.db.execute("ALTER TABLE embeddings ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0")
+        except sqlite3.Error as e: raise CareBenchError(f"{self.cache_path}: not a usable embedding cache ({e})") from None
         self.forward_passes, self.embedded, self.truncated, self._model = 0, 0, 0, None
 
     @property

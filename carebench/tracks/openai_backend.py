@@ -84,8 +84,11 @@ class OpenAIBackend(Backend):
         # a loopback server is reached directly, never through a proxy from the environment (which would carry the text away)
         handlers = [_NoRedirect()] + ([urllib.request.ProxyHandler({})] if is_loopback(o.base_url) else [])
         self._opener = urllib.request.build_opener(*handlers)
-        self._token = os.environ.get(o.api_key_env) if o.api_key_env else None
+        self._token = (os.environ.get(o.api_key_env) or "").strip() if o.api_key_env else None     # a .env file's stray \r or \n
         if o.api_key_env and not self._token: raise ConfigError("the environment variable named in api_key_env is not set", key="api_key_env")
+        if self._token and any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in self._token):
+            raise ConfigError("the token in the environment variable named in api_key_env holds spaces or control characters "
+                              "(the value is not shown)", key="api_key_env")
         self.sent = 0                       # requests actually sent (tests check the refusal sends none)
 
     def identity(self) -> dict:

@@ -69,7 +69,7 @@ def first_json_object(text: str) -> str:
     return text[best[0]:best[1] + 1]
 
 # %% ../../nbs/32_parsing.ipynb #53cc90d0
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")      # ASCII digits only, as JSON
 
 def _number(value, key):
     "A score from a JSON value: numbers, numeric text in JSON's number grammar, and booleans; anything else is `not_a_number`."

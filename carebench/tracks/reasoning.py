@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..core.config import Config, ModelConfig
+from ..core.config import Config, ModelConfig, redact_text
 from ..core.errors import ConfigError
 from ..core.runs import atomic_write, write_json
 from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
@@ -65,7 +65,7 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool) -> list:
     keys = backend.ctx.label_space.keys
     try: replies = backend.generate(batch, mode)
     except Exception as e:                                    # a backend crash fails this batch, not the run
-        return [(r.key, "failed", None, None, "transport", f"{type(e).__name__}: {str(e)[:200]}") for r in batch]
+        return [(r.key, "failed", None, None, "transport", redact_text(f"{type(e).__name__}: {str(e)[:200]}")) for r in batch]
     out, to_repair = [], []
     for r, rep in zip(batch, replies):
         if rep.error_kind: out.append((r.key, "failed", rep.text, None, rep.error_kind, rep.error)); continue
@@ -82,7 +82,7 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool) -> list:
                                                   {"role": "user", "content": REPAIR.format(reason=e.detail)}), "json"),
                        {**r.meta, "repair": True}) for r, text, e in to_repair]
         try: second = backend.generate(fix, "json")
-        except Exception as e2: second = [Reply(error_kind="transport", error=f"{type(e2).__name__}: {str(e2)[:200]}")] * len(fix)
+        except Exception as e2: second = [Reply(error_kind="transport", error=redact_text(f"{type(e2).__name__}: {str(e2)[:200]}"))] * len(fix)
         for (r, text, e), rep in zip(to_repair, second):
             try:
                 if rep.error_kind: raise ParseError(rep.error_kind, rep.error or "")

@@ -117,7 +117,12 @@ def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet:
         head = lambda cv: predict(fuse(cfg[0], eh, cv, cfg[1]), m2)
         out.s_correct[te] = head(pc(data.pair_patient[te]))
         rows = np.flatnonzero(te)
-        for k in range(K): out.s_shuffled[te, k] = head(pc([data.donors[i][k] for i in rows]))
+        slots = np.array([[data.donors[i][k] for k in range(K)] for i in rows], dtype=object).reshape(len(rows), K)
+        for d in dict.fromkeys(slots.ravel()):               # the head reading donor d's chart never learned d's labels
+            md, = st2[cfg].fit([t for t in fold.train if t != d], [lam2]) if d in T else (m2,)
+            for k in range(K):
+                r = slots[:, k] == d
+                if r.any(): out.s_shuffled[rows[r], k] = predict(fuse(cfg[0], eh[r], pc([d] * int(r.sum())), cfg[1]), md)
         for fname in sorted({f for p in fold.test for f in data.contexts[p][0]}):
             without = {p: context_vector(*data.contexts[p], drop=fname) for p in fold.test}   # per patient, not per pair
             abl = project(np.stack([without[data.pair_patient[i]] for i in rows]), basis)

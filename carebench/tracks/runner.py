@@ -14,6 +14,7 @@ import pandas as pd
 from ..core.config import Config, load_config, redact_secrets, to_plain
 from ..core.errors import ConfigError
 from ..core.executors import Job, run_jobs
+from ..core.inputs import file_problem
 from ..core.runs import atomic_write, create_run, write_json
 from ..adapters.dataset import adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
@@ -89,7 +90,7 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
 
 # %% ../../nbs/3f_runner.ipynb #294ed4b0
 def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=None, backend: str | None = None, quiet: bool = True,
-               command=None, cache_path=None, executor: str | None = None, embed_cache=None) -> Analysis:
+               command=None, cache_path=None, executor: str | None = None, embed_cache=None, validity: bool = True) -> Analysis:
     "Run the selected (default: configured) tracks into a new run folder, one job per model and track, then the analysis."
     config = config if isinstance(config, Config) else load_config(config)
     if executor: config = dataclasses.replace(config, executor=dataclasses.replace(config.executor, kind=executor))
@@ -101,6 +102,8 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
     cache_file = Path(cache_path or config.reasoning.cache or default_cache_path())
     if models: ResponseCache(cache_file).close()                      # an unusable cache fails before the run folder exists
     emb_file = Path(embed_cache or config.representation.cache or default_embedding_cache())
+    if "representation" in tracks and (problem := file_problem(emb_file, allow_missing=True)):
+        raise ConfigError(f"{emb_file}: cannot open the embedding cache ({problem})", config.source, "representation.cache")
     inputs, resolved = run_inputs(ds)
     records = [dict(id=m.id, track="reasoning", backend=m.backend, revision=m.revision, scoring_mode=m.scoring_mode,
                     generation=to_plain(b.generation), options=redact_secrets(to_plain(b.options)), identity=b.identity())
@@ -144,4 +147,4 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
                 run.add_artifact(role, run.path/name)
         extra = {model_name(config.representation): tuple(dict.fromkeys([*config.analysis.endpoints, *TRACK12_EXTRA]))} if "representation" in tracks else {}
         return write_analysis(run, ds, all_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, run.path/"scores.csv",
-                              exclude_missing=True, quiet=quiet, endpoints_for=extra)
+                              exclude_missing=True, quiet=quiet, endpoints_for=extra, validity=validity)
