@@ -162,6 +162,12 @@ def _label(name: str) -> str:
 
 def _endpoints(view, model) -> dict: return {k: v for k, v in view.endpoints["models"][model].items() if k not in NON_ENDPOINT_KEYS}
 
+def _validity(view, model, name) -> dict:
+    "The design-matched simulation's worst null rejection rate and power for one endpoint (empty when none was run)."
+    v = (view.endpoints["models"][model].get("validity") or {}).get("endpoints", {}).get(name)
+    if not v: return {}
+    return {"simulated false-positive rate": v["false_positive_rate"], "simulated power": v["power"]}
+
 def endpoint_table(view: RunView, model: str) -> pd.DataFrame:
     "The overall result of every endpoint of a model: estimate, CI, chance level, one-sided p, its floor, flags."
     rows = []
@@ -171,7 +177,7 @@ def endpoint_table(view: RunView, model: str) -> pd.DataFrame:
         rows.append({"endpoint": _label(name), "role": r.get("role"), "statistic": r.get("statistic"), "estimate": o.get("estimate"),
                      "CI low": ci[0], "CI high": ci[1], "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"),
                      "smallest attainable p": o.get("min_attainable_p"), "cells": o.get("n_cells"), "patients": o.get("n_patients"),
-                     "confirmatory": o.get("confirmatory"), "underpowered": o.get("underpowered")})
+                     "confirmatory": o.get("confirmatory"), "underpowered": o.get("underpowered"), **_validity(view, model, name)})
     return pd.DataFrame(rows).set_index("endpoint")
 
 def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame:
