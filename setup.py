@@ -50,7 +50,9 @@ setuptools.setup(
         "dev": reqs("dev_requirements"),
         "vllm": ["vllm"],
     },
+    # the built-in tracks, found by the config loader like any other package's tracks (carebench.core.config.section_classes)
     entry_points={"console_scripts": cfg["console_scripts"].split(),
+                  "carebench.tracks": cfg["tracks"].split(),
                   "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     zip_safe=False,
 )

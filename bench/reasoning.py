@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from carebench.core.config import ModelConfig, load_config
+from carebench.core.config import load_config
+from carebench.tracks.settings import ModelConfig
 from carebench.adapters.load import load_dataset
 from carebench.tracks.backends import BackendContext, make_backend
 from carebench.tracks.donors import assign_donors

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import Ridge
 
-from carebench.core.config import RepresentationConfig
+from carebench.tracks.settings import RepresentationConfig
 from carebench.adapters.load import load_dataset
 from carebench.adapters.synth import SynthParams, write_synthetic
 from carebench.tracks.donors import assign_donors

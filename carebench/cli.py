@@ -23,7 +23,8 @@ from .adapters.synth import SynthParams, write_synthetic
 from .evaluation.analyze import analyze
 from .stats.endpoints import NON_ENDPOINT_KEYS
 from .tracks.cache import ResponseCache, default_cache_path
-from .tracks.runner import TRACKS as TRACK_NAMES, preflight, run_tracks
+from .tracks.runner import preflight, run_tracks
+from .tracks.track import TRACKS, track_names
 from .report.site import build_report
 
 # %% auto #0
@@ -143,8 +144,10 @@ def format_report(r: dict) -> str:
         lines.append(f"  {c:<{w}} {r['delta_ref_up'][c]:>4} {r['delta_ref_down'][c]:>5} {r['nonzero_delta_ref'][c]:>9}")
     lines += [f"note: {n}" for n in r["notes"]]
     if r["n_dropped"]: lines.append(f"dropped pairs: {r['n_dropped']} (on_mismatch: drop; listed in the adapter manifest)")
-    if "tracks" in r: lines.append(f"run settings: tracks {', '.join(r['tracks']) or 'none configured'}; "
-                                   f"{len(r['models'])} Track 3 model(s); backends, endpoints and resampling sizes checked")
+    if "tracks" in r:
+        per = "; ".join(f"{t}: {len(ms)} model(s)" for t, ms in r.get("track_models", {}).items())
+        lines.append(f"run settings: tracks {', '.join(r['tracks']) or 'none configured'}{'; ' + per if per else ''}; "
+                     "each track's settings, endpoints and resampling sizes checked")
     lines.append("OK: the dataset passed every check")
     return "\n".join(lines)
 
@@ -158,7 +161,8 @@ def validate(args) -> int:
     config = load_config(args.config)
     ds = load_dataset(config)
     plan = preflight(config, ds, require_track=False)        # what `run` would check before asking any model
-    report = {**validation_report(ds), "tracks": plan.tracks, "models": [m.id for m in plan.models]}
+    names = plan.model_names
+    report = {**validation_report(ds), "tracks": plan.tracks, "models": names.get("reasoning", []), "track_models": names}
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0
 
@@ -194,7 +198,7 @@ def analyze_command(args) -> int:
 # %% ../nbs/50_cli.ipynb #9020ffdc
 def _configure_run(p):
     p.add_argument("config", help="the config file (YAML)")
-    p.add_argument("--track", action="append", choices=TRACK_NAMES, help="run only this track (repeatable; default: every configured track)")
+    p.add_argument("--track", action="append", choices=track_names(), help="run only this track (repeatable; default: every configured track)")
     p.add_argument("--model", action="append", help="run only this model id (repeatable); an id not in the config needs --backend")
     p.add_argument("--backend", help="backend for the selected models (dry_run, transformers, vllm, openai)")
     p.add_argument("--out", help="the run folder to create (default: a new folder under run.out, or runs/ beside the config)")
@@ -208,19 +212,13 @@ def _configure_run(p):
 def run_command(args) -> int:
     res = run_tracks(args.config, tracks=args.track, out=args.out, model_ids=args.model, backend=args.backend, quiet=args.quiet,
                      command=["carebench", *sys.argv[1:]], cache_path=args.cache, executor=args.executor, validity=not args.no_validity)
-    silent = []
-    for calls in res.run.manifest.get("calls", []):
-        model = calls["model"]
-        print(f"{model}:\n  calls: {calls['n_unique']} ({calls['n_from_cache']} from the cache), failed: {calls['n_failed']}")
-        for name, r in res.results.get(model, {}).items():
-            if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"]))
-        if calls["n_failed"] >= calls["n_requests"]: silent.append(model)
-    rep = res.run.manifest.get("representation")
-    if rep:
-        print(f"{rep['model']}:\n  nested CV: {rep['outer_folds']} outer folds; encoder passes {rep['forward_passes']}, "
-              f"truncated texts {rep['truncated_texts']}")
-        for name, r in res.results.get(rep["model"], {}).items():
-            if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"]))
+    manifest = res.run.manifest
+    for track in manifest.get("tracks", []):              # each track says what to print for its models
+        for model, lines in TRACKS[track].summary(manifest):
+            print(f"{model}:"); [print(f"  {line}") for line in lines]
+            for name, r in res.results.get(model, {}).items():
+                if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"]))
+    silent = [c["model"] for c in manifest.get("calls", []) if c["n_failed"] >= c["n_requests"]]
     if res.run.manifest.get("dry_run"): print("note: dry_run backend: mock scores, not model performance")
     print(f"run folder: {res.run.path}")
     print(f"results: {res.run.artifact('endpoints')}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
 
-from ..core.config import Config, parse_section
+from ..core.config import Config, parse_section, register_into
 from ..core.errors import ConfigError
 from ..core.vocab import LabelSpace
 from .dataset import Dataset
@@ -30,7 +30,7 @@ ADAPTERS: dict[str, type] = {}
 def register_adapter(cls):
     "Class decorator: make adapter `cls` available under `cls.name`."
     if not isinstance(cls(), DatasetAdapter): raise TypeError(f"{cls.__name__} does not implement DatasetAdapter")
-    ADAPTERS[cls.name] = cls
+    register_into(ADAPTERS, cls.name, cls)
     return cls
 
 # %% ../../nbs/22_adapter.ipynb #c902e420

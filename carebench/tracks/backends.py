@@ -13,7 +13,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..core.config import GenerationConfig, ModelConfig, ReasoningConfig, parse_section, quote_value
+from ..core.config import parse_section, quote_value, register_into
+from .settings import GenerationConfig, ModelConfig, ReasoningConfig
 from ..core.errors import ConfigError
 from ..core.seeds import rng_for
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
@@ -79,7 +80,7 @@ BACKENDS: dict[str, type] = {}
 
 def register_backend(cls):
     "Class decorator: make backend `cls` available under `cls.name`."
-    BACKENDS[cls.name] = cls
+    register_into(BACKENDS, cls.name, cls)
     return cls
 
 def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, config_file=None) -> tuple:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.config import EncoderConfig
+from .settings import EncoderConfig
 from ..core.errors import CareBenchError
 from ..core.inputs import file_problem
 from ..adapters.dataset import Patient

@@ -8,7 +8,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from ..core.config import PromptConfig
+from .settings import PromptConfig
 from ..core.vocab import LabelSpace
 from ..adapters.dataset import Patient
 

@@ -13,22 +13,24 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..core.config import Config, ModelConfig, redact_text
+from ..core.config import Config, redact_secrets, redact_text, to_plain
 from ..core.errors import ConfigError
 from ..core.runs import atomic_write, write_json
 from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..adapters.dataset import Dataset
 from ..adapters.load import load_dataset
-from ..evaluation.analyze import model_slug
-from .backends import Backend, BackendContext, Reply, Request, make_backend
-from .cache import ResponseCache, cache_key
+from ..evaluation.analyze import model_slug, model_slugs
+from .backends import Backend, BackendContext, Reply, Request, backend_options, make_backend
+from .cache import ResponseCache, cache_key, default_cache_path
 from .donors import assign_donors
 from .parsing import ParseError, parse_scores
 from .prompts import Prompt, build_prompt
+from .settings import ModelConfig, ReasoningConfig
+from .track import Merged, Track, register_track
 import carebench.tracks.hf_backend, carebench.tracks.vllm_backend, carebench.tracks.openai_backend   # register the backends
 
 # %% auto #0
-__all__ = ['REPAIR', 'plan_requests', 'ModelScores', 'score_model', 'select_models', 'score_job']
+__all__ = ['REPAIR', 'plan_requests', 'ModelScores', 'score_model', 'select_models', 'score_job', 'ReasoningTrack']
 
 # %% ../../nbs/39_reasoning.ipynb #f2814ed7
 REPAIR = ("Your answer could not be used ({reason}). Reply with only a JSON object that maps every category key to a number "
@@ -156,7 +158,7 @@ def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_pa
     "One model's scoring as a job: writes `RUN/jobs/<slug>/` (scores, errors, calls, stats; the slug is unique in the run) and returns the stats."
     run_path = Path(run_path)
     ds = load_dataset(config)
-    donors = assign_donors(ds, config.reasoning.donors_per_patient, config.seed)
+    donors = assign_donors(ds, config.donors_per_patient, config.seed)
     backend = make_backend(model, config.reasoning, BackendContext(ds.label_space, ds, config.reasoning.allow_remote), index, config.source)
     with ResponseCache(cache_path or config.reasoning.cache) as cache:
         res = score_model(ds, donors, model, backend, config, cache, quiet)
@@ -166,3 +168,62 @@ def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_pa
     for name, df in (("scores", res.scores), ("errors", res.errors), ("calls", res.calls)): atomic_write(folder/f"{name}.csv", df.to_csv(index=False))
     write_json(folder/"stats.json", res.stats)
     return res.stats
+
+# %% ../../nbs/39_reasoning.ipynb #9c4301e7
+def _prompt_templates(ds, config) -> dict:
+    ex = {mode: [dict(m) for m in build_prompt("<item>", None, ds.label_space, config.reasoning.prompt, mode).messages] for mode in ("json", "logprob")}
+    ex["logprob_questions"] = list(build_prompt("<item>", None, ds.label_space, config.reasoning.prompt, "logprob").questions)
+    return ex
+
+@register_track
+class ReasoningTrack(Track):
+    "Track 3: prompted language models, one job per model."
+    name, title, section, run_keys, order = "reasoning", "Track 3: reasoning", ReasoningConfig, ("donors_per_patient",), 10
+
+    @classmethod
+    def configured(cls, config) -> bool: return bool(config.reasoning.models)
+
+    def check(self):
+        c, o = self.ctx.config, self.ctx.options
+        self.models = select_models(c, o.get("model_ids"), o.get("backend"))
+        self.bctx = BackendContext(self.ctx.ds.label_space, self.ctx.ds, c.reasoning.allow_remote)
+        self.index = {m.id: i for i, m in enumerate(c.reasoning.models)}
+        for i, m in enumerate(self.models): backend_options(m, self.bctx, self.index.get(m.id, i), c.source)
+        self.slugs = model_slugs([m.id for m in self.models], reserved=(*o.get("reserved", ()), "slurm"))
+        self.cache_file = Path(o.get("cache_path") or c.reasoning.cache or default_cache_path())
+
+    def key_of(self, model: str) -> str: return f"reasoning.models[{self.index.get(model, 0)}].id"
+    def model_names(self) -> list: return [m.id for m in self.models]
+
+    def start(self):
+        c = self.ctx.config
+        self.backends = [make_backend(m, c.reasoning, self.bctx, self.index.get(m.id, i), c.source) for i, m in enumerate(self.models)]
+        ResponseCache(self.cache_file).close()                       # an unusable cache fails before the run folder exists
+
+    def records(self) -> list:
+        return [dict(id=m.id, track=self.name, backend=m.backend, revision=m.revision, scoring_mode=m.scoring_mode,
+                     generation=to_plain(b.generation), options=redact_secrets(to_plain(b.options)), identity=b.identity())
+                for m, b in zip(self.models, self.backends)]
+
+    def manifest(self) -> dict: return dict(dry_run=any(m.backend == "dry_run" for m in self.models), cache=str(self.cache_file))
+
+    def prepare(self, run):
+        run.add_artifact("prompt_templates", write_json(run.path/"prompt_templates.json", _prompt_templates(self.ctx.ds, self.ctx.config)))
+
+    def jobs(self, run_path, quiet: bool = True) -> list:
+        from carebench.core.executors import Job
+        return [Job(f"reasoning:{m.id}", score_job, (self.ctx.config, m, self.index.get(m.id, i), run_path, self.cache_file, quiet, self.slugs[m.id]))
+                for i, m in enumerate(self.models)]
+
+    def merge(self, run, stats: list) -> Merged:
+        read = lambda p: pd.read_csv(p, dtype=str, keep_default_na=False)
+        folders = [run.path/"jobs"/self.slugs[m.id] for m in self.models]
+        for role, name, key in (("errors", "errors.csv", "errors"), ("call_summary", "call_summary.csv", "calls")):
+            atomic_write(run.path/name, pd.concat([read(f/f"{key}.csv") for f in folders], ignore_index=True).to_csv(index=False))
+            run.add_artifact(role, run.path/name)
+        return Merged([read(f/"scores.csv") for f in folders], dict(calls=stats))
+
+    @classmethod
+    def summary(cls, manifest: dict) -> list:
+        return [(s["model"], [f"calls: {s['n_unique']} ({s['n_from_cache']} from the cache), failed: {s['n_failed']}"])
+                for s in manifest.get("calls", [])]

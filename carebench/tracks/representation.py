@@ -5,23 +5,28 @@
 # %% ../../nbs/3e_representation.ipynb #8ca7a55c
 from __future__ import annotations
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..core.config import RepresentationConfig
+from ..core.config import to_plain
+from ..core.errors import ConfigError
+from ..core.inputs import file_problem
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..stats.measures import binary_entropy, ece, icc2_1, lins_ccc, sign_eps
 from ..adapters.dataset import Dataset
-from .encoders import TextEncoder, context_vector, embed_contexts
+from .encoders import TextEncoder, context_vector, default_embedding_cache, embed_contexts
 from .heads import RidgeStats, fit_stack, fuse, pca_basis, predict, predict_stack, project
+from .settings import RepresentationConfig
 from .splits import nested_folds
+from .track import Merged, Track, register_track
 from .standardize import ItemStandardizer
 
 # %% auto #0
 __all__ = ['Track1Inputs', 'track1_inputs', 'head_configs', 'CVResult', 'nested_cv', 'model_name', 'long_scores',
-           'secondary_outputs', 'representation_job']
+           'secondary_outputs', 'representation_job', 'RepresentationTrack']
 
 # %% ../../nbs/3e_representation.ipynb #54c9012c
 @dataclass
@@ -206,7 +211,7 @@ def representation_job(config, run_path, embed_cache=None, quiet: bool = True) -
     from carebench.tracks.donors import assign_donors
     t0, s = time.time(), config.representation
     ds = load_dataset(config)
-    donors = assign_donors(ds, config.reasoning.donors_per_patient, config.seed)
+    donors = assign_donors(ds, config.donors_per_patient, config.seed)
     enc = TextEncoder(s.encoder, embed_cache or s.cache)
     inputs = track1_inputs(ds, donors, enc)
     res = nested_cv(inputs, s, config.seed, quiet)
@@ -222,3 +227,55 @@ def representation_job(config, run_path, embed_cache=None, quiet: bool = True) -
     enc.close()
     write_json(folder/"stats.json", to_jsonable(stats))
     return stats
+
+# %% ../../nbs/3e_representation.ipynb #402f2ad5
+@register_track
+class RepresentationTrack(Track):
+    "Track 1: a frozen encoder and a fusion head in nested patient-grouped cross-validation; one job for the track."
+    name, title, section, order = "representation", "Track 1: representation", RepresentationConfig, 20
+    pages = (("representation", "Track 1: representation", "representation"),)
+
+    @classmethod
+    def configured(cls, config) -> bool: return config.representation.enabled
+
+    def check(self):
+        c, s = self.ctx.config, self.settings
+        try: nested_folds(list(self.ctx.ds.patient_ids), s.outer_folds, s.inner_folds)
+        except ValueError: raise ConfigError("Track 1's nested cross-validation needs at least 3 patients (2 per inner fold after holding "
+                                             "one out); use fewer representation.outer_folds or a larger dataset",
+                                             c.source, "representation.outer_folds") from None
+        self.emb_file = Path(self.ctx.options.get("embed_cache") or s.cache or default_embedding_cache())
+
+    def key_of(self, model: str) -> str: return "representation.encoder"
+    def model_names(self) -> list: return [model_name(self.settings)]
+
+    def start(self):
+        if problem := file_problem(self.emb_file, allow_missing=True):
+            raise ConfigError(f"{self.emb_file}: cannot open the embedding cache ({problem})", self.ctx.config.source, "representation.cache")
+
+    def records(self) -> list:
+        s = self.settings
+        return [dict(id=model_name(s), track=self.name, backend="representation", revision=s.encoder.revision, scoring_mode="representation",
+                     generation=None, options=to_plain(s), identity=None)]
+
+    def manifest(self) -> dict: return dict(embedding_cache=str(self.emb_file))
+
+    def jobs(self, run_path, quiet: bool = True) -> list:
+        from carebench.core.executors import Job
+        return [Job("representation", representation_job, (self.ctx.config, run_path, self.emb_file, quiet))]
+
+    def merge(self, run, stats: list) -> Merged:
+        from carebench.core.runs import atomic_write
+        rep = run.path/"jobs"/"representation"
+        atomic_write(run.path/"representation_secondary.json", (rep/"secondary.json").read_text(encoding="utf-8"))
+        run.add_artifact("representation_secondary", run.path/"representation_secondary.json")
+        for name in ("choices", "inner_brier"):
+            atomic_write(run.path/f"representation_{name}.csv", (rep/f"{name}.csv").read_text(encoding="utf-8"))
+            run.add_artifact(f"representation_{name}", run.path/f"representation_{name}.csv")
+        return Merged([pd.read_csv(rep/"scores.csv", dtype=str, keep_default_na=False)], dict(representation=stats[0]))
+
+    @classmethod
+    def summary(cls, manifest: dict) -> list:
+        r = manifest.get("representation")
+        return [(r["model"], [f"nested CV: {r['outer_folds']} outer folds; encoder passes {r['forward_passes']}, "
+                              f"truncated texts {r['truncated_texts']}"])] if r else []
