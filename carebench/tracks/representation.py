@@ -20,6 +20,7 @@ from ..adapters.dataset import Dataset
 from .encoders import TextEncoder, context_vector, default_embedding_cache, embed_contexts
 from .heads import RidgeStats, fit_stack, fuse, pca_basis, predict, predict_stack, project
 from .settings import RepresentationConfig
+from .crossfit import crossfit
 from .splits import nested_folds
 from .track import Merged, Track, register_track
 from .standardize import ItemStandardizer
@@ -69,73 +70,90 @@ class CVResult:
     inner_brier: pd.DataFrame = None
 
 # %% ../../nbs/3e_representation.ipynb #cad835f5
+class _Track1Learner:
+    """Track 1 as a `Learner` of the shared cross-fitting (`3i_crossfit`): two parts chosen on the inner folds, the context-free
+    ridge classifier (`stage1`: its λ) and the fusion head (`head`: fusion, rank and λ), all closed-form from per-patient
+    sufficient statistics."""
+    def __init__(self, data: Track1Inputs, s: RepresentationConfig, stats_cls):
+        self.data, self.s, self.stats_cls = data, s, stats_cls
+        self.configs, self.lambdas = head_configs(s), list(s.lambdas)
+        self.evaluation = list(dict.fromkeys(data.pair_patient))
+        self.ctx = {p: context_vector(*data.contexts[p]) for p in data.contexts}       # each patient's full context, once
+        self.always = sorted(set(data.train_patient) - set(self.evaluation))   # patients with training items only: never held out
+        self.seen = np.zeros(len(data.pair_patient), bool)
+
+    def prepare(self, fold):
+        d, s, T = self.data, self.s, set(fold.train)
+        tr, te = np.isin(d.pair_patient, list(T)), np.isin(d.pair_patient, list(fold.test))
+        ttr = np.isin(d.train_patient, list(T)) | ~np.isin(d.train_patient, self.evaluation)   # training-only patients always train
+        std = ItemStandardizer(s.fuzzy_threshold).fit([*d.pair_item[tr], *d.train_item[ttr]])
+        self.seen[te] = [std.transform(t)[1] for t in d.pair_item[te]]   # repeated or novel; the item keeps its own text
+        items = np.stack([d.item_vec[t] for t in dict.fromkeys([*d.pair_item[tr], *d.train_item[ttr]])])
+        ctxs = np.stack([self.ctx[p] for p in sorted(T)])
+        reps = max(1, len(items) // len(ctxs))                       # contexts weighted like items in the shared basis
+        self.basis = basis = pca_basis(np.vstack([items, np.repeat(ctxs, reps, axis=0)]), s.pca_dim)
+        self.pe = pe = lambda texts: project(np.stack([d.item_vec[t] for t in texts]), basis)
+        self.pc = lambda pids: project(np.stack([self.ctx[p] for p in pids]), basis)
+        # stage 1: items of training patients with context-free labels; the head: training pairs with their own chart
+        self.X1, self.Y1 = pe([*d.pair_item[tr], *d.train_item[ttr]]), np.vstack([d.y_free[tr], d.train_y[ttr]])
+        self.g1 = np.concatenate([d.pair_patient[tr], d.train_patient[ttr]])
+        self.st1 = self.stats_cls(self.X1, self.Y1, self.g1)
+        E2, C2, self.Y2, self.g2 = pe(d.pair_item[tr]), self.pc(d.pair_patient[tr]), d.y_correct[tr], d.pair_patient[tr]
+        self.feats = {cfg: fuse(cfg[0], E2, C2, cfg[1]) for cfg in self.configs}
+        self.st2 = {cfg: self.stats_cls(X, self.Y2, self.g2) for cfg, X in self.feats.items()}
+        self.rows = np.flatnonzero(te)
+        self.eh = pe(d.pair_item[te])                                # the held-out items, embedded once per fold
+        self.at = {r: k for k, r in enumerate(self.rows)}
+
+    def inner_losses(self, f) -> dict:
+        v1, v2 = np.isin(self.g1, f.test), np.isin(self.g2, f.test)
+        ok1, ok2 = np.isin(self.Y1[v1], (0, 1)), np.isin(self.Y2[v2], (0, 1))        # Brier on cells where the observers agree
+        e1 = (((predict_stack(self.X1[v1], *fit_stack(self.st1, [*f.train, *self.always], self.lambdas)) - self.Y1[v1]) ** 2) * ok1).sum((1, 2))
+        e2 = np.concatenate([(((predict_stack(self.feats[cfg][v2], *fit_stack(self.st2[cfg], f.train, self.lambdas)) - self.Y2[v2]) ** 2)
+                              * ok2).sum((1, 2)) for cfg in self.configs])
+        return {"stage1": (e1, int(ok1.sum())), "head": (e2, int(ok2.sum()))}
+
+    def decode(self, choice: dict) -> tuple:
+        "The chosen stage-1 λ, head (fusion, rank) and head λ."
+        L = len(self.lambdas)
+        return self.lambdas[choice["stage1"]], self.configs[choice["head"] // L], self.lambdas[choice["head"] % L]
+
+    def fit(self, train, choice):
+        lam1, cfg, lam2 = self.decode(choice)
+        m1, = self.st1.fit([*train, *self.always], [lam1]); m2, = self.st2[cfg].fit(train, [lam2])
+        return m1, m2, cfg
+
+    def head(self, model, rows, context_vectors):
+        m1, m2, cfg = model
+        return predict(fuse(cfg[0], self.eh[[self.at[r] for r in rows]], context_vectors, cfg[1]), m2)
+
+    def predict(self, model, rows, context):
+        if context is None: return predict(self.eh[[self.at[r] for r in rows]], model[0])
+        return self.head(model, rows, self.pc(context))
+
+# %% ../../nbs/3e_representation.ipynb #cf5af9aa
 def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet: bool = True, stats_cls=RidgeStats) -> CVResult:
     "Nested patient-grouped cross-validation of stage 1 and the fusion head; `stats_cls` builds the ridge solver (benchmarks swap it)."
     N, C = data.y_free.shape
-    K = len(data.donors[0]) if data.donors else 0
-    out = CVResult(np.full((N, C), np.nan), np.full((N, C), np.nan), np.full((N, K, C), np.nan), {}, np.zeros(N, bool))
-    configs, lambdas = head_configs(s), list(s.lambdas)
-    evaluation = list(dict.fromkeys(data.pair_patient))
-    ctx = {p: context_vector(*data.contexts[p]) for p in data.contexts}       # each patient's full context, once
-    always = sorted(set(data.train_patient) - set(evaluation))   # patients with training items only: never held out
-    inner_rows = []
-    for o, (fold, inners) in enumerate(tqdm(nested_folds(evaluation, s.outer_folds, s.inner_folds, seed),
-                                           desc="representation folds", unit="fold", disable=quiet)):
-        T = set(fold.train)
-        tr = np.isin(data.pair_patient, list(T)); te = np.isin(data.pair_patient, list(fold.test))
-        ttr = np.isin(data.train_patient, list(T)) | ~np.isin(data.train_patient, evaluation)   # training-only patients always train
-        std = ItemStandardizer(s.fuzzy_threshold).fit([*data.pair_item[tr], *data.train_item[ttr]])
-        out.seen[te] = [std.transform(t)[1] for t in data.pair_item[te]]   # repeated or novel; the item keeps its own text
-        items = np.stack([data.item_vec[t] for t in dict.fromkeys([*data.pair_item[tr], *data.train_item[ttr]])])
-        ctxs = np.stack([ctx[p] for p in sorted(T)])
-        reps = max(1, len(items) // len(ctxs))                       # contexts weighted like items in the shared basis
-        basis = pca_basis(np.vstack([items, np.repeat(ctxs, reps, axis=0)]), s.pca_dim)
-        pe = lambda texts: project(np.stack([data.item_vec[t] for t in texts]), basis)
-        pc = lambda pids: project(np.stack([ctx[p] for p in pids]), basis)
-        # stage 1: items of training patients with context-free labels
-        X1 = pe([*data.pair_item[tr], *data.train_item[ttr]])
-        Y1 = np.vstack([data.y_free[tr], data.train_y[ttr]])
-        g1 = np.concatenate([data.pair_patient[tr], data.train_patient[ttr]])
-        st1 = stats_cls(X1, Y1, g1)
-        E2, C2, Y2, g2 = pe(data.pair_item[tr]), pc(data.pair_patient[tr]), data.y_correct[tr], data.pair_patient[tr]
-        feats = {cfg: fuse(cfg[0], E2, C2, cfg[1]) for cfg in configs}
-        st2 = {cfg: stats_cls(X, Y2, g2) for cfg, X in feats.items()}
-        err1, err2 = np.zeros(len(lambdas)), {cfg: np.zeros(len(lambdas)) for cfg in configs}
-        n1 = n2 = 0
-        for f in inners:
-            v1, v2 = np.isin(g1, f.test), np.isin(g2, f.test)
-            ok1, ok2 = np.isin(Y1[v1], (0, 1)), np.isin(Y2[v2], (0, 1))        # Brier on cells where the observers agree
-            err1 += (((predict_stack(X1[v1], *fit_stack(st1, [*f.train, *always], lambdas)) - Y1[v1]) ** 2) * ok1).sum((1, 2))
-            n1 += ok1.sum()
-            for cfg in configs:
-                err2[cfg] += (((predict_stack(feats[cfg][v2], *fit_stack(st2[cfg], f.train, lambdas)) - Y2[v2]) ** 2) * ok2).sum((1, 2))
-            n2 += ok2.sum()
-        for cfg in configs:
-            inner_rows += [dict(outer=o, fusion=cfg[0], rank=cfg[1], lam=lam, brier=err2[cfg][j] / max(n2, 1)) for j, lam in enumerate(lambdas)]
-        lam1 = lambdas[int(np.argmin(err1))]
-        best = min(((err2[cfg][j], k, j) for k, cfg in enumerate(configs) for j in range(len(lambdas))))
-        cfg, lam2 = configs[best[1]], lambdas[best[2]]
-        out.choices.append(dict(outer=o, test=list(fold.test), stage1_lambda=lam1, fusion=cfg[0], rank=cfg[1], stage2_lambda=lam2))
-        m1, = st1.fit([*fold.train, *always], [lam1]); m2, = st2[cfg].fit(fold.train, [lam2])
-        eh = pe(data.pair_item[te])
-        out.s_free[te] = predict(eh, m1)
-        head = lambda cv: predict(fuse(cfg[0], eh, cv, cfg[1]), m2)
-        out.s_correct[te] = head(pc(data.pair_patient[te]))
-        rows = np.flatnonzero(te)
-        slots = np.array([[data.donors[i][k] for k in range(K)] for i in rows], dtype=object).reshape(len(rows), K)
-        for d in dict.fromkeys(slots.ravel()):               # the head reading donor d's chart never learned d's labels
-            md, = st2[cfg].fit([t for t in fold.train if t != d], [lam2]) if d in T else (m2,)
-            for k in range(K):
-                r = slots[:, k] == d
-                if r.any(): out.s_shuffled[rows[r], k] = predict(fuse(cfg[0], eh[r], pc([d] * int(r.sum())), cfg[1]), md)
+    learner, ablation = _Track1Learner(data, s, stats_cls), {}
+    def ablate(model, rows, fold):                          # each field of each held-out patient's chart blanked in turn
         for fname in sorted({f for p in fold.test for f in data.contexts[p][0]}):
             without = {p: context_vector(*data.contexts[p], drop=fname) for p in fold.test}   # per patient, not per pair
-            abl = project(np.stack([without[data.pair_patient[i]] for i in rows]), basis)
+            abl = project(np.stack([without[data.pair_patient[i]] for i in rows]), learner.basis)
             has = np.array([fname in data.contexts[data.pair_patient[i]][0] for i in rows])
-            res = out.ablation.setdefault(fname, np.full((N, C), np.nan))
-            res[rows[has]] = head(abl)[has]
-    out.inner_brier = pd.DataFrame(inner_rows)
-    return out
+            res = ablation.setdefault(fname, np.full((N, C), np.nan))
+            res[rows[has]] = learner.head(model, rows, abl)[has]
+    cf = crossfit(learner, data.pair_patient, data.donors, C, s.outer_folds, s.inner_folds, seed, "patient", quiet,
+                  "representation folds", ablate)
+    choices = []
+    for c in cf.choices:
+        lam1, cfg, lam2 = learner.decode({"stage1": c["stage1_choice"], "head": c["head_choice"]})
+        choices.append(dict(outer=c["outer"], test=c["test"], stage1_lambda=lam1, fusion=cfg[0], rank=cfg[1], stage2_lambda=lam2))
+    il, L = cf.inner_losses[cf.inner_losses["part"] == "head"], len(learner.lambdas)
+    inner = pd.DataFrame([dict(outer=r.outer, fusion=learner.configs[r.candidate // L][0], rank=learner.configs[r.candidate // L][1],
+                               lam=learner.lambdas[r.candidate % L], brier=r.loss) for r in il.itertuples()],
+                         columns=["outer", "fusion", "rank", "lam", "brier"])
+    return CVResult(cf.s_free, cf.s_correct, cf.s_shuffled, ablation, learner.seen, choices, inner)
 
 # %% ../../nbs/3e_representation.ipynb #128c21c6
 def model_name(s: RepresentationConfig) -> str:
