@@ -5,6 +5,7 @@
 # %% ../../nbs/27_analyze.ipynb #7a4eea70
 from __future__ import annotations
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,7 +20,7 @@ from ..core.runs import RunFolder, atomic_write, create_run, write_json
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, PROTOCOL_VERSION, SHUFFLED_CONTEXT
 from ..core.errors import ConfigError
 from ..stats.simulate import design_validity
-from ..stats.endpoints import (ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS, PRIMARY, EndpointInput, check_analysis,
+from ..stats.endpoints import (CONTRASTS, ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS, PRIMARY, EndpointInput, check_analysis, model_contrast,
                                       family_decisions, results_to_dict, run_endpoints, to_jsonable)
 from ..adapters.dataset import Dataset, adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
@@ -27,7 +28,7 @@ from .scores import ScoreValidationError, read_scores, score_matrices, validate_
 
 # %% auto #0
 __all__ = ['MISSING_CHECKS', 'model_slug', 'model_slugs', 'endpoint_input', 'endpoint_table', 'paired_cell_deltas',
-           'summary_markdown', 'Analysis', 'write_analysis', 'analyze']
+           'summary_markdown', 'Analysis', 'model_contrasts', 'write_analysis', 'analyze']
 
 # %% ../../nbs/27_analyze.ipynb #79d67386
 def model_slug(model: str, taken=()) -> str:
@@ -46,12 +47,14 @@ def model_slugs(models, reserved=()) -> dict:
     return out
 
 # %% ../../nbs/27_analyze.ipynb #42184006
-def endpoint_input(ds: Dataset, mats: dict, pairs=None) -> EndpointInput:
-    "The statistics engine's input from a dataset and one model's aligned score matrices (optionally only the `pairs` mask)."
+def endpoint_input(ds: Dataset, mats: dict, pairs=None, canonical: bool = True) -> EndpointInput:
+    """The statistics engine's input from a dataset and one model's aligned score matrices (optionally only the `pairs` mask);
+    `canonical=False` keeps the pairs' order (patients renumbered 0..P−1), so that two models' inputs line up row by row."""
     m = np.ones(ds.n_pairs, bool) if pairs is None else np.asarray(pairs, bool)
     shuffled = mats["donor_scores"][:, m] if "donor_scores" in mats else mats[SHUFFLED_CONTEXT][m]   # per donor when known
-    return EndpointInput(ds.categories, ds.cluster[m], ds.delta_ref[m], mats[CONTEXT_FREE][m], mats[CORRECT_CONTEXT][m],
-                         shuffled, ds.y_correct[m])
+    cluster = ds.cluster[m] if canonical else np.unique(ds.cluster[m], return_inverse=True)[1]
+    return EndpointInput(ds.categories, cluster, ds.delta_ref[m], mats[CONTEXT_FREE][m], mats[CORRECT_CONTEXT][m],
+                         shuffled, ds.y_correct[m], canonical=canonical)
 
 # %% ../../nbs/27_analyze.ipynb #32f8852e
 def endpoint_table(model: str, name: str, result: dict) -> pd.DataFrame:
@@ -163,6 +166,23 @@ def _write_model(run: RunFolder, slug: str, model: str, ds: Dataset, mats: dict,
     atomic_write(folder/"summary.md", summary_markdown(model, results, ds, config, _run_info(run)))
     run.add_artifact(f"summary.{slug}", folder/"summary.md")
 
+# %% ../../nbs/27_analyze.ipynb #c1a6fdfa
+def model_contrasts(ds: Dataset, kept: dict, config: Config) -> pd.DataFrame:
+    """Every pair of models (A before B in the score file): A − B for each endpoint both report that has a per-cell contrast
+    (`CONTRASTS`), on the pairs both scored; interval, one-sided p-value for A > B and its floor."""
+    rows = []
+    for a, b in itertools.combinations(kept, 2):
+        (ma, ca, ea), (mb, cb, eb) = kept[a], kept[b]
+        both = ca & cb
+        if not both.any(): continue
+        ia, ib = endpoint_input(ds, ma, both, canonical=False), endpoint_input(ds, mb, both, canonical=False)
+        for name in [n for n in CONTRASTS if n in ea and n in eb]:
+            e = model_contrast(ia, ib, config.analysis, config.seed, f"{a}|{b}", name)
+            rows.append(dict(model_a=a, model_b=b, endpoint=name, estimate=e.estimate, ci_low=e.ci[0], ci_high=e.ci[1], ci_level=e.ci_level,
+                             p_a_greater=e.p_value, min_attainable_p=e.min_attainable_p, n_pairs=int(both.sum()), n_patients=e.n_patients))
+    return pd.DataFrame(rows, columns=["model_a", "model_b", "endpoint", "estimate", "ci_low", "ci_high", "ci_level", "p_a_greater",
+                                       "min_attainable_p", "n_pairs", "n_patients"])
+
 # %% ../../nbs/27_analyze.ipynb #66d35aea
 MISSING_CHECKS = ("missing_cells", "missing_condition")
 
@@ -185,7 +205,7 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
             f"every problem is listed in {run.path/'score_validation.csv'}", fatal, file=str(scores_file) if scores_file else None)
     if "scores" not in run.artifacts:
         atomic_write(run.path/"scores.csv", df.drop(columns="row").to_csv(index=False)); run.add_artifact("scores", run.path/"scores.csv")
-    models, results, checked = list(dict.fromkeys(df["model"])), {}, {}
+    models, results, checked, kept = list(dict.fromkeys(df["model"])), {}, {}, {}
     slugs = model_slugs(models)
     for model in tqdm(models, desc="endpoints", unit="model", disable=quiet):
         mats = score_matrices(df, ds, model)
@@ -203,9 +223,13 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
                 checked[D] = design_validity(ds.n_patients, int(np.median(np.bincount(ds.cluster))), len(ds.categories),
                                              ds.observers_per_pair, D, config.analysis, config.seed)
             res["validity"] = checked[D]
+        if complete.any(): kept[model] = (mats, complete, set(res) - set(NON_ENDPOINT_KEYS))
         slug = slugs[model]
         _write_model(run, slug, model, ds, mats, res, config)
         results[model] = res
+    if len(kept) > 1:                                    # paired contrasts between models: the same patients, one cluster contrast
+        atomic_write(run.path/"model_contrasts.csv", model_contrasts(ds, kept, config).to_csv(index=False))
+        run.add_artifact("model_contrasts", run.path/"model_contrasts.csv")
     doc = {"protocol_version": PROTOCOL_VERSION, "epsilon": config.analysis.epsilon, "models": results}
     run.add_artifact("endpoints", write_json(run.path/"endpoints.json", to_jsonable(doc)))
     md = "# CAREBench analysis\n\n" + "\n".join(summary_markdown(m, r, ds, config, _run_info(run)) for m, r in results.items())

@@ -26,7 +26,8 @@ from ..stats.measures import cohens_kappa
 __all__ = ['TEXT_COLUMNS', 'AUTHOR', 'read_table', 'RunView', 'load_run', 'example_run', 'banner', 'dataset_table',
            'delta_ref_table', 'observer_agreement', 'endpoint_table', 'per_category_table', 'condition_table',
            'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement',
-           'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'comparison_table',
+           'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'learning_curve_table',
+           'plot_learning_curve', 'fits_table', 'contrast_table', 'plot_contrasts', 'comparison_table',
            'plot_comparison', 'provenance_table', 'tripod_checklist']
 
 # %% ../../nbs/40_report.ipynb #2b76feca
@@ -342,6 +343,58 @@ def plot_ablation(view: RunView):
     fig, ax = plt.subplots(figsize=(6, 0.35 * len(d) + 1.2))
     ax.barh(d["field"], d["mean_abs_change"], color="#e34a33")
     ax.set_xlabel("mean |score change| when the field is blanked"); ax.set_title("Per-field context ablation", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+# %% ../../nbs/40_report.ipynb #d256bac6
+def learning_curve_table(view: RunView) -> pd.DataFrame:
+    "Track 2's learning curve: held-out quality at each share of the outer folds' training patients (empty without Track 2)."
+    return view._csv("adaptation_learning_curve").set_index("share") if view.has("adaptation_learning_curve") else pd.DataFrame()
+
+def plot_learning_curve(view: RunView):
+    "Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training patients."
+    plt, d = _plt(), learning_curve_table(view)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    if d.empty:
+        for ax in axes: ax.text(0.5, 0.5, "no Track 2 in this run", ha="center", va="center"); ax.set_axis_off()
+        return fig
+    n = d["n_train_patients"]
+    axes[0].plot(n, d["brier_free"], "o-", color="#999", label="context-free"); axes[0].plot(n, d["brier_correct"], "o-", color="#2b8cbe", label="with the chart")
+    axes[0].set_xlabel("training patients (mean over outer folds)"); axes[0].set_ylabel("held-out Brier (lower is better)"); axes[0].legend(fontsize=8)
+    axes[1].plot(n, d["mean_alignment"], "o-", color="#e34a33"); axes[1].axhline(0, color="#333", ls="--", lw=1)
+    axes[1].set_xlabel("training patients (mean over outer folds)"); axes[1].set_ylabel("mean sign(Δ_ref)·Δ_model")
+    fig.suptitle("Track 2 learning curve: does more training make the chart matter the way it does for the observers?", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+def fits_table(view: RunView) -> pd.DataFrame:
+    "Every model Track 2 fitted: training and validation patients, epochs, validation losses, adapter and its sha256."
+    if not view.has("adaptation_fits"): return pd.DataFrame()
+    d = pd.DataFrame(view._json("adaptation_fits")["fits"])
+    return d.drop(columns=[c for c in ("valid_losses",) if c in d]).set_index("key")
+
+# %% ../../nbs/40_report.ipynb #691698e5
+def contrast_table(view: RunView) -> pd.DataFrame:
+    "Every pair of models: A − B per endpoint with its interval and one-sided p-value (A > B); empty with one model."
+    if not view.has("model_contrasts"): return pd.DataFrame()
+    d = view._csv("model_contrasts")
+    d["endpoint"] = d["endpoint"].map(_label)
+    return d.rename(columns={"model_a": "model A", "model_b": "model B", "estimate": "A − B", "ci_low": "CI low", "ci_high": "CI high",
+                             "p_a_greater": "p (A > B)", "min_attainable_p": "smallest attainable p"}).set_index(["endpoint", "model A", "model B"])
+
+def plot_contrasts(view: RunView):
+    "A − B with its interval for every pair of models, one panel per endpoint; the dashed line is no difference."
+    plt, d = _plt(), contrast_table(view)
+    if d.empty: return None
+    names = list(dict.fromkeys(d.index.get_level_values(0)))
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 0.45 * len(d) / len(names) + 1.4), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        s = d.loc[name]
+        labels = [f"{a} − {b}" for a, b in s.index]
+        for y, (_, r) in enumerate(s.iterrows()):
+            ax.plot([r["CI low"], r["CI high"]], [y, y], color="#333"); ax.plot([r["A − B"]], [y], "o", color="#2b8cbe")
+        ax.axvline(0, color="#e34a33", ls="--", lw=1); ax.set_yticks(range(len(labels))); ax.set_yticklabels(labels, fontsize=8)
+        ax.set_title(name, fontsize=9); ax.tick_params(labelsize=8)
     fig.tight_layout()
     return fig
 

@@ -23,11 +23,11 @@ from .multiplicity import bh_adjust, holm_adjust
 from .signflip import signflip_patterns, signflip_test
 
 # %% auto #0
-__all__ = ['ENDPOINTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'EndpointInput', 'to_jsonable', 'Estimate', 'EndpointResult',
-           'Resampling', 'confirmatory_flags', 'signflip_power', 'Endpoint', 'register_endpoint', 'context_specificity',
-           'chance_agreement', 'directional_alignment', 'context_sensitivity', 'class_correspondence',
-           'brier_improvement', 'mantel_haenszel', 'run_endpoints', 'family_decisions', 'resampling_memory',
-           'check_analysis', 'results_to_dict', 'demo_input']
+__all__ = ['ENDPOINTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'CONTRASTS', 'EndpointInput', 'to_jsonable', 'Estimate',
+           'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Endpoint', 'register_endpoint',
+           'context_specificity', 'chance_agreement', 'directional_alignment', 'context_sensitivity',
+           'class_correspondence', 'brier_improvement', 'mantel_haenszel', 'run_endpoints', 'family_decisions',
+           'resampling_memory', 'check_analysis', 'model_contrast', 'results_to_dict', 'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -472,6 +472,26 @@ def check_analysis(settings: AnalysisConfig, items_per_patient, n_categories: in
         raise ConfigError(f"the resampling would need about {sum(need.values()) / 2 ** 30:,.1f} GB for {len(list(items_per_patient))} patients, "
                           f"above analysis.max_memory_gb = {settings.max_memory_gb:g}: lower analysis.{key} "
                           f"(now {getattr(settings, key):,}) or raise analysis.max_memory_gb", key=f"analysis.{key}")
+
+# %% ../../nbs/15_endpoints.ipynb #02552378
+CONTRASTS = {   # per-cell contrasts (values, mask) of the endpoints that have one
+    "context_specificity": lambda inp, eps: (np.sign(inp.delta_ref) * inp.delta_model - inp.donor_mean(lambda d: np.sign(inp.delta_ref) * d), inp.nonzero),
+    "directional_alignment": lambda inp, eps: ((np.sign(inp.delta_ref) * inp.delta_model >= eps).astype(float)
+                                               - inp.donor_mean(lambda d: (np.sign(inp.delta_ref) * d >= eps).astype(float)), inp.nonzero),
+}
+
+def model_contrast(a: EndpointInput, b: EndpointInput, settings: AnalysisConfig, seed: int, stream: str,
+                   endpoint: str = "context_specificity") -> Estimate:
+    """Endpoint of model A minus model B on the same pairs (both inputs with `canonical=False`, rows in the same order): paired
+    patient-cluster interval and one-sided p-value (A > B)."""
+    if a.canonical or b.canonical: raise ValueError("a model contrast needs inputs built with canonical=False (rows in the pairs' order)")
+    if a.delta_ref.shape != b.delta_ref.shape or not np.array_equal(a.cluster, b.cluster) or not np.array_equal(a.delta_ref, b.delta_ref):
+        raise ValueError("a model contrast needs both models' inputs on the same pairs")
+    eps = effective_epsilon(settings.epsilon)
+    (xa, mask), (xb, _) = CONTRASTS[endpoint](a, eps), CONTRASTS[endpoint](b, eps)
+    with threadpool_limits(1):
+        rs = Resampling.build(settings, seed, stream, a.n_patients)
+        return _tested(a, rs, xa - xb, mask, lambda j: {})[-1]
 
 # %% ../../nbs/15_endpoints.ipynb #031a921d
 def results_to_dict(results: dict) -> dict:

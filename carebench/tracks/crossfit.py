@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from .splits import Fold, nested_folds
 
 # %% auto #0
-__all__ = ['Learner', 'CrossFit', 'choose', 'crossfit']
+__all__ = ['Learner', 'CrossFit', 'choose', 'crossfit', 'long_scores']
 
 # %% ../../nbs/3i_crossfit.ipynb #c1675627
 class Learner(Protocol):
@@ -54,7 +54,7 @@ def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categor
     evaluation = list(dict.fromkeys(pair_patient))
     nested = nested_folds(evaluation, outer, inner, seed)
     fold_of = {p: o for o, (f, _) in enumerate(nested) for p in f.test}
-    rows_loss = []
+    rows_loss, refits = [], {}                      # refits by their training patients: (f, g) and (g, f) share one
     for o, (fold, inners) in enumerate(tqdm(nested, desc=desc, unit="fold", disable=quiet)):
         learner.prepare(fold)
         losses = {}
@@ -66,13 +66,15 @@ def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categor
         te = np.flatnonzero(np.isin(pair_patient, list(fold.test)))
         out.s_free[te] = learner.predict(model, te, None)
         out.s_correct[te] = learner.predict(model, te, list(pair_patient[te]))
-        T, refits = set(fold.train), {}
+        T = set(fold.train)
         slots = np.array([[donors[i][k] for k in range(K)] for i in te], dtype=object).reshape(len(te), K)
         for d in dict.fromkeys(slots.ravel()):          # the model reading donor d's chart never learned d's labels
             if d in T:
-                drop = frozenset([d]) if exclude == "patient" else frozenset(nested[fold_of[d]][0].test)
-                if drop not in refits: refits[drop] = learner.fit([t for t in fold.train if t not in drop], choice)
-                md = refits[drop]
+                drop = {d} if exclude == "patient" else set(nested[fold_of[d]][0].test)
+                train = [t for t in fold.train if t not in drop]
+                key = (frozenset(train), tuple(sorted(choice.items())))
+                if key not in refits: refits[key] = learner.fit(train, choice)
+                md = refits[key]
             else: md = model
             for k in range(K):
                 r = slots[:, k] == d
@@ -80,3 +82,22 @@ def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categor
         if after_fold: after_fold(model, te, fold)
     out.inner_losses = pd.DataFrame(rows_loss, columns=["outer", "part", "candidate", "loss"])
     return out
+
+# %% ../../nbs/3i_crossfit.ipynb #f1fdef79
+def long_scores(ds, s_free: np.ndarray, s_correct: np.ndarray, s_shuffled: np.ndarray, model: str, donors: list, scoring_mode: str) -> pd.DataFrame:
+    "Held-out scores of every pair under the three conditions in the long format (shuffled rows per donor slot)."
+    from carebench.core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
+    C = len(ds.categories)
+    frames = []
+    for cond, mat, ctx in ((CONTEXT_FREE, s_free, [""] * ds.n_pairs), (CORRECT_CONTEXT, s_correct, list(ds.pair_patient))):
+        frames.append(pd.DataFrame({"condition": cond, "patient_id": np.repeat(ds.pair_patient, C), "item": np.repeat(ds.pair_item, C),
+                                    "category": np.tile(ds.categories, ds.n_pairs), "score": mat.ravel(), "context_patient_id": np.repeat(ctx, C)}))
+    for k in range(s_shuffled.shape[1]):
+        frames.append(pd.DataFrame({"condition": SHUFFLED_CONTEXT, "patient_id": np.repeat(ds.pair_patient, C), "item": np.repeat(ds.pair_item, C),
+                                    "category": np.tile(ds.categories, ds.n_pairs), "score": s_shuffled[:, k].ravel(),
+                                    "context_patient_id": np.repeat([d[k] for d in donors], C)}))
+    df = pd.concat(frames, ignore_index=True)
+    df.insert(0, "model", model)
+    df["scoring_mode"] = scoring_mode
+    df["score"] = df["score"].round(6)
+    return df

@@ -20,7 +20,7 @@ from ..adapters.dataset import Dataset
 from .encoders import TextEncoder, context_vector, default_embedding_cache, embed_contexts
 from .heads import RidgeStats, fit_stack, fuse, pca_basis, predict, predict_stack, project
 from .settings import RepresentationConfig
-from .crossfit import crossfit
+from .crossfit import crossfit, long_scores as held_out_scores
 from .splits import nested_folds
 from .track import Merged, Track, register_track
 from .standardize import ItemStandardizer
@@ -164,20 +164,7 @@ def model_name(s: RepresentationConfig) -> str:
 
 def long_scores(ds: Dataset, res: CVResult, model: str, donors: list) -> pd.DataFrame:
     "Track 1's held-out predictions in the common long format (shuffled rows carry their donor)."
-    C = len(ds.categories)
-    frames = []
-    for cond, mat, ctx in ((CONTEXT_FREE, res.s_free, [""] * ds.n_pairs), (CORRECT_CONTEXT, res.s_correct, list(ds.pair_patient))):
-        frames.append(pd.DataFrame({"condition": cond, "patient_id": np.repeat(ds.pair_patient, C), "item": np.repeat(ds.pair_item, C),
-                                    "category": np.tile(ds.categories, ds.n_pairs), "score": mat.ravel(), "context_patient_id": np.repeat(ctx, C)}))
-    for k in range(res.s_shuffled.shape[1]):
-        frames.append(pd.DataFrame({"condition": SHUFFLED_CONTEXT, "patient_id": np.repeat(ds.pair_patient, C), "item": np.repeat(ds.pair_item, C),
-                                    "category": np.tile(ds.categories, ds.n_pairs), "score": res.s_shuffled[:, k].ravel(),
-                                    "context_patient_id": np.repeat([d[k] for d in donors], C)}))
-    df = pd.concat(frames, ignore_index=True)
-    df.insert(0, "model", model)
-    df["scoring_mode"] = "representation"
-    df["score"] = df["score"].round(6)
-    return df
+    return held_out_scores(ds, res.s_free, res.s_correct, res.s_shuffled, model, donors, "representation")
 
 # %% ../../nbs/3e_representation.ipynb #07175ed8
 def secondary_outputs(ds: Dataset, res: CVResult, eps: float) -> dict:

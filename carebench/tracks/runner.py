@@ -21,7 +21,7 @@ from ..evaluation.analyze import Analysis, write_analysis
 from ..stats.endpoints import check_analysis
 from .donors import assign_donors
 from .track import TRACKS, RunContext, configured_tracks, track_names
-import carebench.tracks.reasoning, carebench.tracks.representation      # the built-in tracks register themselves
+import carebench.tracks.reasoning, carebench.tracks.representation, carebench.tracks.adaptation   # the built-in tracks register themselves
 
 # %% auto #0
 __all__ = ['Preflight', 'preflight', 'run_tracks']

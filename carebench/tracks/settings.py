@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Literal
 
 # %% auto #0
-__all__ = ['GenerationConfig', 'PromptConfig', 'ModelConfig', 'ReasoningConfig', 'EncoderConfig', 'RepresentationConfig']
+__all__ = ['GenerationConfig', 'PromptConfig', 'ModelConfig', 'ReasoningConfig', 'EncoderConfig', 'RepresentationConfig',
+           'LoraSettings', 'AdaptationConfig']
 
 # %% ../../nbs/3g_settings.ipynb #9748862c
 @dataclass(frozen=True)
@@ -107,3 +108,40 @@ class RepresentationConfig:
         bad = [f for f in self.fusions if f not in ("2d", "3d", "4_vector", "lowrank_bilinear")]
         if bad or not self.fusions: raise ValueError(f"unknown fusion {bad[0] if bad else None!r} (2d, 3d, 4_vector, lowrank_bilinear)")
 
+
+# %% ../../nbs/3g_settings.ipynb #3d27f1a9
+@dataclass(frozen=True)
+class LoraSettings:
+    "LoRA: rank, scaling, dropout, and the modules it adapts (None: the family's attention projections)."
+    r: int = 8
+    alpha: int = 16
+    dropout: float = 0.05
+    target_modules: tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        if self.r < 1 or self.alpha < 1 or not 0 <= self.dropout < 1: raise ValueError("need r >= 1, alpha >= 1 and 0 <= dropout < 1")
+
+@dataclass(frozen=True)
+class AdaptationConfig:
+    "The `adaptation` section (Track 2): LoRA fine-tuning of a pretrained model inside patient-grouped outer folds."
+    enabled: bool = False
+    family: Literal["cross_encoder", "causal_lm"] = "cross_encoder"
+    model: EncoderConfig = field(default_factory=lambda: EncoderConfig(max_length=192, batch_size=16))
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    epochs: int = 3                  # at most; early stopping on the validation patients keeps the best epoch
+    patience: int = 1                # epochs without improvement before stopping
+    learning_rate: float = 1e-3
+    weight_decay: float = 0.0
+    validation_share: float = 0.25   # training patients held out for early stopping (at least one)
+    outer_folds: int | None = 3      # None: leave one patient out (one fine-tuning per patient: for GPUs)
+    learning_curve: tuple[float, ...] = (0.25, 0.5)   # shares of each outer fold's training patients (the full share is the main model)
+    save_adapters: bool = True       # PEFT adapters and heads of every fitted model, hashed in the manifest
+    threads: int | None = None       # CPU threads for torch (None: torch's default)
+
+    def __post_init__(self):
+        if self.epochs < 1 or self.patience < 1: raise ValueError("epochs and patience must be at least 1")
+        if not self.learning_rate > 0 or self.weight_decay < 0: raise ValueError("need learning_rate > 0 and weight_decay >= 0")
+        if not 0 < self.validation_share < 1: raise ValueError("validation_share must be in (0, 1)")
+        if self.outer_folds is not None and self.outer_folds < 2: raise ValueError("outer_folds must be at least 2 (or null)")
+        if any(not 0 < s < 1 for s in self.learning_curve): raise ValueError("learning_curve shares must be in (0, 1)")
+        if self.threads is not None and self.threads < 1: raise ValueError("threads must be at least 1")

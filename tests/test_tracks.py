@@ -1,0 +1,66 @@
+"""Three tracks in one run, as a user runs them: one model family frozen (Track 1), fine-tuned (Track 2, LoRA) and a prompted
+mock (Track 3) on a small synthetic dataset; every track's outputs merged, paired contrasts between the models, and a report
+with each track's page."""
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from carebench.adapters.synth import SynthParams, write_synthetic
+from conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def three_tracks(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("three")
+    config = write_synthetic(folder / "data", SynthParams(seed=5, patients=6, items=4, train_items=2, shift_rate=0.8))["config"]
+    doc = yaml.safe_load(config.read_text())
+    doc["representation"] = {"enabled": True, "lambdas": [1.0, 10.0], "ranks": [4]}
+    doc["adaptation"] = {"enabled": True, "epochs": 1, "outer_folds": 3, "learning_curve": [0.5], "threads": 2,
+                         "model": {"max_length": 96, "batch_size": 16}}
+    doc["analysis"] = {**doc.get("analysis", {}), "n_bootstrap": 200, "n_permutations": 500}
+    config.write_text(yaml.safe_dump(doc))
+    env = {"CAREBENCH_EMBEDDINGS": str(folder / "emb.sqlite"), "CAREBENCH_CACHE": str(folder / "cache.sqlite")}
+    r = run_cli("run", config, "--out", folder / "run", "--quiet", "--no-validity", env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return folder / "run", r
+
+
+def test_every_track_is_merged_and_analysed(three_tracks):
+    run, r = three_tracks
+    manifest = json.loads((run / "run_manifest.json").read_text())
+    assert manifest["tracks"] == ["reasoning", "representation", "adaptation"]
+    assert {m["track"] for m in manifest["models"]} == {"reasoning", "representation", "adaptation"}
+    doc = json.loads((run / "endpoints.json").read_text())
+    t2 = "all-MiniLM-L6-v2+lora_cross_encoder"
+    assert set(doc["models"]) == {"dry_run_example", "all-MiniLM-L6-v2+ridge_fusion", t2}
+    assert {"brier_improvement", "mantel_haenszel", "context_specificity"} <= set(doc["models"][t2])   # Track 1's set
+    scores = pd.read_csv(run / "scores.csv")
+    assert set(scores.loc[scores["model"] == t2, "condition"]) == {"context_free", "correct_context", "shuffled_context"}
+    fits = json.loads((run / "adaptation_fits.json").read_text())["fits"]
+    assert all(len(f["adapter_sha256"]) == 64 and (run / "jobs/adaptation/adapters" / f["adapter"] / "adapter_model.safetensors").exists()
+               for f in fits)
+    curve = pd.read_csv(run / "adaptation_learning_curve.csv")
+    assert list(curve["share"]) == [0.5, 1.0]
+    assert "LoRA fine-tuning: 3 outer folds" in r.stdout
+
+
+def test_models_are_contrasted_pairwise(three_tracks):
+    run, _ = three_tracks
+    c = pd.read_csv(run / "model_contrasts.csv")
+    models = json.loads((run / "endpoints.json").read_text())["models"]
+    assert len(c) == 2 * len(models) * (len(models) - 1) // 2          # every pair, specificity and alignment
+    assert set(c["endpoint"]) == {"context_specificity", "directional_alignment"}
+    assert (c["ci_low"] <= c["estimate"]).all() and (c["estimate"] <= c["ci_high"]).all()
+
+
+def test_report_has_each_tracks_page(three_tracks):
+    run, _ = three_tracks
+    r = run_cli("report", run, "--quiet")
+    assert r.returncode == 0, r.stderr[-3000:]
+    site = run / "report" / "site"
+    assert (site / "representation.html").exists() and (site / "adaptation.html").exists()
+    page = (site / "adaptation.html").read_text()
+    assert "learning curve" in page.lower() and "Traceback" not in page
+    assert "Paired differences" in (site / "comparison.html").read_text()
