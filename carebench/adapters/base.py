@@ -4,16 +4,20 @@
 
 # %% ../../nbs/22_adapter.ipynb #d8c1b73f
 from __future__ import annotations
+import dataclasses
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
 
-from ..core.config import Config, parse_section, register_into
+from ..core.config import Config, parse_section, redact_secrets, register_into, to_plain
 from ..core.errors import ConfigError
 from ..core.vocab import LabelSpace
+from ..core.runs import sha256_file
 from .dataset import Dataset
+from .leakage import check_leakage
 
 # %% auto #0
-__all__ = ['ADAPTERS', 'DatasetAdapter', 'register_adapter', 'get_adapter', 'adapter_options']
+__all__ = ['ADAPTERS', 'DatasetAdapter', 'register_adapter', 'get_adapter', 'adapter_options', 'Provenance', 'load_checked']
 
 # %% ../../nbs/22_adapter.ipynb #902c7761
 @runtime_checkable
@@ -47,3 +51,29 @@ def adapter_options(config: Config):
     adapter = get_adapter(config.dataset.adapter, config)
     opts = parse_section(adapter.Options, config.dataset.options, key="dataset", file=config.source, base_dir=config.base_dir)
     return adapter, opts
+
+# %% ../../nbs/22_adapter.ipynb #84567a33
+@dataclass(frozen=True)
+class Provenance:
+    "What the adapter manifest records of a loaded dataset, for every adapter (filled by `load_checked`)."
+    adapter: str
+    options: dict
+    inputs: list                     # role, path, sha256, bytes of every input file
+    notes: list
+    dropped: list
+    leakage: dict
+    extra: dict = field(default_factory=dict)     # the adapter's own records (paired_context: the category headers)
+
+    def to_dict(self) -> dict:
+        return {"adapter": self.adapter, "options": self.options, **self.extra, "inputs": self.inputs, "notes": self.notes,
+                "dropped": self.dropped, "leakage": self.leakage}
+
+def load_checked(adapter: DatasetAdapter, options, label_space: LabelSpace) -> Dataset:
+    "Load with `adapter`, then run the contract's leakage check and write its provenance record."
+    ds = adapter.load(options, label_space)
+    own = dict(ds.provenance)
+    leakage = check_leakage(ds, getattr(options, "leakage_check", True), getattr(options, "snapshots", None))
+    inputs = [dict(role=r, path=str(p), sha256=sha256_file(p), bytes=Path(p).stat().st_size) for r, p in adapter.input_files(options).items()]
+    prov = Provenance(adapter.name, redact_secrets(to_plain(options)), inputs, list(own.pop("notes", [])), list(own.pop("dropped", [])),
+                      leakage, own)
+    return dataclasses.replace(ds, provenance=prov.to_dict())

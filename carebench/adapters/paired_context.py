@@ -16,16 +16,14 @@ from typing import Literal
 
 import numpy as np
 
-from ..core.config import redact_secrets, to_plain
 from ..core.errors import (CategoryColumnError, ConditionMismatchError, ConfigError, DuplicateRowError,
                                    EmptyTableError, InputFileError, LabelValueError, Location, MissingColumnError,
                                    MissingSnapshotError, MissingTableError, MissingValueError, ObserverCountError,
                                    SnapshotError, DataError, NearDuplicateIdError)
 from ..core.inputs import file_problem
-from ..core.runs import sha256_file
 from ..core.text import canonical_id
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
-from .base import register_adapter
+from .base import load_checked, register_adapter
 from .dataset import Dataset, Patient
 from .leakage import check_leakage
 
@@ -418,14 +416,11 @@ class PairedContextAdapter:
             train_patient=[p for p, _, _ in train], train_item=[i for _, i, _ in train],
             train_labels=(np.array([labels for _, _, labels in train], dtype=np.uint8) if train else None),
             origins=[free.loc(min(r for _, r, *_ in obs), cols.item) for _, _, obs in pairs])
-        leakage = check_leakage(ds, options.leakage_check, options.snapshots)
         unused = sorted(set(snaps) - {p.id for p in patients})
         notes = [n for t in parsed.values() for n in t.notes]
         if unused: notes.append(f"{options.snapshots}: {len(unused)} snapshot(s) of patients in no table (not used)")
-        inputs = [dict(role=r, path=str(p), sha256=sha256_file(p), bytes=p.stat().st_size) for r, p in self.input_files(options).items()]
-        prov = dict(adapter=self.name, options=redact_secrets(to_plain(options)), category_headers=list(headers), inputs=inputs,
-                    notes=notes, dropped=dropped, leakage=leakage)
-        return dataclasses.replace(ds, provenance=prov)
+        # the leakage check, input hashes and options are recorded by the contract (`load_checked`), for every adapter
+        return dataclasses.replace(ds, provenance=dict(category_headers=list(headers), notes=notes, dropped=dropped))
 
     @staticmethod
     def _patients(pairs, train, snaps, free: ParsedTable, cols: ColumnNames, snap_file) -> list:

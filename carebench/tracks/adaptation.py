@@ -301,9 +301,6 @@ class AdaptationTrack(Track):
     name, title, section, order = "adaptation", "Track 2: adaptation", AdaptationConfig, 30
     pages = (("adaptation", "Track 2: adaptation", "adaptation"),)
 
-    @classmethod
-    def configured(cls, config) -> bool: return config.adaptation.enabled
-
     def check(self):
         c, s = self.ctx.config, self.settings
         try: nested_folds(list(dict.fromkeys(self.ctx.ds.pair_patient)), s.outer_folds, 2)

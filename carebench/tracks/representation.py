@@ -240,9 +240,6 @@ class RepresentationTrack(Track):
     name, title, section, order = "representation", "Track 1: representation", RepresentationConfig, 20
     pages = (("representation", "Track 1: representation", "representation"),)
 
-    @classmethod
-    def configured(cls, config) -> bool: return config.representation.enabled
-
     def check(self):
         c, s = self.ctx.config, self.settings
         try: nested_folds(list(self.ctx.ds.patient_ids), s.outer_folds, s.inner_folds)

@@ -53,7 +53,9 @@ class Track:
         return getattr(self.ctx.config, self.name)
 
     @classmethod
-    def configured(cls, config: Config) -> bool: return False
+    def configured(cls, config: Config) -> bool:
+        "Whether a config sets the track up; by default its section's `enabled`."
+        return bool(getattr(getattr(config, cls.name, None), "enabled", False))
     def check(self) -> None: pass
     def start(self) -> None: pass
     def key_of(self, model: str) -> str: return self.name
