@@ -371,7 +371,7 @@ def fits_table(view: RunView) -> pd.DataFrame:
     "Every model Track 2 fitted: training and validation patients, epochs, validation losses, adapter and its sha256."
     if not view.has("adaptation_fits"): return pd.DataFrame()
     d = pd.DataFrame(view._json("adaptation_fits")["fits"])
-    return d.drop(columns=[c for c in ("valid_losses",) if c in d]).set_index("key")
+    return d.drop(columns=[c for c in ("valid_losses", "adapter") if c in d]).set_index("key")   # the adapter folder is named by its key
 
 # %% ../../nbs/40_report.ipynb #691698e5
 def contrast_table(view: RunView) -> pd.DataFrame:
@@ -414,12 +414,14 @@ def comparison_table(view: RunView) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("model")
 
 def plot_comparison(view: RunView):
-    "Estimates of the family's endpoints and class correspondence for every model, side by side."
+    "Every endpoint some model reports (the family in its order, then the registry's), every model side by side; dashed: its null value."
     plt = _plt()
     present = {n for m in view.models for n in _endpoints(view, m)}
-    names = [n for n in (*FAMILY, "class_correspondence") if n in present]
-    fig, axes = plt.subplots(1, len(names), figsize=(11, 0.4 * len(view.models) + 1.6), sharey=True)
+    names = [n for n in dict.fromkeys([*FAMILY, *ENDPOINTS]) if n in present and ENDPOINTS[n].null_value is not None]
+    fig, axes = plt.subplots(1, len(names), figsize=(2.4 * len(names) + 1.5, 0.4 * len(view.models) + 1.6), sharey=True, squeeze=False)
+    axes = axes[0]
     for ax, n in zip(axes, names):
+        ax.axvline(ENDPOINTS[n].null_value, color="#e34a33", ls="--", lw=1)
         for i, m in enumerate(view.models):
             o = view.endpoints["models"][m].get(n, {}).get("overall", {})
             if o.get("estimate") is None: continue

@@ -290,7 +290,8 @@ def adaptation_job(config, run_path, quiet: bool = True) -> dict:
     write_json(folder/"fits.json", to_jsonable({"base": base.identity, "family": s.family, "fits": res.fits}))
     stats = dict(model=model, track="adaptation", base=base.identity, n_pairs=ds.n_pairs, fits=len(res.fits),
                  outer_folds=len(nested_folds(list(dict.fromkeys(ds.pair_patient)), s.outer_folds, 2, config.seed)),
-                 epochs_run=int(sum(f["epochs_run"] for f in res.fits)), seconds=round(time.time() - t0, 3))
+                 epochs_run=int(sum(f["epochs_run"] for f in res.fits)), seconds=round(time.time() - t0, 3),
+                 adapters={f["adapter"]: f["adapter_sha256"] for f in res.fits if "adapter" in f})      # hashes in the run manifest
     write_json(folder/"stats.json", to_jsonable(stats))
     return stats
 
