@@ -30,7 +30,7 @@ from .report.site import build_report
 # %% auto #0
 __all__ = ['COMMANDS', 'UsageError', 'Command', 'register_command', 'build_parser', 'Terminated', 'main', 'synth',
            'validation_report', 'format_report', 'validate', 'analyze_command', 'run_command', 'report_command',
-           'cache_command', 'bench_command', 'simulate_command']
+           'list_command', 'cache_command', 'bench_command', 'simulate_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -236,6 +236,40 @@ def _configure_report(p):
 @register_command("report", "execute the report notebooks of a run with papermill and build its website", _configure_report)
 def report_command(args) -> int:
     print(f"report: {build_report(args.run_dir, quiet=args.quiet, quarto=args.quarto)}")
+    return 0
+
+# %% ../nbs/50_cli.ipynb #f18de667
+def _listing(kind: str) -> list:
+    "Rows (name, description) of one registry."
+    if kind == "endpoints":
+        from carebench.stats.endpoints import ENDPOINTS
+        return [dict(name=n, label=e.label, role=e.role, tracks=", ".join(e.tracks), formula=e.formula) for n, e in ENDPOINTS.items()]
+    if kind == "backends":
+        from carebench.tracks.backends import BACKENDS
+        return [dict(name=n, description=(c.__doc__ or "").strip().splitlines()[0]) for n, c in BACKENDS.items()]
+    if kind == "adapters":
+        from carebench.adapters.base import ADAPTERS
+        return [dict(name=n, description=(c.__doc__ or "").strip().splitlines()[0]) for n, c in ADAPTERS.items()]
+    if kind == "tracks":
+        from carebench.tracks.track import registered_tracks, track_names
+        t = registered_tracks()
+        return [dict(name=n, title=t[n].title, section=n, pages=", ".join(pg[0] for pg in t[n].pages)) for n in track_names()]
+    from carebench.stats.simulate import SCENARIOS
+    return [dict(name=n, null_for=", ".join(s.nulls) or "(alternative)", description=s.description) for n, s in SCENARIOS.items()]
+
+def _configure_list(p):
+    p.add_argument("what", nargs="?", default="endpoints", choices=("endpoints", "backends", "adapters", "tracks", "scenarios"),
+                   help="which registry (default: endpoints)")
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of text")
+
+@register_command("list", "list the registered endpoints, backends, dataset adapters, tracks or simulation scenarios", _configure_list)
+def list_command(args) -> int:
+    rows = _listing(args.what)
+    if args.json: print(json.dumps(rows, indent=2, ensure_ascii=False)); return 0
+    keys = list(rows[0]) if rows else ["name"]
+    width = {k: min(60, max(len(k), *(len(str(r[k])) for r in rows))) for k in keys}
+    print("  ".join(k.ljust(width[k]) for k in keys))
+    for r in rows: print("  ".join(str(r[k])[:width[k]].ljust(width[k]) for k in keys).rstrip())
     return 0
 
 # %% ../nbs/50_cli.ipynb #66fc7dd0

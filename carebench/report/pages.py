@@ -18,17 +18,18 @@ import carebench
 from ..core.config import load_config
 from ..core.inputs import file_problem
 from ..core.runs import RunFolder, RunFolderError, read_json_file
-from ..core.vocab import CONTEXT_FREE, PROTOCOL_VERSION
+from ..core.errors import CareBenchError
+from ..core.vocab import CONDITIONS, CONTEXT_FREE, PROTOCOL_VERSION
 from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
 
 # %% auto #0
-__all__ = ['TEXT_COLUMNS', 'AUTHOR', 'read_table', 'RunView', 'load_run', 'example_run', 'banner', 'dataset_table',
-           'delta_ref_table', 'observer_agreement', 'endpoint_table', 'per_category_table', 'condition_table',
-           'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement',
-           'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'learning_curve_table',
-           'plot_learning_curve', 'fits_table', 'contrast_table', 'plot_contrasts', 'comparison_table',
-           'plot_comparison', 'provenance_table', 'tripod_checklist']
+__all__ = ['TEXT_COLUMNS', 'AUTHOR', 'read_table', 'RunView', 'load_run', 'example_run', 'ReportParameterError', 'pick',
+           'mock_models', 'banner', 'dataset_table', 'delta_ref_table', 'observer_agreement', 'endpoint_table',
+           'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap',
+           'plot_class_scatter', 'plot_agreement', 'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table',
+           'plot_ablation', 'learning_curve_table', 'plot_learning_curve', 'fits_table', 'contrast_table',
+           'plot_contrasts', 'comparison_table', 'plot_comparison', 'provenance_table', 'tripod_checklist']
 
 # %% ../../nbs/40_report.ipynb #2b76feca
 TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
@@ -100,7 +101,8 @@ class RunView:
         return load_dataset(load_config(self.run.artifact("resolved_config")))
 
 def load_run(path) -> RunView:
-    "Open a run folder for reporting."
+    "Open a run folder for reporting (pages show every value whole: hashes, commands and paths are not cut to fit)."
+    pd.set_option("display.max_colwidth", None)
     return RunView(path)
 
 # %% ../../nbs/40_report.ipynb #48aaeadc
@@ -117,14 +119,37 @@ def example_run(folder=None) -> Path:
     run_tracks(root/"data"/"example"/"config.yaml", out=folder, cache_path=folder.parent/"example_cache.sqlite")
     return folder
 
+# %% ../../nbs/40_report.ipynb #787b960e
+class ReportParameterError(CareBenchError, ValueError):
+    "A report template was given a parameter value that the run does not have."
+
+def pick(view: RunView, model: str | None = None, condition: str | None = None) -> tuple:
+    """The model (default: the run's first) and condition a page shows, checked against the run: a wrong `-p` value of
+    papermill ends with one message listing what the run has, not a KeyError deep in a cell."""
+    model = view.models[0] if model is None and view.models else model
+    if model not in view.models:
+        raise ReportParameterError(f"no model {model!r} in {view.path} (its models: {', '.join(map(repr, view.models)) or 'none'}); "
+                                   "the templates' parameters are run_dir, model and condition")
+    if condition is not None and condition not in CONDITIONS:
+        raise ReportParameterError(f"no condition {condition!r} (conditions: {', '.join(CONDITIONS)})")
+    return model, condition
+
 # %% ../../nbs/40_report.ipynb #80cf6343
-def banner(view: RunView) -> str:
-    "A Markdown banner for the top of every page: dry-run warning, run id, protocol."
+def mock_models(view: RunView) -> list:
+    "The models of the run whose scores come from the `dry_run` mock."
+    return [r["id"] for r in view.manifest.get("models", []) if r.get("backend") == "dry_run"]
+
+def banner(view: RunView, models=None) -> str:
+    """A Markdown banner for the top of every page: run id, protocol, and the dry-run warning where it applies: on a page
+    about `models` (a list; `[]` for a page of no model, e.g. Track 1's) only when one of them is a mock, on a run-level page
+    (`models=None`) naming the mock models."""
     m = view.manifest
     lines = [f"**Run** `{m['run_id']}` · protocol {m['protocol_version']} · carebench {m['carebench_version']} · "
              f"ε = {m.get('epsilon')} · created {m.get('created_utc')}"]
-    if view.dry_run: lines.insert(0, "> ⚠️ **Dry run.** The scores come from the `dry_run` mock with planted effects, not from a "
-                                     "language model. They show that the pipeline works and must never be reported as model performance.")
+    mocks = [x for x in mock_models(view) if models is None or x in models]
+    if mocks: lines.insert(0, f"> ⚠️ **Dry run** ({', '.join(f'`{x}`' for x in mocks)}). These scores come from the `dry_run` mock with "
+                              "planted effects, not from a language model: they show that the pipeline works and must never be reported "
+                              "as model performance.")
     return "\n\n".join(lines)
 
 # %% ../../nbs/40_report.ipynb #c6f92929
@@ -443,7 +468,7 @@ def provenance_table(view: RunView) -> pd.DataFrame:
             ("created / finished (UTC)", f"{m.get('created_utc')} / {m.get('finished_utc')}"), ("dry run", m.get("dry_run", False)),
             ("ε (unchanged threshold)", m.get("epsilon")), ("seeds", json.dumps(m.get("seeds")))]
     rows += [(f"package {k}", v) for k, v in (m.get("packages") or {}).items() if v]
-    rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256'][:16]}…, {i['bytes']} bytes)") for i in m.get("inputs", [])]
+    rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)") for i in m.get("inputs", [])]
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
 
 # %% ../../nbs/40_report.ipynb #98b57672

@@ -117,7 +117,7 @@ nav h1{font-size:16px;margin:0 0 12px} nav a{display:block;color:#1f5f8b;text-de
 nav .section{margin-top:10px;font-weight:600;color:#555;font-size:13px;word-break:break-all}
 nav .section + a, nav .section ~ a.sub{padding-left:10px}
 main{padding:24px 36px;max-width:1000px;overflow-x:auto} img{max-width:100%}
-table{border-collapse:collapse;font-size:13px;margin:8px 0} th,td{border:1px solid #ddd;padding:4px 8px;text-align:right} th{background:#f4f6f8}
+table{border-collapse:collapse;font-size:13px;margin:8px 0} th,td{border:1px solid #ddd;padding:4px 8px;text-align:right;overflow-wrap:anywhere;max-width:640px} th{background:#f4f6f8}
 blockquote{background:#fff4e5;border-left:4px solid #f0a020;margin:8px 0;padding:8px 12px}
 code{background:#f4f6f8;padding:1px 4px;border-radius:3px} a.anchor-link{display:none}
 """

@@ -15,13 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlparse
 
-from ..core.config import url_userinfo
+from ..core.config import redact_text, url_userinfo
 from ..core.errors import ConfigError
 from .backends import Backend, Reply, register_backend
 from .vllm_backend import yes_probability
 
 # %% auto #0
-__all__ = ['is_loopback', 'OpenAIOptions', 'redirect_target', 'OpenAIBackend']
+__all__ = ['is_loopback', 'OpenAIOptions', 'server_message', 'redirect_target', 'OpenAIBackend']
 
 # %% ../../nbs/38_openai.ipynb #cca8d745
 def is_loopback(url: str) -> bool:
@@ -55,6 +55,21 @@ class _Failed(Exception):
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     "Never follow a redirect: urllib then raises the 3xx answer as an `HTTPError`, which `_post` reports."
     def redirect_request(self, req, fp, code, msg, headers, newurl): return None
+
+def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
+    """The server's own error text (`error.message`, `message` or `detail` of a JSON body, else the body), on one line, at most
+    `limit` characters, secrets redacted; a message that quotes the prompt (any 24 characters of what was sent) is not kept."""
+    text = raw.decode("utf-8", "replace")
+    try:
+        doc = json.loads(text)
+        err = doc.get("error") if isinstance(doc, dict) else None
+        text = (err.get("message") if isinstance(err, dict) else err) or doc.get("message") or doc.get("detail") or "" if isinstance(doc, dict) else text
+    except ValueError: pass
+    text = " ".join(str(text).split())
+    if any(sent[i:i + 24] in text for i in range(0, max(len(sent) - 23, 0))):
+        return "(the server's message quotes the prompt: not kept)"
+    text = redact_text(text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 def redirect_target(location, base: str) -> str:
     "Where a redirect points, as `scheme://host[:port]` only (no user, password, path or query string)."
@@ -111,7 +126,9 @@ class OpenAIBackend(Backend):
                 if 300 <= e.code < 400:
                     raise _Failed(f"HTTP {e.code}: the server redirects to {redirect_target(e.headers.get('Location'), o.base_url)}; "
                                   "redirects are never followed", False) from None
-                last = f"HTTP {e.code}"
+                try: said = server_message(e.read(65536), json.dumps(body.get("messages", ""), ensure_ascii=False))
+                except OSError: said = ""
+                last = f"HTTP {e.code}" + (f" ({said})" if said else "")
                 if e.code != 429 and e.code < 500: raise _Failed(last, False) from None
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as e:
                 last = f"{type(e).__name__}: {getattr(e, 'reason', e)}"
