@@ -109,3 +109,23 @@ def test_report_of_a_folder_with_pairs_left_out(quickstart, tmp_path):
     r = run_cli("report", tmp_path / "a", "--quiet")
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "a/run_manifest.json").read_text())["report"]["failed_pages"] == []
+
+
+def test_a_model_whose_every_call_failed_is_the_first_thing_the_site_says(tmp_path):
+    doc = yaml.safe_load((EXAMPLE / "config.yaml").read_text())
+    doc["dataset"].update(path=str(EXAMPLE / "dataset.xlsx"), snapshots=str(EXAMPLE / "snapshots.json"))
+    doc["representation"] = {"enabled": False}
+    doc["reasoning"].update(repair_attempts=0, models=[{"id": "broken-model", "backend": "dry_run", "malformed_rate": 1.0}])
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(doc))
+    r = run_cli("run", tmp_path / "c.yaml", "--out", tmp_path / "run", "--quiet", "--no-validity",
+                env={"CAREBENCH_CACHE": str(tmp_path / "cache.sqlite")})
+    assert r.returncode == 1 and "every call of broken-model failed" in r.stderr
+    site = tmp_path / "run" / "report" / "site"
+    assert sorted(p.stem for p in site.glob("*.html")) == ["comparison", "failures", "index", "provenance", "tripod"]
+    for page in ("index", "comparison", "provenance"):
+        text = (site / f"{page}.html").read_text()
+        assert "Every call failed" in text and "broken-model" in text and "Traceback" not in text, page
+    failures = (site / "failures.html").read_text()
+    assert "no complete JSON object in the answer" in failures and "360" in failures
+    nav = re.findall(r'href="([^"]+)\.html"', (site / "index.html").read_text())
+    assert nav.index("failures") == 1                         # right after the overview

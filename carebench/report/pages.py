@@ -25,11 +25,12 @@ from ..stats.measures import cohens_kappa
 
 # %% auto #0
 __all__ = ['TEXT_COLUMNS', 'AUTHOR', 'read_table', 'RunView', 'load_run', 'example_run', 'ReportParameterError', 'pick',
-           'mock_models', 'banner', 'dataset_table', 'delta_ref_table', 'observer_agreement', 'endpoint_table',
-           'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap',
-           'plot_class_scatter', 'plot_agreement', 'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table',
-           'plot_ablation', 'learning_curve_table', 'plot_learning_curve', 'fits_table', 'contrast_table',
-           'plot_contrasts', 'comparison_table', 'plot_comparison', 'provenance_table', 'tripod_checklist']
+           'mock_models', 'failed_models', 'banner', 'dataset_table', 'delta_ref_table', 'observer_agreement',
+           'endpoint_table', 'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest',
+           'plot_heatmap', 'plot_class_scatter', 'plot_agreement', 'plot_scores', 'fusion_table', 'plot_fusion',
+           'secondary_table', 'plot_ablation', 'learning_curve_table', 'plot_learning_curve', 'fits_table',
+           'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'comparison_table',
+           'plot_comparison', 'provenance_table', 'tripod_checklist']
 
 # %% ../../nbs/40_report.ipynb #2b76feca
 TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
@@ -139,6 +140,10 @@ def mock_models(view: RunView) -> list:
     "The models of the run whose scores come from the `dry_run` mock."
     return [r["id"] for r in view.manifest.get("models", []) if r.get("backend") == "dry_run"]
 
+def failed_models(view: RunView) -> list:
+    "Models every call of which failed: they have no scores and no endpoints, and every page says so."
+    return [c["model"] for c in view.manifest.get("calls", []) if c.get("n_requests") and c.get("n_failed", 0) >= c["n_requests"]]
+
 def banner(view: RunView, models=None) -> str:
     """A Markdown banner for the top of every page: run id, protocol, and the dry-run warning where it applies: on a page
     about `models` (a list; `[]` for a page of no model, e.g. Track 1's) only when one of them is a mock, on a run-level page
@@ -146,8 +151,12 @@ def banner(view: RunView, models=None) -> str:
     m = view.manifest
     lines = [f"**Run** `{m['run_id']}` · protocol {m['protocol_version']} · carebench {m['carebench_version']} · "
              f"ε = {m.get('epsilon')} · created {m.get('created_utc')}"]
+    dead = failed_models(view)
+    if dead: lines.insert(0, f"> **Every call failed** for {', '.join(f'`{x}`' for x in dead)}: no results for "
+                             f"{'it' if len(dead) == 1 else 'them'}. The failed calls, by kind and with the servers' own messages, are on the "
+                             "[Failed calls](failures.html) page.")
     mocks = [x for x in mock_models(view) if models is None or x in models]
-    if mocks: lines.insert(0, f"> ⚠️ **Dry run** ({', '.join(f'`{x}`' for x in mocks)}). These scores come from the `dry_run` mock with "
+    if mocks: lines.insert(len(lines) - 1, f"> ⚠️ **Dry run** ({', '.join(f'`{x}`' for x in mocks)}). These scores come from the `dry_run` mock with "
                               "planted effects, not from a language model: they show that the pipeline works and must never be reported "
                               "as model performance.")
     return "\n\n".join(lines)
@@ -423,6 +432,26 @@ def plot_contrasts(view: RunView):
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/40_report.ipynb #3a4b8b08
+def failure_table(view: RunView) -> pd.DataFrame:
+    "Per model of Track 3: backend, requests, unique calls, failed calls and their share, and the failures by kind."
+    calls = pd.DataFrame(view.manifest.get("calls", []))
+    if calls.empty: return pd.DataFrame()
+    t = calls.set_index("model")[["backend", "n_requests", "n_unique", "n_failed"]].rename(
+        columns={"n_requests": "requests", "n_unique": "unique calls", "n_failed": "failed calls"})
+    t["failed share"] = (t["failed calls"] / t["unique calls"].where(t["unique calls"] > 0)).round(3)
+    e = view.errors
+    if len(e): t = t.join(e.groupby(["model", "error_kind"]).size().unstack(fill_value=0), how="left").fillna(0)
+    return t
+
+def failure_messages(view: RunView, per_kind: int = 3) -> pd.DataFrame:
+    "Per model and failure kind, the most frequent messages (at most `per_kind`) with their counts."
+    e = view.errors
+    if not len(e): return pd.DataFrame(columns=["model", "error_kind", "message", "calls"]).set_index(["model", "error_kind"])
+    g = e.groupby(["model", "error_kind", "message"]).size().rename("calls").reset_index().sort_values(["model", "error_kind", "calls"],
+                                                                                                      ascending=[True, True, False])
+    return g.groupby(["model", "error_kind"]).head(per_kind).set_index(["model", "error_kind"])
+
 # %% ../../nbs/40_report.ipynb #3f5a0a31
 def comparison_table(view: RunView) -> pd.DataFrame:
     "One row per model: the overall estimate and p-value of each endpoint, failed calls and pairs left out."
@@ -436,13 +465,14 @@ def comparison_table(view: RunView) -> pd.DataFrame:
         row["pairs left out"] = data.get("n_pairs_excluded")
         row["failed calls"] = int((view.errors["model"] == m).sum()) if len(view.errors) else 0
         rows.append(row)
-    return pd.DataFrame(rows).set_index("model")
+    return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
 
 def plot_comparison(view: RunView):
     "Every endpoint some model reports (the family in its order, then the registry's), every model side by side; dashed: its null value."
     plt = _plt()
     present = {n for m in view.models for n in _endpoints(view, m)}
     names = [n for n in dict.fromkeys([*FAMILY, *ENDPOINTS]) if n in present and ENDPOINTS[n].null_value is not None]
+    if not names: return None                                    # no model with results (every call failed): nothing to draw
     fig, axes = plt.subplots(1, len(names), figsize=(2.4 * len(names) + 1.5, 0.4 * len(view.models) + 1.6), sharey=True, squeeze=False)
     axes = axes[0]
     for ax, n in zip(axes, names):

@@ -42,6 +42,7 @@ class Page:
 def page_plan(view: RunView) -> list:
     "The pages of a run's report, in navigation order."
     pages = [Page("index", "Overview", "overview")]
+    if view.has("errors") and len(view.errors): pages.append(Page("failures", "Failed calls", "failures"))   # the diagnosis first
     for m in view.models:
         slug = view.model_slug(m)
         pages.append(Page(f"model-{slug}", "Endpoints", "model", {"model": m}, m))
