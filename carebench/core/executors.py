@@ -45,6 +45,10 @@ def run_local(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
     workers = settings.workers or min(len(jobs), os.cpu_count() or 1)
     with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [(j, pool.submit(j.fn, *j.args, **j.kwargs)) for j in jobs]
+        from concurrent.futures import as_completed
+        from tqdm.auto import tqdm
+        with tqdm(total=len(jobs), desc="jobs", unit="job", disable=None) as bar:   # on a terminal only: one bar over the jobs
+            for _ in as_completed([f for _, f in futures]): bar.update(1)
         out = []
         for j, f in futures:
             try: out.append(f.result())

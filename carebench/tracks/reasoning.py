@@ -225,5 +225,6 @@ class ReasoningTrack(Track):
 
     @classmethod
     def summary(cls, manifest: dict) -> list:
-        return [(s["model"], [f"calls: {s['n_unique']} ({s['n_from_cache']} from the cache), failed: {s['n_failed']}"])
+        return [(s["model"], [f"requests: {s['n_requests']} ({s['n_unique']} distinct prompts: {s['n_from_cache']} from the cache, "
+                              f"{s['n_asked']} asked), failed requests: {s['n_failed']} of {s['n_requests']}"])
                 for s in manifest.get("calls", [])]
