@@ -207,10 +207,15 @@ def _configure_run(p):
     p.add_argument("--no-report", action="store_true", help="skip the report site")
     p.add_argument("--executor", choices=("inline", "local", "slurm"), help="where the jobs (one per model) run (default: executor.kind)")
     p.add_argument("--no-validity", action="store_true", help="skip the simulated false-positive rate and power at this design")
+    p.add_argument("--limit", type=int, metavar="N", help="smoke test: only the first N evaluation patients (at least 2; recorded in the run)")
 
 @register_command("run", "run a track on the configured models: scores, errors, donor map, manifests, endpoints", _configure_run)
 def run_command(args) -> int:
-    res = run_tracks(args.config, tracks=args.track, out=args.out, model_ids=args.model, backend=args.backend, quiet=args.quiet,
+    config = args.config
+    if args.limit is not None:
+        if args.limit < 2: raise UsageError("--limit needs at least 2 patients (a donor is another patient)")
+        config = dataclasses.replace(load_config(args.config), limit_patients=args.limit)
+    res = run_tracks(config, tracks=args.track, out=args.out, model_ids=args.model, backend=args.backend, quiet=args.quiet,
                      command=["carebench", *sys.argv[1:]], cache_path=args.cache, executor=args.executor, validity=not args.no_validity)
     manifest = res.run.manifest
     for track in manifest.get("tracks", []):              # each track says what to print for its models

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/20_dataset.ipynb #995018ac
 from __future__ import annotations
+import dataclasses
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -14,7 +15,7 @@ import pandas as pd
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LABELLED_CONDITIONS, SNAPSHOT_FIELDS, LabelSpace
 
 # %% auto #0
-__all__ = ['order_snapshot', 'Patient', 'Dataset', 'nonzero_delta_ref', 'dataset_summary', 'adapter_manifest']
+__all__ = ['order_snapshot', 'Patient', 'Dataset', 'first_patients', 'nonzero_delta_ref', 'dataset_summary', 'adapter_manifest']
 
 # %% ../../nbs/20_dataset.ipynb #f69ffe00
 def order_snapshot(fields: Mapping) -> tuple:
@@ -150,6 +151,20 @@ class Dataset:
     def __repr__(self):
         return (f"Dataset({self.n_patients} patients, {self.n_pairs} pairs, {self.observers_per_pair} observers/pair, "
                 f"{len(self.label_space)} categories, {len(self.train_item)} training items)")
+
+# %% ../../nbs/20_dataset.ipynb #6b268bdb
+def first_patients(ds: Dataset, n: int) -> Dataset:
+    """The dataset restricted to its first `n` evaluation patients (order of first appearance) with their pairs and training
+    items, for smoke tests of a real model (`--limit`); the restriction is noted in the provenance."""
+    keep = set(ds.patient_ids[:n])
+    if len(keep) == ds.n_patients: return ds
+    m, t = np.isin(ds.pair_patient, list(keep)), np.isin(ds.train_patient, list(keep))
+    prov = dict(ds.provenance)
+    prov["notes"] = [*prov.get("notes", []), f"limited to the first {len(keep)} of {ds.n_patients} evaluation patients (limit_patients)"]
+    return dataclasses.replace(ds, patients=tuple(p for p in ds.patients if p.id in keep), pair_patient=ds.pair_patient[m],
+                               pair_item=ds.pair_item[m], observers=ds.observers[m], labels={c: v[m] for c, v in ds.labels.items()},
+                               train_patient=ds.train_patient[t], train_item=ds.train_item[t], train_labels=ds.train_labels[t],
+                               origins=tuple(o for o, k in zip(ds.origins, m) if k) if ds.origins else (), provenance=prov)
 
 # %% ../../nbs/20_dataset.ipynb #80c1742b
 def nonzero_delta_ref(ds: Dataset) -> dict:

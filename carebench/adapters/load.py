@@ -9,6 +9,7 @@ from pathlib import Path
 from ..core.config import Config, load_config
 from ..core.errors import ConfigError
 from .base import adapter_options, load_checked
+from .dataset import first_patients
 from .dataset import Dataset
 from .paired_context import PairedContextAdapter
 
@@ -23,7 +24,8 @@ def load_dataset(config: Config | str | Path) -> Dataset:
     if not isinstance(config, Config): config = load_config(config)
     try:
         adapter, options = adapter_options(config)
-        return load_checked(adapter, options, config.labels)           # the contract's leakage check and provenance, for every adapter
+        ds = load_checked(adapter, options, config.labels)             # the contract's leakage check and provenance, for every adapter
+        return first_patients(ds, config.limit_patients) if config.limit_patients else ds
     except ConfigError as e:
         if e.file is None and config.source: raise ConfigError(e.detail, config.source, e.key) from None
         raise

@@ -285,6 +285,7 @@ class Config:
     label_space: tuple[Category, ...] | None = None  # None: the ten SHARES categories
     seed: int = 0                                    # master seed; every random step derives its seed from it
     donors_per_patient: int = 1                      # shuffled-context donors per (patient, item): the run's design, every track
+    limit_patients: int | None = None                # smoke tests: only the first N evaluation patients (`--limit N`)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     sections: dict = field(default_factory=dict, metadata={"rest": True})   # every other top-level key: a track's section
     run: RunSection = field(default_factory=RunSection)
@@ -295,6 +296,7 @@ class Config:
     def __post_init__(self):
         if self.seed < 0: raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
         if self.donors_per_patient < 1: raise ValueError("donors_per_patient must be at least 1")
+        if self.limit_patients is not None and self.limit_patients < 2: raise ValueError("limit_patients must be at least 2 (a donor is another patient)")
         object.__setattr__(self, "sections", resolve_sections(self))
         if self.label_space is not None: LabelSpace(self.label_space)  # validates uniqueness early
 

@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri      # the normal CDF and its inverse (lighter to import than scipy.stats)
 
 # %% auto #0
-__all__ = ['cluster_sums', 'bootstrap_weights', 'BootstrapResult', 'ratio_se', 'ratio_bootstrap']
+__all__ = ['MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap_weights', 'BootstrapResult', 'ratio_se', 'ratio_bootstrap']
 
 # %% ../../nbs/10_bootstrap.ipynb #8a22375a
 def cluster_sums(values, cluster, n_clusters: int, mask=None):
@@ -66,6 +66,8 @@ def ratio_se(S, n, theta=None) -> np.ndarray:
         theta = S.sum(0) / n.sum(0) if theta is None else theta
         return np.sqrt(P / (P - 1) * ((S - theta * n) ** 2).sum(0)) / n.sum(0)
 
+MIN_STUDENTIZED_PATIENTS = 6   # below: resamples of one or two distinct patients dominate the bootstrap-t; the t interval instead
+
 def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
     """Interval end points (M × len(probs)): for each lower-tail probability q, the bound below which the parameter lies with
     probability q (q = α/2 and 1 − α/2 give a two-sided interval, q = α a one-sided lower bound)."""
@@ -85,16 +87,20 @@ def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
             if len(r): out[m] = np.quantile(r, levels[m])
         return out
     se, P = ratio_se(S, n, est), (n > 0).sum(0)
-    if method == "t":
-        from scipy.stats import t as student_t
-        return est[:, None] + student_t.ppf(probs[None, :], np.maximum(P - 1, 1)[:, None]) * se[:, None]
+    from scipy.stats import t as student_t
+    t_bounds = est[:, None] + student_t.ppf(probs[None, :], np.maximum(P - 1, 1)[:, None]) * se[:, None]
+    if method == "t": return t_bounds
     if method == "studentized":
         with np.errstate(invalid="ignore", divide="ignore"):
             var = (weights @ S ** 2) - 2 * reps * (weights @ (S * n)) + reps ** 2 * (weights @ n ** 2)
             se_b = np.sqrt(np.clip(P / (P - 1) * var, 0, None)) / (weights @ n)
-            t = np.clip((reps - est) / se_b, -1e12, 1e12)              # a resample of one distinct patient: t = ±inf
-        t = np.where((se_b == 0) & (reps == est), 0.0, t)             # … of identical patients: no spread, no shift
-        return est[:, None] - quantiles(t, 1 - probs) * se[:, None]
+            t = np.clip((reps - est) / se_b, -1e12, 1e12)
+        # a resample of one distinct patient has no spread: its t is undefined and left out (with 3 patients that is 1 resample
+        # in 9, which would otherwise put the bounds at ±1e12·SE); one whose value is the estimate counts as t = 0
+        t = np.where(se_b == 0, np.where(reps == est, 0.0, np.nan), t)
+        out = est[:, None] - quantiles(t, 1 - probs) * se[:, None]
+        few = P < MIN_STUDENTIZED_PATIENTS                            # too few clusters for bootstrap-t: the small-sample t interval
+        return np.where(few[:, None], t_bounds, out)
     raise ValueError(f"unknown CI method {method!r} (percentile, bca, studentized or t)")
 
 # %% ../../nbs/10_bootstrap.ipynb #e8e63c5e
