@@ -282,6 +282,7 @@ def _configure_cache(p):
     p.add_argument("action", choices=("status",), help="what to do")
     p.add_argument("--config", help="use this config's reasoning.cache")
     p.add_argument("--cache", help="the cache file")
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of the table")
 
 @register_command("cache", "inspect the response cache: completed / failed / pending entries per model", _configure_cache)
 def cache_command(args) -> int:
@@ -290,6 +291,10 @@ def cache_command(args) -> int:
     with ResponseCache(path, readonly=True) as c: rows = c.status()      # reads only: a foreign file is refused unchanged
     table = {}
     for r in rows: table.setdefault((r["model"], r["backend"], r["mode"]), {})[r["status"]] = r["n"]
+    if args.json:
+        print(json.dumps({"cache": str(path), "entries": [dict(model=m, backend=b, mode=md, completed=n.get("done", 0), failed=n.get("failed", 0),
+                                                               pending=n.get("pending", 0)) for (m, b, md), n in table.items()]}, indent=2))
+        return 0
     print(f"cache: {path}")
     print(f"{'model':<28} {'backend':<13} {'mode':<8} {'completed':>9} {'failed':>7} {'pending':>8}")
     for (m, b, md), n in table.items():

@@ -6,7 +6,7 @@ import numpy as np
 import openpyxl
 
 from carebench.adapters.synth import expected_labels
-from conftest import run_cli
+from conftest import EXAMPLE, run_cli
 
 FILES = ("dataset.xlsx", "snapshots.json", "truth.json", "config.yaml")
 
@@ -111,3 +111,17 @@ label_space:
     # patient 007, item "NA": stigma 0 -> 1 (up); patient 010: stigma 0.5 -> 0 (down)
     assert out["nonzero_delta_ref"] == {"privacy": 0, "stigma": 2}
     assert out["delta_ref_up"]["stigma"] == 1 and out["delta_ref_down"]["stigma"] == 1
+
+
+def test_limit_smoke_run_and_cache_status_json(tmp_path):
+    r = run_cli("run", EXAMPLE / "config.yaml", "--track", "reasoning", "--limit", "3", "--out", tmp_path / "run", "--cache",
+                tmp_path / "cache.sqlite", "--quiet", "--no-report", "--no-validity")
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((tmp_path / "run" / "adapter_manifest.json").read_text())
+    assert manifest["counts"]["n_patients"] == 3 and any("limited to the first 3" in n for n in manifest["notes"])
+    assert "requests: 90 (90 distinct prompts: 0 from the cache, 90 asked)" in r.stdout
+    s = run_cli("cache", "status", "--cache", tmp_path / "cache.sqlite", "--json")
+    entries = json.loads(s.stdout)["entries"]
+    assert s.returncode == 0 and entries[0]["model"] == "dry_run_example" and entries[0]["completed"] + entries[0]["failed"] == 90
+    bad = run_cli("run", EXAMPLE / "config.yaml", "--limit", "1", "--out", tmp_path / "run1")
+    assert bad.returncode == 2 and "at least 2" in bad.stderr and not (tmp_path / "run1").exists()
