@@ -28,9 +28,9 @@ from .tracks.track import TRACKS, track_names
 from .report.site import build_report
 
 # %% auto #0
-__all__ = ['COMMANDS', 'UsageError', 'Command', 'register_command', 'build_parser', 'Terminated', 'main', 'synth',
-           'validation_report', 'format_report', 'validate', 'analyze_command', 'run_command', 'report_command',
-           'list_command', 'cache_command', 'bench_command', 'simulate_command']
+__all__ = ['COMMANDS', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging', 'Terminated', 'main',
+           'synth', 'validation_report', 'format_report', 'validate', 'analyze_command', 'run_command',
+           'report_command', 'list_command', 'cache_command', 'bench_command', 'simulate_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -54,17 +54,39 @@ def register_command(name: str, help: str, configure: Callable):
     return deco
 
 # %% ../nbs/50_cli.ipynb #5871f37e
+def _common(top: bool) -> argparse.ArgumentParser:
+    "`-v/--verbose` and `-q/--quiet`, accepted before the subcommand and after it (the subcommand's value wins)."
+    p = argparse.ArgumentParser(add_help=False)
+    d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+    p.add_argument("-v", "--verbose", action="count", default=d(0), help="say what is being done on stderr (-vv: more); never patient text")
+    p.add_argument("-q", "--quiet", action="store_true", default=d(False), help="no progress bars, only results and errors")
+    return p
+
 def build_parser() -> argparse.ArgumentParser:
     "The `carebench` argument parser with every registered subcommand."
     p = argparse.ArgumentParser(prog="carebench", description="CAREBench: do models shift their sensitive-data judgments "
-                                "with patient context the way physicians do?")
+                                "with patient context the way physicians do?", parents=[_common(True)])
     p.add_argument("--version", action="version", version=f"carebench {carebench.__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for c in COMMANDS.values():
-        sp = sub.add_parser(c.name, help=c.help, description=c.help)
+        sp = sub.add_parser(c.name, help=c.help, description=c.help, parents=[_common(False)])
         c.configure(sp)
         sp.set_defaults(_run=c.run)
     return p
+
+def configure_logging(verbose: int = 0, quiet: bool = False):
+    """The `carebench` logger on stderr: warnings by default, what is being done with `-v`, details with `-vv`, errors only with
+    `-q`. Messages name counts, files and models, never snapshot or item text."""
+    import logging
+    log = logging.getLogger("carebench")
+    level = logging.ERROR if quiet else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    log.setLevel(level)
+    for h in list(log.handlers):
+        if getattr(h, "_carebench", False): log.removeHandler(h)
+    h = logging.StreamHandler(sys.stderr)
+    h.setFormatter(logging.Formatter("carebench: %(message)s")); h._carebench = True
+    log.addHandler(h); log.propagate = False
+    return log
 
 # %% ../nbs/50_cli.ipynb #b0d96e5b
 class Terminated(KeyboardInterrupt):
@@ -75,6 +97,7 @@ def _terminate(signum, frame): raise Terminated()
 def main(argv=None) -> int:
     "Entry point of the `carebench` console script; returns the exit code."
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbose, args.quiet)
     try: previous = signal.signal(signal.SIGTERM, _terminate)     # Slurm's and kill's SIGTERM: the same clean stop as Ctrl-C
     except ValueError: previous = None                            # not the main thread: leave signals alone
     try: return args._run(args)
@@ -171,7 +194,6 @@ def _configure_analyze(p):
     p.add_argument("--config", required=True, help="the config file (dataset, label space, analysis settings, seed)")
     p.add_argument("--scores", required=True, help="long score file, CSV or Parquet: model, condition, patient_id, item, category, score[, context_patient_id]")
     p.add_argument("--out", required=True, help="output folder (created; must be new or empty)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-validity", action="store_true", help="skip the simulated false-positive rate and power at this design")
 
 def _line(name, o) -> str:
@@ -203,7 +225,6 @@ def _configure_run(p):
     p.add_argument("--backend", help="backend for the selected models (dry_run, transformers, vllm, openai)")
     p.add_argument("--out", help="the run folder to create (default: a new folder under run.out, or runs/ beside the config)")
     p.add_argument("--cache", help="response cache file (default: reasoning.cache, $CAREBENCH_CACHE or ~/.cache/carebench/responses.sqlite)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--no-report", action="store_true", help="skip the report site")
     p.add_argument("--executor", choices=("inline", "local", "slurm"), help="where the jobs (one per model) run (default: executor.kind)")
     p.add_argument("--no-validity", action="store_true", help="skip the simulated false-positive rate and power at this design")
@@ -236,7 +257,6 @@ def _configure_report(p):
     p.add_argument("run_dir", help="a run folder (from carebench run or carebench analyze)")
     p.add_argument("--quarto", choices=("auto", "never", "always"), default="auto",
                    help="render with Quarto when installed (auto), never (offline site), or fail without it (always)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 @register_command("report", "execute the report notebooks of a run with papermill and build its website", _configure_report)
 def report_command(args) -> int:
@@ -336,7 +356,6 @@ def _configure_simulate(p):
     p.add_argument("--executor", choices=("inline", "local", "slurm"), default="local", help="where the batches run (default local)")
     p.add_argument("--workers", type=int, help="local: processes (default: the CPU count)")
     p.add_argument("--no-page", action="store_true", help="skip the validity page (validity.html)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 @register_command("simulate", "simulation study of the endpoints: false-positive rates under null scenarios, power, interval coverage",
                   _configure_simulate)

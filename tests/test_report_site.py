@@ -4,6 +4,7 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -59,6 +60,44 @@ def test_offline_site_and_quarto_project_list_the_same_pages(quickstart):
     # the top-level project renders exactly the report templates
     top = yaml.safe_load((ROOT / "_quarto.yml").read_text())
     assert sorted(top["project"]["render"]) == sorted(f"reports/{p.name}" for p in (ROOT / "reports").glob("*.ipynb"))
+
+
+# Injected into a copy of a page: after layout, the elements of <main> that reach past its right edge (clipped or scrolled
+# away), and table cells whose text was cut with an ellipsis.
+_MEASURE = """<script>window.addEventListener('load', () => {
+  const m = document.querySelector('main').getBoundingClientRect(), out = [];
+  document.querySelectorAll('main table, main img, main figure, main pre').forEach(e => {
+    const r = e.getBoundingClientRect(); if (r.width && r.right > m.right + 1) out.push(e.tagName + ' +' + Math.round(r.right - m.right) + 'px'); });
+  document.querySelectorAll('main td, main th').forEach(e => { if (e.textContent.trim().endsWith('\u2026')) out.push('cut: ' + e.textContent.slice(0, 40)); });
+  document.body.setAttribute('data-clipped', JSON.stringify(out)); });</script>"""
+
+
+def look(page, shot, width=1300):
+    "Screenshot of a site page, and what of it is clipped or cut (measured in the browser)."
+    profile = tempfile.mkdtemp(prefix="chromium-")
+    base = [BROWSER, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},2400", "--hide-scrollbars", "--virtual-time-budget=5000"]
+    r = subprocess.run(base + [f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert shot.is_file() and shot.stat().st_size > 10_000, r.stderr[-500:]
+    probe = page.with_name(f".measure-{page.name}")
+    probe.write_text(page.read_text().replace("</body>", _MEASURE + "</body>"))
+    dom = subprocess.run(base + ["--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    probe.unlink(); shutil.rmtree(profile, ignore_errors=True)
+    m = re.search(r'data-clipped="([^"]*)"', dom)
+    assert m, "the measuring script did not run"
+    return json.loads(m.group(1).replace("&quot;", '"'))
+
+
+@pytest.mark.skipif(BROWSER is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)")
+def test_every_page_type_in_a_browser_nothing_clipped(quickstart):
+    "A screenshot of every page type in the run folder (report/screenshots/), and no table or figure reaches past the page."
+    run, _, _ = quickstart
+    site, shots = run / "report/site", run / "report/screenshots"
+    shots.mkdir(exist_ok=True)
+    pages = ["index", "input", "model-dry_run_example", "model-dry_run_example-correct_context", "model-all-MiniLM-L6-v2_ridge_fusion",
+             "model-all-MiniLM-L6-v2_ridge_fusion-shuffled_context", "representation", "comparison", "provenance", "tripod"]
+    clipped = {p: look(site / f"{p}.html", shots / f"{p}.png") for p in pages}
+    assert not {p: c for p, c in clipped.items() if c}, clipped
+    print(f"screenshots: {shots}")
 
 
 @pytest.mark.skipif(BROWSER is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)")
@@ -121,7 +160,7 @@ def test_a_model_whose_every_call_failed_is_the_first_thing_the_site_says(tmp_pa
                 env={"CAREBENCH_CACHE": str(tmp_path / "cache.sqlite")})
     assert r.returncode == 1 and "every call of broken-model failed" in r.stderr
     site = tmp_path / "run" / "report" / "site"
-    assert sorted(p.stem for p in site.glob("*.html")) == ["comparison", "failures", "index", "provenance", "tripod"]
+    assert sorted(p.stem for p in site.glob("*.html")) == ["comparison", "failures", "index", "input", "provenance", "tripod"]
     for page in ("index", "comparison", "provenance"):
         text = (site / f"{page}.html").read_text()
         assert "Every call failed" in text and "broken-model" in text and "Traceback" not in text, page
@@ -129,3 +168,6 @@ def test_a_model_whose_every_call_failed_is_the_first_thing_the_site_says(tmp_pa
     assert "no complete JSON object in the answer" in failures and "360" in failures
     nav = re.findall(r'href="([^"]+)\.html"', (site / "index.html").read_text())
     assert nav.index("failures") == 1                         # right after the overview
+    if BROWSER:                                               # and seen in a browser: nothing clipped
+        for page in ("index", "failures"):
+            assert look(site / f"{page}.html", tmp_path / f"all-failed-{page}.png") == [], page

@@ -4,9 +4,11 @@
 
 # %% ../../nbs/40_report.ipynb #73ff1cb6
 from __future__ import annotations
+import html
 import json
 import math
 import os
+import re
 from functools import cached_property
 from pathlib import Path
 
@@ -24,13 +26,15 @@ from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
 
 # %% auto #0
-__all__ = ['TEXT_COLUMNS', 'AUTHOR', 'read_table', 'RunView', 'load_run', 'example_run', 'ReportParameterError', 'pick',
-           'mock_models', 'failed_models', 'banner', 'dataset_table', 'delta_ref_table', 'observer_agreement',
-           'endpoint_table', 'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest',
-           'plot_heatmap', 'plot_class_scatter', 'plot_agreement', 'plot_scores', 'fusion_table', 'plot_fusion',
-           'secondary_table', 'plot_ablation', 'learning_curve_table', 'plot_learning_curve', 'fits_table',
-           'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'comparison_table',
-           'plot_comparison', 'provenance_table', 'tripod_checklist']
+__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'AUTHOR', 'read_table', 'RunView',
+           'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names', 'ReportParameterError', 'pick',
+           'mock_models', 'track_models', 'failed_models', 'banner', 'dataset_table', 'delta_ref_table',
+           'observer_agreement', 'endpoint_table', 'endpoint_definitions', 'per_category_table', 'condition_table',
+           'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement',
+           'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'reliability_table',
+           'plot_reliability', 'learning_curve_table', 'plot_learning_curve', 'fits_table', 'contrast_table',
+           'plot_contrasts', 'failure_table', 'failure_messages', 'comparison_table', 'models_table', 'plot_comparison',
+           'provenance_table', 'compute_table', 'tripod_checklist']
 
 # %% ../../nbs/40_report.ipynb #2b76feca
 TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
@@ -120,6 +124,109 @@ def example_run(folder=None) -> Path:
     run_tracks(root/"data"/"example"/"config.yaml", out=folder, cache_path=folder.parent/"example_cache.sqlite")
     return folder
 
+# %% ../../nbs/40_report.ipynb #ad33f245
+def _plain(v) -> bool: return v is None or (isinstance(v, float) and math.isnan(v))
+
+COLUMN_NAMES = {"n_pairs": "pairs", "n_patients": "patients", "n_cells": "cells", "ci_level": "CI level", "mean_abs_change": "mean |change|",
+                "sign_agreement_rate": "sign agreement", "sign_agreement_rate_full_context": "sign agreement, whole context",
+                "mean_abs_delta_model": "mean |Δ_model|", "icc2_1": "ICC(2,1)", "ccc": "CCC", "ece_free": "ECE, context-free",
+                "ece_correct": "ECE, with the chart", "entropy_free": "entropy, context-free", "entropy_correct": "entropy, with the chart",
+                "entropy_change": "entropy change", "n_train_patients": "training patients", "brier_free": "Brier, context-free",
+                "brier_correct": "Brier, with the chart", "mean_alignment": "mean alignment"}
+
+def _column_format(col: pd.Series, digits: int):
+    """How one column's cells are written: integers as integers (counts), other numbers to `digits` decimals (tiny ones in
+    e-notation; rates and shares always as decimals)."""
+    vals = [v for v in col if not _plain(v)]
+    nums = [v for v in vals if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))]
+    rate = re.search(r"\b(rate|share|estimate|p|mean|sd|brier|κ|observed|ece|entropy)\b", str(col.name).lower()) is not None
+    integral = not rate and len(nums) == len(vals) and all(float(v).is_integer() for v in nums)
+    def fmt(v):
+        if _plain(v): return "–"                                          # does not apply (never "NaN" or "None")
+        if isinstance(v, (bool, np.bool_)): return "yes" if v else "no"
+        if isinstance(v, (int, np.integer)) or (integral and isinstance(v, (float, np.floating))): return f"{int(v):,}"
+        if isinstance(v, (float, np.floating)):
+            return f"{v:.1e}" if v != 0 and abs(v) < 0.5 * 10 ** -digits else f"{v:.{digits}f}"
+        return str(v)
+    return fmt, bool(nums) and len(nums) == len(vals)
+
+class Table:
+    """A table as a page shows it: no index column and no empty header row (the index becomes ordinary columns), numbers
+    rounded, "–" where a value does not apply, long values wrapped (never cut), and a caption that says what to read."""
+    def __init__(self, df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool = False):
+        named = df.index.nlevels > 1 or df.index.name is not None
+        frame = (df.reset_index() if named else df.reset_index(drop=True)) if len(df.columns) or named else df
+        if {"CI low", "CI high"} <= set(frame.columns):            # one interval column: [low, high]
+            at = list(frame.columns).index("CI low")
+            ci = [("–" if _plain(a) or _plain(b) else f"[{a:.{digits}f}, {b:.{digits}f}]") for a, b in zip(frame["CI low"], frame["CI high"])]
+            frame = frame.drop(columns=["CI low", "CI high"])
+            frame.insert(at, "CI", ci)
+        self.frame = frame.rename(columns=COLUMN_NAMES)
+        self.caption, self.digits, self.empty, self.collapsed = caption, digits, empty, collapsed
+
+    def rows(self) -> list:
+        "The cells as the page writes them (header first)."
+        fmts = [_column_format(self.frame[c], self.digits)[0] for c in self.frame.columns]
+        return [list(map(str, self.frame.columns))] + [[f(v) for f, v in zip(fmts, r)] for r in self.frame.itertuples(index=False)]
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        cap = f'<p class="cb-caption">{esc(self.caption)}</p>' if self.caption else ""
+        if self.frame.empty: return f'<p class="cb-empty"><em>{esc(self.empty)}</em></p>'
+        numeric = [_column_format(self.frame[c], self.digits)[1] for c in self.frame.columns]
+        head, *body = self.rows()
+        td = lambda v, n: f'<td style="text-align:{"right" if n else "left"}">{esc(v)}</td>'
+        out = ('<div style="overflow-x:auto"><table class="cb-table"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
+               + "".join("<tr>" + "".join(td(v, n) for v, n in zip(r, numeric)) + "</tr>" for r in body) + "</tbody></table></div>")
+        if self.collapsed: return f"<details><summary>{esc(self.caption or 'table')} ({len(body):,} rows)</summary>{out}</details>"
+        return out + cap
+
+    def __repr__(self) -> str: return (self.caption + "\n" if self.caption else "") + (self.frame.to_string(index=False) if len(self.frame) else self.empty)
+
+def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool = False) -> Table:
+    "Show `df` on a page (see `Table`); `empty` is said instead of an empty table, `collapsed` folds a long table under its caption."
+    return Table(df, caption, digits, empty, collapsed)
+
+# %% ../../nbs/40_report.ipynb #4c57c511
+def _plt():
+    "pyplot, imported on first use: the backend is the environment's (inline in a kernel, Agg in a headless script)."
+    import matplotlib.pyplot as plt
+    return plt
+
+def _sns():
+    "seaborn for the statistical figures, imported on first use, with the report's one style."
+    import seaborn as sns
+    sns.set_theme(style="whitegrid", context="paper", font_scale=1.1, rc={"axes.titlesize": 10, "axes.titlelocation": "left"})
+    return sns
+
+class Figure:
+    """A figure as a page shows it: one PNG and, under it, the caption that says what to read from it (the same in JupyterLab,
+    papermill outputs and the site). The matplotlib figure stays available as `.fig`."""
+    def __init__(self, fig, caption: str = ""):
+        self.fig, self.caption = fig, caption
+        _plt().close(fig)                                   # shown once, by this object, not again by the inline backend
+
+    @property
+    def axes(self): return self.fig.axes
+
+    def png(self, dpi: int = 110) -> bytes:
+        import io
+        buf = io.BytesIO()
+        self.fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+        return buf.getvalue()
+
+    def _repr_html_(self) -> str:
+        import base64
+        img = base64.b64encode(self.png()).decode()
+        return (f'<figure class="cb-figure" style="margin:8px 0"><img style="max-width:100%" alt="{html.escape(self.caption)}" '
+                f'src="data:image/png;base64,{img}"><figcaption class="cb-caption">{html.escape(self.caption)}</figcaption></figure>')
+
+    def __repr__(self) -> str: return f"Figure: {self.caption}"
+
+def category_names(view) -> dict:
+    "Category key → display name, in the label space's order: every table and figure uses these names, in this order."
+    return {r["key"]: r.get("name") or r["key"] for r in view.adapter.get("label_space") or []}
+
 # %% ../../nbs/40_report.ipynb #787b960e
 class ReportParameterError(CareBenchError, ValueError):
     "A report template was given a parameter value that the run does not have."
@@ -139,6 +246,10 @@ def pick(view: RunView, model: str | None = None, condition: str | None = None) 
 def mock_models(view: RunView) -> list:
     "The models of the run whose scores come from the `dry_run` mock."
     return [r["id"] for r in view.manifest.get("models", []) if r.get("backend") == "dry_run"]
+
+def track_models(view: RunView, track: str) -> list:
+    "The models of the run that come from `track` (in the run's order)."
+    return [r["id"] for r in view.manifest.get("models", []) if r.get("track") == track]
 
 def failed_models(view: RunView) -> list:
     "Models every call of which failed: they have no scores and no endpoints, and every page says so."
@@ -162,19 +273,28 @@ def banner(view: RunView, models=None) -> str:
     return "\n\n".join(lines)
 
 # %% ../../nbs/40_report.ipynb #c6f92929
+def _by_category(view: RunView, df: pd.DataFrame) -> pd.DataFrame:
+    "Rows indexed by category key → the label space's order and display names (index `category`); unknown keys last, as they come."
+    names = category_names(view)
+    order = [k for k in names if k in df.index] + [k for k in df.index if k not in names]
+    out = df.reindex(order)
+    out.index = pd.Index([names.get(k, k) for k in order], name="category")
+    return out
+
 def dataset_table(view: RunView) -> pd.DataFrame:
     "Patients, pairs, observers, training items and disagreement, from the adapter manifest."
     c = view.adapter.get("counts", {})
     rows = [("patients", c.get("n_patients")), ("evaluation pairs (patient × item)", c.get("n_pairs")),
             ("observers per pair", c.get("observers_per_pair")), ("observers", c.get("n_observers")),
             ("training items", c.get("n_train_items")), ("categories", len(c.get("categories", [])))]
-    rows += [(f"pairs × categories with observer disagreement, {k}", f"{v:.1%}") for k, v in c.get("disagreement_rate", {}).items()]
-    return pd.DataFrame(rows, columns=["", "value"]).set_index("")
+    rows += [(f"pairs × categories with observer disagreement, {k.replace('_', ' ')}", f"{v:.1%}") for k, v in c.get("disagreement_rate", {}).items()]
+    return pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")
 
 def delta_ref_table(view: RunView) -> pd.DataFrame:
-    "Per category: pairs whose reference label went up, down, and either (non-zero Δ_ref)."
+    "Per category (display names, label-space order): pairs whose reference label went up, down, and either (non-zero Δ_ref)."
     c = view.adapter.get("counts", {})
-    return pd.DataFrame({"up": c.get("delta_ref_up"), "down": c.get("delta_ref_down"), "non-zero": c.get("nonzero_delta_ref")})
+    d = pd.DataFrame({"up": c.get("delta_ref_up"), "down": c.get("delta_ref_down"), "non-zero": c.get("nonzero_delta_ref")})
+    return _by_category(view, d).fillna(0).astype(int)
 
 # %% ../../nbs/40_report.ipynb #4238d9a5
 def observer_agreement(view: RunView) -> pd.DataFrame:
@@ -203,203 +323,304 @@ def _validity(view, model, name) -> dict:
     if not v: return {}
     return {"simulated false-positive rate": v["false_positive_rate"], "simulated power": v["power"]}
 
-def endpoint_table(view: RunView, model: str) -> pd.DataFrame:
-    "The overall result of every endpoint of a model: estimate, CI, chance level, one-sided p, its floor, flags."
+def _n(name: str, o: dict) -> str:
+    "What an endpoint's estimate averages over: cells, or (class correspondence) the categories that are its points."
+    if name == "class_correspondence": return f"{len(o.get('mean_delta_ref') or {})} categories"
+    return "–" if o.get("n_cells") is None else f"{int(o['n_cells']):,} cells"
+
+RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "chance", "p (one-sided)", "n")
+DESIGN_COLUMNS = ("patients", "smallest attainable p", "confirmatory", "underpowered", "simulated false-positive rate", "simulated power")
+
+def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.DataFrame:
+    """The overall result of every endpoint of a model: role, estimate, CI, chance level, one-sided p, what it counts, and the design's
+    side (patients, smallest attainable p, flags, the simulated false-positive rate and power); `part` = "result" or "design" keeps
+    one side (two tables that fit a page)."""
     rows = []
     for name, r in _endpoints(view, model).items():
         o = r["overall"]
         ci = o.get("ci") or [None, None]
-        rows.append({"endpoint": _label(name), "role": r.get("role"), "statistic": r.get("statistic"), "estimate": o.get("estimate"),
-                     "CI low": ci[0], "CI high": ci[1], "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"),
-                     "smallest attainable p": o.get("min_attainable_p"), "cells": o.get("n_cells"), "patients": o.get("n_patients"),
-                     "confirmatory": o.get("confirmatory"), "underpowered": o.get("underpowered"), **_validity(view, model, name)})
-    return pd.DataFrame(rows).set_index("endpoint")
+        rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"), "CI low": ci[0], "CI high": ci[1],
+                     "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"), "smallest attainable p": o.get("min_attainable_p"),
+                     "n": _n(name, o), "patients": o.get("n_patients"), "confirmatory": o.get("confirmatory"),
+                     "underpowered": o.get("underpowered"), **_validity(view, model, name)})
+    t = pd.DataFrame(rows).set_index("endpoint")
+    keep = {"result": RESULT_COLUMNS, "design": DESIGN_COLUMNS}.get(part)
+    return t if keep is None else t[[c for c in keep if c in t.columns]]
+
+def endpoint_definitions(view: RunView, model: str) -> str:
+    "Markdown: what each endpoint of the table estimates (the registry's statistic), one line each."
+    return "\n".join(f"- **{_label(n)}** ({r.get('role')}): {r.get('statistic')}" for n, r in _endpoints(view, model).items())
 
 def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame:
-    "One endpoint per category: estimate, CI, p, BH-adjusted p, confirmatory flag."
-    rows = []
+    "One endpoint per category (display names, label-space order): estimate, CI, p, BH-adjusted p, cells, confirmatory flag."
+    rows = {}
     for k, o in _endpoints(view, model)[endpoint]["per_category"].items():
         ci = o.get("ci") or [None, None]
-        rows.append({"category": k, "estimate": o.get("estimate"), "CI low": ci[0], "CI high": ci[1], "p": o.get("p_value"),
-                     "p (BH)": o.get("p_adjusted"), "cells": o.get("n_cells"), "confirmatory": o.get("confirmatory")})
-    return pd.DataFrame(rows).set_index("category")
+        rows[k] = {"estimate": o.get("estimate"), "CI low": ci[0], "CI high": ci[1], "p": o.get("p_value"),
+                   "p (BH)": o.get("p_adjusted"), "cells": o.get("n_cells"), "confirmatory": o.get("confirmatory")}
+    return _by_category(view, pd.DataFrame.from_dict(rows, orient="index"))
 
 # %% ../../nbs/40_report.ipynb #e2154ba2
 def condition_table(view: RunView, model: str, condition: str) -> pd.DataFrame:
-    "For one model and condition: calls, failures by kind, and per category the mean score and (with context) the unchanged rate."
+    "For one model and condition, per category (display names, label-space order): scores, mean, SD and (with context) the unchanged rate."
     eps = view.manifest.get("epsilon", 0.01)
     s = view.scores[(view.scores["model"] == model) & (view.scores["condition"] == condition)]
-    cats = s.groupby("category")["score"].agg(["count", "mean", "std"]).rename(columns={"count": "scores"})
+    cats = s.groupby("category")["score"].agg(["count", "mean", "std"]).rename(columns={"count": "scores", "mean": "mean score", "std": "SD"})
     if condition != CONTEXT_FREE:
         d = view.cell_deltas(model)
         col = "delta_model" if condition == "correct_context" else "delta_shuffled"
         cats["unchanged rate (|Δ| < ε)"] = d.groupby("category")[col].apply(lambda x: float((x.abs() < eps - 1e-9).mean()))
-    return cats
+    return _by_category(view, cats)
 
 def call_table(view: RunView, model: str) -> pd.DataFrame:
-    "Calls per condition with failures by kind (from call_summary.csv)."
+    "Calls per condition with failures by kind (from call_summary.csv); empty for a model that makes no calls (Tracks 1 and 2)."
     c = view.calls
-    return c[c["model"] == model].drop(columns="model").set_index("condition") if len(c) else pd.DataFrame()
+    if not len(c) or not (c["model"] == model).any(): return pd.DataFrame()
+    return c[c["model"] == model].drop(columns="model").set_index("condition")
+
+NO_CALLS = ("This model makes no language-model calls: its scores are predictions of a fitted track (Track 1 or Track 2) for "
+            "patients it was not fitted on, so there are no calls, tokens or parse failures to count.")
 
 # %% ../../nbs/40_report.ipynb #114c5707
-def _plt():
-    "pyplot, imported on first use: the backend is the environment's (inline in a kernel, Agg in a headless script)."
-    import matplotlib.pyplot as plt
-    return plt
+_UP, _DOWN, _CORRECT, _SHUF, _NULL = "#2b8cbe", "#e34a33", "#2b8cbe", "#9e9e9e", "#e34a33"
 
-def plot_delta_ref(view: RunView):
-    "Stacked bars: per category, pairs whose reference label went up and down."
-    plt = _plt()
-    t = delta_ref_table(view).iloc[::-1]
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(t) + 1.2))
-    ax.barh(t.index, t["up"], color="#2b8cbe", label="up (category added with context)")
-    ax.barh(t.index, t["down"], left=t["up"], color="#e34a33", label="down (removed)")
-    ax.set_xlabel("pairs"); ax.set_title("Reference shifts Δ_ref per category"); ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    return fig
+def _below(ax, ncol: int = 3):
+    "The legend under the axes, never over the data."
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=ncol, frameon=False, fontsize=8)
+
+def plot_delta_ref(view: RunView) -> Figure:
+    "Stacked bars: per category (label-space order), pairs whose reference label went up and down; the confirmatory threshold dotted."
+    plt, _ = _plt(), _sns()
+    t = delta_ref_table(view)
+    need = (view.config.get("analysis") or {}).get("confirmatory_min_nonzero", 15)
+    fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(t) + 1.8))
+    ax.barh(t.index, t["up"], color=_UP, label="up: category added once the chart is seen")
+    ax.barh(t.index, t["down"], left=t["up"], color=_DOWN, label="down: category removed")
+    ax.axvline(need, color="#333", ls=":", lw=1, label=f"{need} non-zero Δ_ref: confirmatory threshold")
+    ax.invert_yaxis(); ax.set_xlabel("pairs (patient × item)"); ax.set_ylabel(""); ax.set_title("Reference shifts Δ_ref per category")
+    _below(ax, 2); fig.tight_layout()
+    return Figure(fig, "How often the observers changed their label once they saw the chart, per category. A category whose bar "
+                       f"reaches the dotted line (and whose shifts come from at least {(view.config.get('analysis') or {}).get('confirmatory_min_patients', 6)} "
+                       "patients) is tested; shorter bars are described only.")
 
 # %% ../../nbs/40_report.ipynb #ece27968
-def plot_forest(view: RunView, model: str):
-    "Forest plot: each endpoint's estimate with its CI, the chance level where there is one, and the null value."
-    plt = _plt()
+def plot_forest(view: RunView, model: str) -> Figure:
+    "Forest plot: each endpoint's estimate with its two-sided patient-cluster CI and the value under no effect."
+    plt, _ = _plt(), _sns()
     rows = [(n, r["overall"]) for n, r in _endpoints(view, model).items()]
-    fig, axes = plt.subplots(len(rows), 1, figsize=(7, 1.15 * len(rows) + 0.6), squeeze=False)
+    fig, axes = plt.subplots(len(rows), 1, figsize=(7.5, 0.95 * len(rows) + 0.8), squeeze=False)
     for ax, (name, o) in zip(axes[:, 0], rows):
         est, ci = o.get("estimate"), o.get("ci") or [None, None]
         null = ENDPOINTS[name].null_value if name in ENDPOINTS else 0.0
         if est is not None:
-            if None not in ci: ax.plot(ci, [0, 0], color="#333", lw=2)
-            ax.plot([est], [0], "o", color="#2b8cbe", ms=8)
-        if null is not None: ax.axvline(null, color="#e34a33", ls="--", lw=1)
+            if None not in ci: ax.plot(ci, [0, 0], color="#333", lw=2.5, solid_capstyle="butt")
+            ax.plot([est], [0], "o", color=_CORRECT, ms=9)
+        if null is not None: ax.axvline(null, color=_NULL, ls="--", lw=1)
         p = o.get("p_value")
-        ax.set_yticks([]); ax.set_ylim(-1, 1)
+        ax.set_yticks([]); ax.set_ylim(-1, 1); ax.grid(axis="y", visible=False)
         ax.set_title(f"{_label(name)}: {'n/a' if est is None else f'{est:.3f}'}"
-                     f"{'' if p is None else f'  (p = {p:.2g})'}", fontsize=9, loc="left")
-        ax.tick_params(labelsize=8)
-    fig.suptitle(f"{model}: estimates with two-sided patient-cluster CIs (dashed: no effect)", fontsize=9)
+                     f"{'' if None in ci else f'  [{ci[0]:.3f}, {ci[1]:.3f}]'}{'' if p is None else f'  p = {p:.2g}'}", fontsize=9)
     fig.tight_layout()
-    return fig
+    level = view.config.get("analysis", {}).get("ci_level", 0.95)
+    return Figure(fig, f"{model}: each endpoint's estimate (dot) with its two-sided {level:.0%} interval from resampling whole patients "
+                       "(bar); the dashed line is the value under no effect. An interval clear of the dashed line on the side the "
+                       "endpoint predicts is what its one-sided p-value tests.")
 
 # %% ../../nbs/40_report.ipynb #05111e7e
-def plot_heatmap(view: RunView, model: str):
-    "Heatmap per category of mean Δ_ref, mean Δ_model and mean Δ_shuf: do the model's shifts line up with the observers'?"
-    plt = _plt()
+def _category_means(view: RunView, model: str) -> pd.DataFrame:
+    "Per category (display names, label-space order): mean Δ_ref, Δ_model and Δ_shuf over the model's pairs."
     d = view.cell_deltas(model).groupby("category", sort=False)[["delta_ref", "delta_model", "delta_shuffled"]].mean()
-    fig, ax = plt.subplots(figsize=(5.5, 0.35 * len(d) + 1.4))
-    lim = max(float(np.nanmax(np.abs(d.to_numpy()))), 1e-6)
-    im = ax.imshow(d.to_numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
-    ax.set_yticks(range(len(d))); ax.set_yticklabels(d.index, fontsize=8)
-    ax.set_xticks(range(3)); ax.set_xticklabels(["mean Δ_ref", "mean Δ_model", "mean Δ_shuf"], fontsize=8)
-    for (i, j), v in np.ndenumerate(d.to_numpy()): ax.text(j, i, f"{v:+.3f}", ha="center", va="center", fontsize=7)
-    fig.colorbar(im, ax=ax, shrink=0.8)
-    ax.set_title(f"{model}: mean shifts per category", fontsize=9)
+    return _by_category(view, d)
+
+def plot_heatmap(view: RunView, model: str) -> Figure:
+    "Heatmap per category of mean Δ_ref, mean Δ_model and mean Δ_shuf: do the model's shifts line up with the observers'?"
+    plt, sns = _plt(), _sns()
+    d = _category_means(view, model).rename(columns={"delta_ref": "Δ_ref\n(observers)", "delta_model": "Δ_model\n(own chart)",
+                                                     "delta_shuffled": "Δ_shuf\n(donor's chart)"})
+    lim = max(float(np.nanmax(np.abs(d.to_numpy()))) if d.size else 0.0, 1e-6)
+    fig, ax = plt.subplots(figsize=(6.5, 0.36 * len(d) + 1.6))
+    sns.heatmap(d, annot=True, fmt="+.3f", cmap="RdBu_r", center=0, vmin=-lim, vmax=lim, linewidths=0.5, linecolor="white",
+                annot_kws={"fontsize": 8}, cbar_kws={"label": "mean shift", "shrink": 0.8}, ax=ax)   # text colour follows the cell
+    ax.set_ylabel(""); ax.set_title(f"{model}: mean shifts per category"); ax.tick_params(axis="x", labelsize=8, rotation=0)
     fig.tight_layout()
-    return fig
+    return Figure(fig, "Mean shift per category (red: the category becomes more likely with context, blue: less likely). A model that "
+                       "uses the chart as the observers did has a middle column that follows the left one, and a right column near white.")
 
 # %% ../../nbs/40_report.ipynb #58e8dafd
-def plot_class_scatter(view: RunView, model: str):
+def plot_class_scatter(view: RunView, model: str) -> Figure:
     "Scatter of per-category mean Δ_ref against mean Δ_model (and Δ_shuf): the class correspondence."
-    plt = _plt()
+    plt, _ = _plt(), _sns()
     o = _endpoints(view, model)["class_correspondence"]["overall"]
+    names = category_names(view)
     ref, mod, shuf = (pd.Series(o[k]) for k in ("mean_delta_ref", "mean_delta_model", "mean_delta_shuffled"))
-    fig, ax = plt.subplots(figsize=(5.5, 4.5))
-    ax.scatter(ref, mod, color="#2b8cbe", label=f"correct context (r = {o['pearson_r']:.2f})" if o.get("pearson_r") is not None else "correct context")
-    ax.scatter(ref, shuf[ref.index], color="#999", marker="x", label="shuffled context")
-    for k in ref.index: ax.annotate(k, (ref[k], mod[k]), fontsize=6, alpha=0.8)
-    ax.axhline(0, color="#ccc", lw=0.8); ax.axvline(0, color="#ccc", lw=0.8)
-    ax.set_xlabel("mean Δ_ref per category"); ax.set_ylabel("mean model shift per category"); ax.legend(fontsize=8)
-    ax.set_title(f"{model}: class correspondence", fontsize=9)
-    fig.tight_layout()
-    return fig
+    fig, ax = plt.subplots(figsize=(6.5, 5))
+    r = o.get("pearson_r")
+    ax.scatter(ref, mod, color=_CORRECT, s=40, label="with the patient's own chart" + ("" if r is None else f" (r = {r:.2f})"), zorder=3)
+    ax.scatter(ref, shuf[ref.index], color=_SHUF, marker="x", s=40, label="with a donor's chart", zorder=3)
+    for k in ref.index: ax.annotate(names.get(k, k), (ref[k], mod[k]), fontsize=7, alpha=0.85, xytext=(3, 3), textcoords="offset points")
+    ax.axhline(0, color="#999", lw=0.8); ax.axvline(0, color="#999", lw=0.8)
+    ax.set_xlabel("mean Δ_ref per category (observers)"); ax.set_ylabel("mean model shift per category")
+    ax.set_title(f"{model}: class correspondence"); _below(ax, 2); fig.tight_layout()
+    return Figure(fig, f"One point per category ({len(ref)} points): the observers' mean shift against the model's. Points along a rising "
+                       "line mean the model shifts most in the categories where the observers do; with so few points r is descriptive "
+                       "(no p-value).")
 
 # %% ../../nbs/40_report.ipynb #ffa11e19
-def plot_agreement(view: RunView, model: str):
+def plot_agreement(view: RunView, model: str) -> Figure:
     "Per category (and overall): sign-agreement rate with correct and shuffled context against its within-patient permutation chance level."
-    plt = _plt()
+    plt, _ = _plt(), _sns()
     r = _endpoints(view, model)["directional_alignment"]
-    items = [("overall", r["overall"])] + [(k, v) for k, v in r["per_category"].items() if v.get("n_cells")]
-    names = [k for k, _ in items]
+    names = category_names(view)
+    cats = [k for k in names if r["per_category"].get(k, {}).get("n_cells")] + [k for k in r["per_category"] if k not in names and r["per_category"][k].get("n_cells")]
+    items = [("overall", r["overall"])] + [(names.get(k, k), r["per_category"][k]) for k in cats]
     y = np.arange(len(items))
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(items) + 1.4))
-    ax.barh(y + 0.2, [v.get("sign_agreement_rate") or 0 for _, v in items], height=0.4, color="#2b8cbe", label="correct context")
-    ax.barh(y - 0.2, [v.get("sign_agreement_rate_shuffled") or 0 for _, v in items], height=0.4, color="#bbb", label="shuffled context")
-    ax.scatter([v.get("chance_rate") or np.nan for _, v in items], y, marker="|", s=300, color="#e34a33", label="chance (permutation mean)", zorder=3)
-    ax.set_yticks(y); ax.set_yticklabels(names, fontsize=8); ax.invert_yaxis(); ax.set_xlim(0, 1)
-    ax.set_xlabel("share of non-zero Δ_ref cells where the model moves in the reference's direction")
-    ax.legend(fontsize=8, loc="lower right"); ax.set_title(f"{model}: sign agreement vs chance", fontsize=9)
-    fig.tight_layout()
-    return fig
+    fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(items) + 1.8))
+    ax.barh(y - 0.2, [v.get("sign_agreement_rate") or 0 for _, v in items], height=0.4, color=_CORRECT, label="with the patient's own chart")
+    ax.barh(y + 0.2, [v.get("sign_agreement_rate_shuffled") or 0 for _, v in items], height=0.4, color=_SHUF, label="with a donor's chart")
+    ax.scatter([np.nan if v.get("chance_rate") is None else v["chance_rate"] for _, v in items], y, marker="|", s=320, color=_NULL,
+               label="chance (permutation mean)", zorder=3)
+    ax.set_yticks(y); ax.set_yticklabels([f"{k} ({v.get('n_cells')})" for k, v in items], fontsize=8); ax.invert_yaxis(); ax.set_xlim(0, 1)
+    ax.set_xlabel("share of non-zero Δ_ref cells where the model moves in the observers' direction")
+    ax.set_title(f"{model}: sign agreement against chance"); _below(ax, 3); fig.tight_layout()
+    return Figure(fig, "How often the model moved the way the observers did, among the cells they moved (their number in brackets): with "
+                       "the patient's own chart (blue) and with a donor's (grey). Directional alignment is the gap between the two; the "
+                       "red tick is what shuffling the model's shifts among a patient's items gives.")
 
 # %% ../../nbs/40_report.ipynb #2d162e0b
-def plot_scores(view: RunView, model: str, condition: str):
+def plot_scores(view: RunView, model: str, condition: str) -> Figure:
     "Score distribution of one model and condition (all categories), against the context-free scores."
-    plt = _plt()
-    s = view.scores[view.scores["model"] == model]
-    fig, ax = plt.subplots(figsize=(6.5, 3))
-    bins = np.linspace(0, 1, 21)
-    ax.hist(s.loc[s["condition"] == CONTEXT_FREE, "score"], bins=bins, alpha=0.5, color="#999", label="context-free")
-    if condition != CONTEXT_FREE: ax.hist(s.loc[s["condition"] == condition, "score"], bins=bins, alpha=0.6, color="#2b8cbe", label=condition)
-    ax.set_xlabel("score"); ax.set_ylabel("cells"); ax.legend(fontsize=8); ax.set_title(f"{model}: scores, {condition}", fontsize=9)
+    plt, sns = _plt(), _sns()
+    s = view.scores[(view.scores["model"] == model) & view.scores["condition"].isin([CONTEXT_FREE, condition])]
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    if len(s):
+        sns.histplot(s, x="score", hue="condition", hue_order=list(dict.fromkeys([CONTEXT_FREE, condition])), bins=np.linspace(0, 1, 21),
+                     stat="percent", common_norm=False, element="step", palette=[_SHUF, _CORRECT][: 1 + (condition != CONTEXT_FREE)], ax=ax)
+        sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False, title=None)
+    ax.set_xlabel("score"); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: scores, {condition.replace('_', ' ')}")
     fig.tight_layout()
-    return fig
+    return Figure(fig, "The distribution of the model's scores over every pair and category, beside the context-free scores. Mass moving "
+                       "between the two outlines is what the chart changes; identical outlines mean it changed nothing overall.")
 
 # %% ../../nbs/40_report.ipynb #9217e9a6
 def _secondary(view: RunView) -> dict: return view._json("representation_secondary") if view.has("representation_secondary") else {}
 
-def fusion_table(view: RunView) -> pd.DataFrame:
-    "Mean inner-fold Brier of every head configuration and how often each head was chosen in the outer folds."
+def _heads(view: RunView) -> pd.DataFrame:
     d = pd.DataFrame(_secondary(view).get("fusion_heads", []))
     if d.empty: return d
-    d["rank"] = d["rank"].fillna("")
-    return d.rename(columns={"lam": "λ", "brier": "inner Brier", "chosen_in_outer_folds": "chosen (outer folds)"}).set_index(["fusion", "rank", "λ"])
+    d["head"] = d["fusion"] + d["rank"].map(lambda r: "" if _plain(r) else f" r={int(r)}")
+    return d
 
-def plot_fusion(view: RunView):
-    "Best inner-fold Brier of each fusion head (lower is better)."
-    plt = _plt()
-    d = pd.DataFrame(_secondary(view).get("fusion_heads", []))
-    d["head"] = d["fusion"] + d["rank"].map(lambda r: "" if r is None or (isinstance(r, float) and math.isnan(r)) else f" r={int(r)}")
-    best = d.groupby("head")["brier"].min().sort_values()
-    fig, ax = plt.subplots(figsize=(6, 0.4 * len(best) + 1.2))
-    ax.barh(best.index[::-1], best.values[::-1], color="#2b8cbe")
-    ax.set_xlabel("best mean inner-fold Brier (cells where observers agree)"); ax.set_title("Fusion heads", fontsize=9)
+def fusion_table(view: RunView) -> pd.DataFrame:
+    """One row per fusion head (and rank): the penalty λ with the best mean inner-fold Brier, that Brier, the worst over the λ grid,
+    and how many outer folds chose the head (an integer, once per head)."""
+    d = _heads(view)
+    if d.empty: return d
+    best = d.loc[d.groupby("head", sort=False)["brier"].idxmin()].set_index("head")
+    out = pd.DataFrame({"best λ": best["lam"], "inner Brier at best λ": best["brier"], "worst over λ": d.groupby("head")["brier"].max(),
+                        "chosen (outer folds)": best["chosen_in_outer_folds"].astype(int)})
+    return out.sort_values("inner Brier at best λ")
+
+def plot_fusion(view: RunView) -> Figure:
+    "Mean inner-fold Brier of every head over the λ grid (lower is better); the heads the outer folds chose are marked."
+    plt, sns = _plt(), _sns()
+    d = _heads(view)
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    sns.lineplot(d, x="lam", y="brier", hue="head", marker="o", ax=ax)
+    ax.set_xscale("log"); ax.set_xlabel("ridge penalty λ"); ax.set_ylabel("mean inner-fold Brier"); ax.set_title("Fusion heads over the penalty grid")
+    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), frameon=False, title=None, fontsize=8)
     fig.tight_layout()
-    return fig
+    chosen = fusion_table(view)["chosen (outer folds)"]
+    return Figure(fig, "Each line is one fusion head scored in the inner folds at every penalty (cells where the observers agree; lower "
+                       f"is better). The outer folds chose {', '.join(f'{h} ({n})' for h, n in chosen[chosen > 0].items())}: a head that "
+                       "wins only at one end of the grid would ask for a wider grid.")
 
 def secondary_table(view: RunView, key: str) -> pd.DataFrame:
     "One of Track 1's secondary tables: `agreement`, `repeated_vs_novel`, `ablation`, or `calibration` (one row)."
     v = _secondary(view).get(key)
     return pd.DataFrame([v] if isinstance(v, dict) else (v or []))
 
-def plot_ablation(view: RunView):
+def plot_ablation(view: RunView) -> Figure:
     "Per snapshot field: mean absolute change of the correct-context score when that field is blanked."
-    plt = _plt()
-    d = secondary_table(view, "ablation").sort_values("mean_abs_change")
-    fig, ax = plt.subplots(figsize=(6, 0.35 * len(d) + 1.2))
-    ax.barh(d["field"], d["mean_abs_change"], color="#e34a33")
-    ax.set_xlabel("mean |score change| when the field is blanked"); ax.set_title("Per-field context ablation", fontsize=9)
+    plt, _ = _plt(), _sns()
+    d = secondary_table(view, "ablation").sort_values("mean_abs_change", ascending=False)
+    fig, ax = plt.subplots(figsize=(7, 0.34 * len(d) + 1.3))
+    ax.barh(d["field"].str.replace("_", " "), d["mean_abs_change"], color=_DOWN)
+    ax.invert_yaxis(); ax.set_xlabel("mean |score change| when the field is left out"); ax.set_title("Per-field context ablation")
     fig.tight_layout()
-    return fig
+    return Figure(fig, "How much the correct-context scores move when one snapshot field is left out of the context: the longest bar is "
+                       "the field the head leans on most (descriptive; the sign agreement with and without each field is in the table).")
+
+# %% ../../nbs/40_report.ipynb #60c44bb9
+def _reference_long(view: RunView) -> pd.DataFrame:
+    "The reference labels in long form: patient_id, item, category, y_free, y_correct (observer means)."
+    ds = view.dataset
+    n, C = ds.y_free.shape
+    return pd.DataFrame({"patient_id": np.repeat(ds.pair_patient.astype(str), C), "item": np.repeat(ds.pair_item.astype(str), C),
+                         "category": np.tile(np.array(ds.categories, dtype=object), n),
+                         "y_free": ds.y_free.ravel(), "y_correct": ds.y_correct.ravel()})
+
+def reliability_table(view: RunView, model: str, bins: int = 10, n_boot: int = 500) -> pd.DataFrame:
+    """Reliability of one model's scores: per condition (context-free scores against the context-free reference, correct-context
+    scores against the correct-context reference) and score bin, the cells, the mean score, the observed share of observers saying
+    yes, and its 95% interval from resampling whole patients (seeded by the run's seed)."""
+    ref = _reference_long(view)
+    s = view.scores[(view.scores["model"] == model) & view.scores["condition"].isin([CONTEXT_FREE, "correct_context"])]
+    m = s.merge(ref, on=["patient_id", "item", "category"], how="inner")
+    m["observed"] = np.where(m["condition"] == CONTEXT_FREE, m["y_free"], m["y_correct"])
+    m["bin"] = np.minimum((m["score"].to_numpy(float) * bins).astype(int), bins - 1)
+    pats = sorted(m["patient_id"].unique())
+    rng = np.random.default_rng(int(view.manifest.get("seeds", {}).get("analysis", 0) or 0))
+    W = rng.multinomial(len(pats), np.full(len(pats), 1 / len(pats)), size=n_boot) if pats else np.zeros((n_boot, 0))
+    rows = []
+    for cond, g in m.groupby("condition", sort=False):
+        pidx = pd.Index(pats).get_indexer(g["patient_id"])
+        for b, gb in g.groupby("bin"):
+            pi = pidx[g["bin"].to_numpy() == b]
+            cnt = np.bincount(pi, minlength=len(pats)); tot = np.bincount(pi, weights=gb["observed"].to_numpy(float), minlength=len(pats))
+            bc, bt = W @ cnt, W @ tot
+            boot = bt[bc > 0] / bc[bc > 0]
+            lo, hi = (np.quantile(boot, [0.025, 0.975]) if len(boot) else (np.nan, np.nan))
+            rows.append(dict(condition=cond, bin=f"{b / bins:.1f}–{(b + 1) / bins:.1f}", cells=len(gb), mean_score=gb["score"].mean(),
+                             observed=gb["observed"].mean(), ci_low=lo, ci_high=hi, patients=int((cnt > 0).sum())))
+    return pd.DataFrame(rows)
+
+def plot_reliability(view: RunView, model: str) -> Figure:
+    "Reliability diagram: observed share of yes against the mean score per bin, both conditions, with patient-cluster intervals."
+    plt, _ = _plt(), _sns()
+    d = reliability_table(view, model)
+    fig, ax = plt.subplots(figsize=(5.8, 5))
+    ax.plot([0, 1], [0, 1], color="#999", ls="--", lw=1, label="perfect calibration")
+    for (cond, g), color in zip(d.groupby("condition", sort=False), (_SHUF, _CORRECT)):
+        ax.errorbar(g["mean_score"], g["observed"], yerr=[g["observed"] - g["ci_low"], g["ci_high"] - g["observed"]], fmt="o-",
+                    color=color, capsize=3, label=cond.replace("_", " "))
+    ax.set_xlim(0, 1); ax.set_ylim(0, 1); ax.set_xlabel("mean score in the bin"); ax.set_ylabel("share of observers saying yes")
+    ax.set_title(f"{model}: reliability"); _below(ax, 3); fig.tight_layout()
+    return Figure(fig, "Scores binned by tenths: points on the dashed diagonal are calibrated (a score of 0.3 means three observers in "
+                       "ten say yes). Bars are 95% intervals from resampling whole patients; bins with few cells have wide bars.")
 
 # %% ../../nbs/40_report.ipynb #d256bac6
 def learning_curve_table(view: RunView) -> pd.DataFrame:
     "Track 2's learning curve: held-out quality at each share of the outer folds' training patients (empty without Track 2)."
     return view._csv("adaptation_learning_curve").set_index("share") if view.has("adaptation_learning_curve") else pd.DataFrame()
 
-def plot_learning_curve(view: RunView):
+def plot_learning_curve(view: RunView) -> Figure:
     "Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training patients."
-    plt, d = _plt(), learning_curve_table(view)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    plt, _ = _plt(), _sns()
+    d = learning_curve_table(view)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     if d.empty:
         for ax in axes: ax.text(0.5, 0.5, "no Track 2 in this run", ha="center", va="center"); ax.set_axis_off()
-        return fig
+        return Figure(fig, "This run has no Track 2 (adaptation.enabled is false).")
     n = d["n_train_patients"]
-    axes[0].plot(n, d["brier_free"], "o-", color="#999", label="context-free"); axes[0].plot(n, d["brier_correct"], "o-", color="#2b8cbe", label="with the chart")
-    axes[0].set_xlabel("training patients (mean over outer folds)"); axes[0].set_ylabel("held-out Brier (lower is better)"); axes[0].legend(fontsize=8)
-    axes[1].plot(n, d["mean_alignment"], "o-", color="#e34a33"); axes[1].axhline(0, color="#333", ls="--", lw=1)
+    axes[0].plot(n, d["brier_free"], "o-", color=_SHUF, label="context-free"); axes[0].plot(n, d["brier_correct"], "o-", color=_CORRECT, label="with the chart")
+    axes[0].set_xlabel("training patients (mean over outer folds)"); axes[0].set_ylabel("held-out Brier (lower is better)"); _below(axes[0], 2)
+    axes[1].plot(n, d["mean_alignment"], "o-", color=_DOWN); axes[1].axhline(0, color="#333", ls="--", lw=1)
     axes[1].set_xlabel("training patients (mean over outer folds)"); axes[1].set_ylabel("mean sign(Δ_ref)·Δ_model")
-    fig.suptitle("Track 2 learning curve: does more training make the chart matter the way it does for the observers?", fontsize=9)
+    axes[0].set_title("Held-out Brier"); axes[1].set_title("Alignment with the observers' shifts")
     fig.tight_layout()
-    return fig
+    return Figure(fig, "Refits on shares of each outer fold's training patients. Left: held-out Brier with and without the chart (a gap "
+                       "that widens with more patients means the model learns to use the chart); right: the mean shift in the observers' "
+                       "direction (above the dashed line: with them).")
 
 def fits_table(view: RunView) -> pd.DataFrame:
     "Every model Track 2 fitted: training and validation patients, epochs, validation losses, adapter and its sha256."
@@ -416,21 +637,23 @@ def contrast_table(view: RunView) -> pd.DataFrame:
     return d.rename(columns={"model_a": "model A", "model_b": "model B", "estimate": "A − B", "ci_low": "CI low", "ci_high": "CI high",
                              "p_a_greater": "p (A > B)", "min_attainable_p": "smallest attainable p"}).set_index(["endpoint", "model A", "model B"])
 
-def plot_contrasts(view: RunView):
+def plot_contrasts(view: RunView) -> Figure | None:
     "A − B with its interval for every pair of models, one panel per endpoint; the dashed line is no difference."
-    plt, d = _plt(), contrast_table(view)
+    plt, _ = _plt(), _sns()
+    d = contrast_table(view)
     if d.empty: return None
     names = list(dict.fromkeys(d.index.get_level_values(0)))
-    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 0.45 * len(d) / len(names) + 1.4), squeeze=False)
-    for ax, name in zip(axes[0], names):
+    fig, axes = plt.subplots(len(names), 1, figsize=(8, (0.45 * len(d) / len(names) + 1.1) * len(names)), squeeze=False)
+    for ax, name in zip(axes[:, 0], names):
         s = d.loc[name]
         labels = [f"{a} − {b}" for a, b in s.index]
         for y, (_, r) in enumerate(s.iterrows()):
-            ax.plot([r["CI low"], r["CI high"]], [y, y], color="#333"); ax.plot([r["A − B"]], [y], "o", color="#2b8cbe")
-        ax.axvline(0, color="#e34a33", ls="--", lw=1); ax.set_yticks(range(len(labels))); ax.set_yticklabels(labels, fontsize=8)
-        ax.set_title(name, fontsize=9); ax.tick_params(labelsize=8)
+            ax.plot([r["CI low"], r["CI high"]], [y, y], color="#333", lw=2); ax.plot([r["A − B"]], [y], "o", color=_CORRECT, ms=7)
+        ax.axvline(0, color=_NULL, ls="--", lw=1); ax.set_yticks(range(len(labels))); ax.set_yticklabels(labels, fontsize=8)
+        ax.set_ylim(-0.6, len(labels) - 0.4); ax.set_title(name)
     fig.tight_layout()
-    return fig
+    return Figure(fig, "Each row is one pair of models on the same patients: the difference A − B (dot) and its patient-cluster interval "
+                       "(bar). A bar clear of the dashed line says one model uses the patient's own chart more than the other.")
 
 # %% ../../nbs/40_report.ipynb #3a4b8b08
 def failure_table(view: RunView) -> pd.DataFrame:
@@ -454,39 +677,50 @@ def failure_messages(view: RunView, per_kind: int = 3) -> pd.DataFrame:
 
 # %% ../../nbs/40_report.ipynb #3f5a0a31
 def comparison_table(view: RunView) -> pd.DataFrame:
-    "One row per model: the overall estimate and p-value of each endpoint, failed calls and pairs left out."
+    """Every model's endpoints side by side, one row per (model, endpoint): estimate, interval, one-sided p and the fixed sequence's
+    decision (a long table, so that any number of endpoints and models fits the page)."""
     rows = []
     for m in view.models:
-        row = {"model": m}
+        decisions = (view.endpoints["models"][m].get("family") or {}).get("decisions", {})
         for name, r in _endpoints(view, m).items():
-            row[f"{_label(name)}"] = r["overall"].get("estimate")
-            row[f"{_label(name)} p"] = r["overall"].get("p_value")
-        data = view.endpoints["models"][m].get("data", {})
-        row["pairs left out"] = data.get("n_pairs_excluded")
-        row["failed calls"] = int((view.errors["model"] == m).sum()) if len(view.errors) else 0
-        rows.append(row)
+            o, ci = r["overall"], r["overall"].get("ci") or [None, None]
+            rows.append({"model": m, "endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"), "CI low": ci[0],
+                         "CI high": ci[1], "null": ENDPOINTS[name].null_value if name in ENDPOINTS else None, "p (one-sided)": o.get("p_value"),
+                         "fixed sequence": decisions.get(name)})
+    return pd.DataFrame(rows).set_index(["model", "endpoint"]) if rows else pd.DataFrame()
+
+def models_table(view: RunView) -> pd.DataFrame:
+    "One row per model: its track, backend, pairs left out of its endpoints and failed calls."
+    recs = {r["id"]: r for r in view.manifest.get("models", [])}
+    rows = [{"model": m, "track": recs.get(m, {}).get("track"), "backend": recs.get(m, {}).get("backend", "–"),
+             "pairs left out": view.endpoints["models"][m].get("data", {}).get("n_pairs_excluded"),
+             "failed calls": int((view.errors["model"] == m).sum()) if len(view.errors) else 0} for m in view.models]
     return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
 
-def plot_comparison(view: RunView):
-    "Every endpoint some model reports (the family in its order, then the registry's), every model side by side; dashed: its null value."
-    plt = _plt()
+def plot_comparison(view: RunView) -> Figure | None:
+    "Every endpoint some model reports (the family in its order, then the registry's), every model side by side with its interval."
+    plt, _ = _plt(), _sns()
     present = {n for m in view.models for n in _endpoints(view, m)}
     names = [n for n in dict.fromkeys([*FAMILY, *ENDPOINTS]) if n in present and ENDPOINTS[n].null_value is not None]
     if not names: return None                                    # no model with results (every call failed): nothing to draw
-    fig, axes = plt.subplots(1, len(names), figsize=(2.4 * len(names) + 1.5, 0.4 * len(view.models) + 1.6), sharey=True, squeeze=False)
-    axes = axes[0]
-    for ax, n in zip(axes, names):
-        ax.axvline(ENDPOINTS[n].null_value, color="#e34a33", ls="--", lw=1)
+    cols = min(3, len(names)); rows_ = math.ceil(len(names) / cols)
+    fig, axes = plt.subplots(rows_, cols, figsize=(3.6 * cols + 1.8, (0.42 * len(view.models) + 1.2) * rows_), squeeze=False)
+    for k, ax in enumerate(axes.ravel()):
+        if k >= len(names): ax.set_axis_off(); continue
+        n = names[k]
+        ax.axvline(ENDPOINTS[n].null_value, color=_NULL, ls="--", lw=1)
         for i, m in enumerate(view.models):
             o = view.endpoints["models"][m].get(n, {}).get("overall", {})
             if o.get("estimate") is None: continue
             ci = o.get("ci") or [None, None]
-            if None not in ci: ax.plot(ci, [i, i], color="#333")
-            ax.plot([o["estimate"]], [i], "o", color="#2b8cbe")
-        ax.set_title(_label(n), fontsize=9); ax.tick_params(labelsize=8)
-    axes[0].set_yticks(range(len(view.models))); axes[0].set_yticklabels(view.models, fontsize=8)
+            if None not in ci: ax.plot(ci, [i, i], color="#333", lw=2)
+            ax.plot([o["estimate"]], [i], "o", color=_CORRECT, ms=7)
+        ax.set_yticks(range(len(view.models))); ax.set_yticklabels(view.models if k % cols == 0 else [""] * len(view.models), fontsize=8)
+        ax.set_ylim(len(view.models) - 0.5, -0.5); ax.set_title(_label(n)); ax.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
-    return fig
+    return Figure(fig, "Each panel is one endpoint; each row one model (frozen, fine-tuned or prompted: the patients are the same). Dots "
+                       "are estimates, bars their patient-cluster intervals, the dashed line the value under no effect. Whether two "
+                       "models differ is the paired contrast below, not the overlap of these bars.")
 
 # %% ../../nbs/40_report.ipynb #c87f0c0c
 def provenance_table(view: RunView) -> pd.DataFrame:
@@ -500,6 +734,26 @@ def provenance_table(view: RunView) -> pd.DataFrame:
     rows += [(f"package {k}", v) for k, v in (m.get("packages") or {}).items() if v]
     rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)") for i in m.get("inputs", [])]
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
+
+def compute_table(view: RunView, fitted: bool = False) -> pd.DataFrame:
+    """What the run cost (TRIPOD-LLM's compute item): per Track 3 model and condition the requests, distinct prompts, the share
+    served from the response cache, calls asked, failures, prompt and generated tokens, wall time and device; with `fitted`, per
+    fitted model of the other tracks (Tracks 1 and 2) its wall time, device and work instead."""
+    m, rows = view.manifest, []
+    if fitted:
+        for name in m.get("tracks", []):
+            rec = m.get(name)
+            if isinstance(rec, dict) and "seconds" in rec and "model" in rec:
+                work = "; ".join(f"{k.replace('_', ' ')}: {rec[k]}" for k in ("forward_passes", "texts_embedded", "fits", "epochs_run") if k in rec)
+                rows.append({"model": rec["model"], "track": name, "seconds": rec["seconds"], "device": rec.get("device", "unknown"), "work": work})
+        return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
+    for c in m.get("compute") or [{**c, "condition": "all", "requests": c["n_requests"], "unique_prompts": c["n_unique"],
+                                    "asked": c["n_asked"], "failed": c["n_failed"]} for c in m.get("calls", [])]:   # runs before compute.csv
+        rows.append({"model": c["model"], "condition": c["condition"], "requests": c["requests"],
+                     "distinct prompts": c["unique_prompts"], "cache hit rate": c.get("cache_hit_rate"), "asked": c["asked"],
+                     "failed": c["failed"], "prompt tokens": c.get("prompt_tokens"), "generated tokens": c.get("completion_tokens"),
+                     "seconds": c.get("seconds"), "device": c.get("device", "unknown")})
+    return pd.DataFrame(rows).set_index(["model", "condition"]) if rows else pd.DataFrame()
 
 # %% ../../nbs/40_report.ipynb #98b57672
 AUTHOR = "for the author"
@@ -525,7 +779,11 @@ def tripod_checklist(view: RunView) -> pd.DataFrame:
                                                             "and call_summary.csv; pairs with a failed call left out of that model's endpoints", "run"),
         ("Analysis", "Statistical methods", f"protocol {m['protocol_version']}: patient-cluster bootstrap CIs, cluster sign-flip and within-patient "
                                               f"permutation tests, BH over confirmatory categories; ε = {m.get('epsilon')}; seeds {json.dumps(m.get('seeds'))}", "run manifest"),
-        ("Results", "Calls, failures and compute time", "; ".join(f"{k}: {v['n_unique']} calls, {v['n_failed']} failed, {v['seconds']} s" for k, v in calls.items()), "run manifest"),
+        ("Results", "Calls, failures and compute (tokens, time, device)",
+         "; ".join(f"{k}: {v['n_unique']} calls ({v['n_from_cache']} from the cache), {v['n_failed']} failed, {v.get('prompt_tokens', 'n/a')} prompt "
+                   f"and {v.get('completion_tokens', 'n/a')} generated tokens, {v['seconds']} s on {v.get('device', 'unknown')}" for k, v in calls.items())
+         + "".join(f"; {r['model']}: {r['seconds']} s on {r.get('device', 'unknown')}" for r in (m.get(t) for t in m.get("tracks", []))
+                   if isinstance(r, dict) and "seconds" in r and "model" in r) + " (per condition on the provenance page)", "run manifest"),
         ("Results", "Performance / endpoints with uncertainty", "endpoints.json, per-endpoint CSVs and the endpoints pages", "analysis"),
         ("Discussion", "Limitations (incl. synthetic or dry-run data)", "dry run: mock scores, not model performance" if view.dry_run else AUTHOR,
          "run manifest" if view.dry_run else ""),

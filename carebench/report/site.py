@@ -5,6 +5,7 @@
 # %% ../../nbs/41_site.ipynb #6343aeee
 from __future__ import annotations
 import html
+import logging
 import os
 import shutil
 import subprocess
@@ -43,6 +44,7 @@ def page_plan(view: RunView) -> list:
     "The pages of a run's report, in navigation order."
     pages = [Page("index", "Overview", "overview")]
     if view.has("errors") and len(view.errors): pages.append(Page("failures", "Failed calls", "failures"))   # the diagnosis first
+    pages.append(Page("input", "Input", "input"))
     for m in view.models:
         slug = view.model_slug(m)
         pages.append(Page(f"model-{slug}", "Endpoints", "model", {"model": m}, m))
@@ -81,9 +83,11 @@ def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
             return page.name, (dest, None)
         except Exception as e:
             return page.name, (dest, f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200] if str(e).strip() else ''}")
-    done = {}
+    done, log = {}, logging.getLogger("carebench.report")
     with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as ex, tqdm(total=len(plan), desc="report pages", unit="page", disable=quiet) as bar:
-        for name, res in ex.map(run, plan): done[name] = res; bar.update()
+        for name, res in ex.map(run, plan):
+            done[name] = res; bar.update()
+            log.info("page %s: %s", name, "failed: " + res[1] if res[1] else "done")
     return done
 
 # %% ../../nbs/41_site.ipynb #0d9a5d6c
@@ -117,8 +121,10 @@ nav{width:250px;min-height:100vh;background:#f4f6f8;border-right:1px solid #ddd;
 nav h1{font-size:16px;margin:0 0 12px} nav a{display:block;color:#1f5f8b;text-decoration:none;padding:3px 0} nav a.current{font-weight:700}
 nav .section{margin-top:10px;font-weight:600;color:#555;font-size:13px;word-break:break-all}
 nav .section + a, nav .section ~ a.sub{padding-left:10px}
-main{padding:24px 36px;max-width:1000px;overflow-x:auto} img{max-width:100%}
-table{border-collapse:collapse;font-size:13px;margin:8px 0} th,td{border:1px solid #ddd;padding:4px 8px;text-align:right;overflow-wrap:anywhere;max-width:640px} th{background:#f4f6f8}
+main{padding:24px 36px;max-width:1200px;min-width:0;flex:1} img{max-width:100%}
+table{border-collapse:collapse;font-size:13px;margin:8px 0;max-width:100%} th,td{border:1px solid #ddd;padding:4px 8px;text-align:right;vertical-align:top}
+td{overflow-wrap:break-word;max-width:560px} th{background:#f4f6f8;text-align:left;font-weight:600} td.l{text-align:left}
+.cb-caption{color:#555;font-size:13px;margin:2px 0 16px;max-width:900px} figure.cb-figure{margin:8px 0} details summary{cursor:pointer;color:#1f5f8b;margin:8px 0}
 blockquote{background:#fff4e5;border-left:4px solid #f0a020;margin:8px 0;padding:8px 12px}
 code{background:#f4f6f8;padding:1px 4px;border-radius:3px} a.anchor-link{display:none}
 """

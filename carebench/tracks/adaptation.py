@@ -118,12 +118,16 @@ class Scorer:
         return self.head(pooled)
 
     def scores(self, texts: list) -> np.ndarray:
-        "Sigmoid scores (cases × categories) in evaluation mode."
+        """Sigmoid scores (cases × categories) in evaluation mode. Cases are batched by length (a batch is padded to its longest
+        case, and an item alone is a tenth of an item with its chart) and returned in their own order."""
         self.activate(); self.body.eval(); out, bs = [], self.base.s.model.batch_size
+        order = np.argsort([len(i) + len(c or "") for i, c in texts], kind="stable")
         with self.torch.no_grad():
             for b in range(0, len(texts), bs):
-                out.append(self.torch.sigmoid(self.logits(self.base.encode(texts[b:b + bs]))).double().cpu().numpy())
-        return np.vstack(out) if out else np.zeros((0, self.head.out_features))
+                out.append(self.torch.sigmoid(self.logits(self.base.encode([texts[k] for k in order[b:b + bs]]))).double().cpu().numpy())
+        res = np.empty((len(texts), self.head.out_features))
+        if out: res[order] = np.vstack(out)
+        return res
 
     def state(self) -> dict:
         "The trained parameters only (adapter weights; the head is this scorer's own)."
@@ -136,6 +140,13 @@ class Scorer:
         self.base.active = self
 
 # %% ../../nbs/3j_adaptation.ipynb #09e59e19
+def _batches(texts: list, bs: int, rng) -> list:
+    """One epoch's batches in a random order: cases with a chart and cases without one are batched apart (shuffled within each),
+    so that an item alone is never padded to the length of a chart: about half the work of mixed batches, the same cases."""
+    groups = [np.flatnonzero([bool(c) for _, c in texts]), np.flatnonzero([not c for _, c in texts])]
+    out = [g[b:b + bs] for g in (rng.permutation(g) for g in groups) for b in range(0, len(g), bs)]
+    return [out[k] for k in rng.permutation(len(out))]
+
 def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.ndarray, seed: int) -> tuple:
     """Fine-tune a fresh `Scorer` on `texts` (soft targets `Y`), keep the epoch with the lowest validation loss, stop after
     `patience` epochs without improvement. Returns the scorer and its log (epochs run, best epoch, losses)."""
@@ -150,9 +161,7 @@ def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.n
     best, best_epoch, state, stale, losses = valid_loss(), 0, sc.state(), 0, []
     for epoch in range(1, s.epochs + 1):
         sc.body.train()
-        order, bs = rng.permutation(len(texts)), s.model.batch_size
-        for b in range(0, len(order), bs):
-            idx = order[b:b + bs]
+        for idx in _batches(texts, s.model.batch_size, rng):
             loss = loss_fn(sc.logits(base.encode([texts[i] for i in idx])), target(Y[idx]))
             loss.backward(); opt.step(); opt.zero_grad()
         losses.append(v := valid_loss())
@@ -290,7 +299,7 @@ def adaptation_job(config, run_path, quiet: bool = True) -> dict:
     write_json(folder/"fits.json", to_jsonable({"base": base.identity, "family": s.family, "fits": res.fits}))
     stats = dict(model=model, track="adaptation", base=base.identity, n_pairs=ds.n_pairs, fits=len(res.fits),
                  outer_folds=len(nested_folds(list(dict.fromkeys(ds.pair_patient)), s.outer_folds, 2, config.seed)),
-                 epochs_run=int(sum(f["epochs_run"] for f in res.fits)), seconds=round(time.time() - t0, 3),
+                 epochs_run=int(sum(f["epochs_run"] for f in res.fits)), seconds=round(time.time() - t0, 3), device=str(base.device),
                  adapters={f["adapter"]: f["adapter_sha256"] for f in res.fits if "adapter" in f})      # hashes in the run manifest
     write_json(folder/"stats.json", to_jsonable(stats))
     return stats

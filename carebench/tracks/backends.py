@@ -35,12 +35,14 @@ class Request:
 
 @dataclass
 class Reply:
-    "A backend's answer: `text` (json mode) or `scores` (logprob mode), or a failure (`error_kind`, `error`); tokens processed."
+    """A backend's answer: `text` (json mode) or `scores` (logprob mode), or a failure (`error_kind`, `error`); the prompt tokens the
+    model processed and the tokens it generated (for the run's compute accounting)."""
     text: str | None = None
     scores: dict | None = None
     error_kind: str | None = None
     error: str | None = None
     prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 # %% ../../nbs/34_backends.ipynb #1d989dd7
 @dataclass(frozen=True)
@@ -72,6 +74,10 @@ class Backend:
 
     def generate(self, requests: list, mode: str) -> list:
         raise NotImplementedError
+
+    def device_name(self) -> str:
+        "Where the model runs, for the compute accounting (a device name, or the server's address; never a secret)."
+        return "unknown"
 
     def close(self): pass
 
@@ -138,6 +144,7 @@ class DryRunBackend(Backend):
 
     def identity(self) -> dict: return {"name": self.name, **{k: v for k, v in dataclasses.asdict(self.options).items()
                                                                if k not in ("delay_s", "call_log")}}
+    def device_name(self) -> str: return "none (mock, no model)"
 
     def key_extra(self, meta: dict):
         "The mock's answer depends on the pair, the condition, the context patient, the repair flag and the pair's Δ_ref."

@@ -86,6 +86,8 @@ class TransformersBackend(Backend):
         return {"name": self.name, "path": self.options.path or self.model.id, "dtype": self.options.dtype,
                 "files": model_fingerprint(self.options.path or self.model.id)}
 
+    def device_name(self) -> str: return str(self.device)
+
     def generate(self, requests: list, mode: str) -> list:
         return self._logprob(requests) if mode == "logprob" else self._json(requests)
 
@@ -99,7 +101,9 @@ class TransformersBackend(Backend):
         with torch.no_grad(): out = self.lm.generate(**enc, **kw)
         new = out[:, enc["input_ids"].shape[1]:]
         lengths = enc["attention_mask"].sum(1).tolist()
-        return [Reply(text=tok.decode(row, skip_special_tokens=True), prompt_tokens=int(n)) for row, n in zip(new, lengths)]
+        made = (new != tok.pad_token_id).sum(1).tolist()          # generated tokens (padding after the end not counted)
+        return [Reply(text=tok.decode(row, skip_special_tokens=True), prompt_tokens=int(n), completion_tokens=int(m))
+                for row, n, m in zip(new, lengths, made)]
 
     def _logprob(self, requests) -> list:
         "P(yes) per category from next-token logits, each request's C questions sharing its prefix."

@@ -110,6 +110,8 @@ class OpenAIBackend(Backend):
         return {"name": self.name, "base_url": self.options.base_url.rstrip("/"), "served_model": self.options.served_model,
                 "top_logprobs": self.options.top_logprobs}
 
+    def device_name(self) -> str: return f"server at {redirect_target(self.options.base_url, self.options.base_url)}"
+
     def _post(self, body: dict) -> dict:
         "POST /chat/completions with retries; returns the JSON answer or raises _Failed."
         o = self.options
@@ -141,8 +143,10 @@ class OpenAIBackend(Backend):
         try:
             if mode == "json":
                 ans = self._post({**base, "messages": list(r.prompt.messages), "max_tokens": g.max_new_tokens})
-                return Reply(text=ans["choices"][0]["message"]["content"], prompt_tokens=int((ans.get("usage") or {}).get("prompt_tokens") or 0))
-            scores, used = {}, 0
+                use = ans.get("usage") or {}
+                return Reply(text=ans["choices"][0]["message"]["content"], prompt_tokens=int(use.get("prompt_tokens") or 0),
+                             completion_tokens=int(use.get("completion_tokens") or 0))
+            scores, used, made = {}, 0, 0
             for key, q in zip(self.ctx.label_space.keys, r.prompt.questions):
                 ans = self._post({**base, "messages": list(r.prompt.with_question(q)), "max_tokens": 1, "logprobs": True,
                                   "top_logprobs": self.options.top_logprobs})
@@ -150,8 +154,8 @@ class OpenAIBackend(Backend):
                 if not content: return Reply(error_kind="transport", error="the server returned no logprobs (it may ignore them)")
                 scores[key] = yes_probability({t["token"]: t["logprob"] for t in content[0].get("top_logprobs", [])})
                 if scores[key] != scores[key]: return Reply(error_kind="transport", error="neither yes nor no among the top next tokens")
-                used += int((ans.get("usage") or {}).get("prompt_tokens") or 0)
-            return Reply(scores=scores, prompt_tokens=used)
+                used += int((ans.get("usage") or {}).get("prompt_tokens") or 0); made += int((ans.get("usage") or {}).get("completion_tokens") or 0)
+            return Reply(scores=scores, prompt_tokens=used, completion_tokens=made)
         except _Failed as e: return Reply(error_kind="transport", error=str(e))
         except (KeyError, IndexError, TypeError): return Reply(error_kind="transport", error="unexpected answer layout from the server")
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import dataclasses
 import hashlib
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,12 +63,18 @@ def _check_logprob(scores, keys) -> tuple:
     if not all(0 <= v <= 1 for v in scores.values()): return None, ("out_of_range", "a probability outside [0, 1]")
     return scores, None
 
-def _answer(backend: Backend, batch: list, mode: str, repair: bool) -> list:
-    "Ask one batch; return cache records `(key, status, response, scores, error_kind, error)`."
+def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict | None = None) -> list:
+    """Ask one batch; return cache records `(key, status, response, scores, error_kind, error)`. `usage` (key → [prompt tokens,
+    generated tokens]) adds up what each call cost, its repair included."""
     keys = backend.ctx.label_space.keys
+    def count(reqs, replies):
+        if usage is None: return
+        for r, rep in zip(reqs, replies):
+            u = usage.setdefault(r.key.removesuffix(":repair"), [0, 0]); u[0] += rep.prompt_tokens; u[1] += rep.completion_tokens
     try: replies = backend.generate(batch, mode)
     except Exception as e:                                    # a backend crash fails this batch, not the run
         return [(r.key, "failed", None, None, "transport", redact_text(f"{type(e).__name__}: {str(e)[:200]}")) for r in batch]
+    count(batch, replies)
     out, to_repair = [], []
     for r, rep in zip(batch, replies):
         if rep.error_kind: out.append((r.key, "failed", rep.text, None, rep.error_kind, rep.error)); continue
@@ -85,6 +92,7 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool) -> list:
                        {**r.meta, "repair": True}) for r, text, e in to_repair]
         try: second = backend.generate(fix, "json")
         except Exception as e2: second = [Reply(error_kind="transport", error=redact_text(f"{type(e2).__name__}: {str(e2)[:200]}"))] * len(fix)
+        count(fix, second)
         for (r, text, e), rep in zip(to_repair, second):
             try:
                 if rep.error_kind: raise ParseError(rep.error_kind, rep.error or "")
@@ -95,15 +103,31 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool) -> list:
 # %% ../../nbs/39_reasoning.ipynb #343465eb
 @dataclass
 class ModelScores:
-    "A model's scores (long format), failed calls, and call statistics."
+    "A model's scores (long format), failed calls, call statistics per condition, compute accounting per condition, and totals."
     scores: pd.DataFrame
     errors: pd.DataFrame
     calls: pd.DataFrame
     stats: dict
+    compute: pd.DataFrame | None = None
+
+def _compute(model: str, device: str, reqs: list, unique: dict, asked: set, usage: dict, seconds: dict, failed: set) -> pd.DataFrame:
+    "Per condition: requests, distinct prompts, served from the cache, asked, failed, tokens, wall time, device, cache hit rate."
+    first = {}
+    for r in reqs: first.setdefault(r.key, r.meta["condition"])       # a prompt belongs to the condition that asks it first
+    rows = []
+    for c in CONDITIONS:
+        ks = [k for k, cc in first.items() if cc == c]
+        n_asked = sum(k in asked for k in ks)
+        rows.append(dict(model=model, condition=c, requests=sum(r.meta["condition"] == c for r in reqs), unique_prompts=len(ks),
+                         from_cache=len(ks) - n_asked, asked=n_asked, failed=sum(k in failed for k in ks),
+                         prompt_tokens=sum(usage.get(k, (0, 0))[0] for k in ks), completion_tokens=sum(usage.get(k, (0, 0))[1] for k in ks),
+                         seconds=round(sum(seconds.get(k, 0.0) for k in ks), 3), device=device,
+                         cache_hit_rate=round((len(ks) - n_asked) / len(ks), 4) if ks else None))
+    return pd.DataFrame(rows)
 
 def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: Backend, config: Config,
                 cache: ResponseCache, quiet: bool = True) -> ModelScores:
-    "Plan, resume, ask, parse and collect one model's scores under the three conditions."
+    "Plan, resume, ask, parse and collect one model's scores under the three conditions, counting what the calls cost."
     t0 = time.time()
     mode = model.scoring_mode
     reqs = plan_requests(ds, donors, model, backend, config)
@@ -111,12 +135,14 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     cache.register(list(unique), model.id, backend.name, mode)
     known = cache.get(list(unique))
     todo = [k for k in unique if known[k]["status"] != "done"]
-    asked = 0
+    asked, usage, seconds = set(), {}, {}
     with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=model.id, unit="call", disable=quiet) as bar:
         for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=t0):   # shared with other processes
             if claimed:
-                cache.record(_answer(backend, [unique[k] for k in claimed], mode, config.reasoning.repair_attempts > 0))
-                asked += len(claimed)
+                t = time.perf_counter()
+                cache.record(_answer(backend, [unique[k] for k in claimed], mode, config.reasoning.repair_attempts > 0, usage))
+                share = (time.perf_counter() - t) / len(claimed)                 # a batch's wall time, shared out by its calls
+                seconds.update((k, share) for k in claimed); asked.update(claimed)
             bar.update(len(claimed) + len(settled))
     final = cache.get(list(unique))
     rows, errs = [], []
@@ -134,9 +160,13 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     calls = calls.join(fails, on="condition").fillna(0)
     calls["n_failed"] = calls[[c for c in fails.columns]].sum(1) if len(fails) else 0
     calls["n_done"] = calls["n_calls"] - calls["n_failed"]
+    compute = _compute(model.id, backend.device_name(), reqs, unique, asked, usage, seconds,
+                       {k for k, v in final.items() if v["status"] != "done"})
     stats = dict(model=model.id, backend=backend.name, scoring_mode=mode, n_requests=len(reqs), n_unique=len(unique),
-                 n_from_cache=len(unique) - asked, n_asked=asked, n_failed=len(errors), seconds=round(time.time() - t0, 3))
-    return ModelScores(scores, errors, calls, stats)
+                 n_from_cache=len(unique) - len(asked), n_asked=len(asked), n_failed=len(errors), seconds=round(time.time() - t0, 3),
+                 prompt_tokens=int(compute["prompt_tokens"].sum()), completion_tokens=int(compute["completion_tokens"].sum()),
+                 device=backend.device_name())
+    return ModelScores(scores, errors, calls, stats, compute)
 
 # %% ../../nbs/39_reasoning.ipynb #f86f528d
 def select_models(config: Config, ids=None, backend: str | None = None) -> list:
@@ -165,7 +195,8 @@ def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_pa
     backend.close()
     folder = run_path/"jobs"/(slug or model_slug(model.id))
     folder.mkdir(parents=True, exist_ok=True)
-    for name, df in (("scores", res.scores), ("errors", res.errors), ("calls", res.calls)): atomic_write(folder/f"{name}.csv", df.to_csv(index=False))
+    for name, df in (("scores", res.scores), ("errors", res.errors), ("calls", res.calls), ("compute", res.compute)):
+        atomic_write(folder/f"{name}.csv", df.to_csv(index=False))
     write_json(folder/"stats.json", res.stats)
     return res.stats
 
@@ -218,13 +249,16 @@ class ReasoningTrack(Track):
     def merge(self, run, stats: list) -> Merged:
         read = lambda p: pd.read_csv(p, dtype=str, keep_default_na=False)
         folders = [run.path/"jobs"/self.slugs[m.id] for m in self.models]
-        for role, name, key in (("errors", "errors.csv", "errors"), ("call_summary", "call_summary.csv", "calls")):
+        for role, name, key in (("errors", "errors.csv", "errors"), ("call_summary", "call_summary.csv", "calls"), ("compute", "compute.csv", "compute")):
             atomic_write(run.path/name, pd.concat([read(f/f"{key}.csv") for f in folders], ignore_index=True).to_csv(index=False))
             run.add_artifact(role, run.path/name)
-        return Merged([read(f/"scores.csv") for f in folders], dict(calls=stats))
+        compute = pd.read_csv(run.path/"compute.csv", keep_default_na=False, na_values=[""], dtype={"model": str})
+        return Merged([read(f/"scores.csv") for f in folders], dict(calls=stats, compute=json.loads(compute.to_json(orient="records"))))
 
     @classmethod
     def summary(cls, manifest: dict) -> list:
         return [(s["model"], [f"requests: {s['n_requests']} ({s['n_unique']} distinct prompts: {s['n_from_cache']} from the cache, "
-                              f"{s['n_asked']} asked), failed requests: {s['n_failed']} of {s['n_requests']}"])
+                              f"{s['n_asked']} asked), failed requests: {s['n_failed']} of {s['n_requests']}",
+                              f"compute: {s.get('prompt_tokens', 0):,} prompt and {s.get('completion_tokens', 0):,} generated tokens, "
+                              f"{s['seconds']} s on {s.get('device', 'unknown')}"])
                 for s in manifest.get("calls", [])]

@@ -228,7 +228,8 @@ def representation_job(config, run_path, embed_cache=None, quiet: bool = True) -
     atomic_write(folder/"choices.csv", pd.DataFrame(res.choices).to_csv(index=False))
     atomic_write(folder/"inner_brier.csv", res.inner_brier.to_csv(index=False))
     stats = dict(model=model, track="representation", encoder=enc.identity, n_pairs=ds.n_pairs, forward_passes=enc.forward_passes,
-                 texts_embedded=enc.embedded, truncated_texts=enc.truncated, outer_folds=len(res.choices), seconds=round(time.time() - t0, 3))
+                 texts_embedded=enc.embedded, truncated_texts=enc.truncated, outer_folds=len(res.choices), seconds=round(time.time() - t0, 3),
+                 device=str(getattr(enc, "device", "none (every embedding from the cache)")))
     enc.close()
     write_json(folder/"stats.json", to_jsonable(stats))
     return stats

@@ -5,6 +5,7 @@
 # %% ../../nbs/3f_runner.ipynb #dbf08e76
 from __future__ import annotations
 import dataclasses
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,8 +82,12 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
     "Run the selected (default: configured) tracks into a new run folder, the tracks' jobs on the executor, then the analysis."
     config = config if isinstance(config, Config) else load_config(config)
     if executor: config = dataclasses.replace(config, executor=dataclasses.replace(config.executor, kind=executor))
+    log = logging.getLogger("carebench.run")
     ds = load_dataset(config)
+    log.info("dataset: %d patients, %d pairs, %d categories (%s adapter)", len(ds.patient_ids), ds.n_pairs, len(ds.categories),
+             ds.provenance.get("adapter"))
     plan = preflight(config, ds, tracks, model_ids, backend, cache_path=cache_path, embed_cache=embed_cache)
+    log.info("checks passed; tracks: %s; models: %s", ", ".join(plan.tracks), "; ".join(f"{t}: {', '.join(m)}" for t, m in plan.model_names.items()))
     tracks = list(plan.instances.values())
     for t in tracks: t.start()                       # what loads something fails here, before the run folder exists
     inputs, resolved = run_inputs(ds)
@@ -99,7 +104,10 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
         for t in tracks: t.prepare(run)
         silent = quiet or config.executor.kind != "inline"                 # progress bars only where they can be seen
         jobs = [(t, t.jobs(run.path, silent)) for t in tracks]
+        log.info("run folder %s: %d job(s) on the %s executor", run.path, sum(len(js) for _, js in jobs), config.executor.kind)
         stats = run_jobs([j for _, js in jobs for j in js], config.executor, run.path/"jobs")
+        for s in stats:
+            if isinstance(s, dict): log.info("job done: %s (%s s)", s.get("model", "?"), s.get("seconds", "?"))
         merged, at = [], 0
         for t, js in jobs:
             merged.append(t.merge(run, stats[at:at + len(js)])); at += len(js)
@@ -107,5 +115,6 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
         all_scores = pd.concat([s for m in merged for s in m.scores], ignore_index=True)
         atomic_write(run.path/"scores.csv", all_scores.to_csv(index=False)); run.add_artifact("scores", run.path/"scores.csv")
         endpoints = {m: names for t in tracks for m, names in t.endpoints().items()}
+        log.info("analysis: %d score rows of %d model(s)", len(all_scores), len(endpoints))
         return write_analysis(run, ds, all_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, run.path/"scores.csv",
                               exclude_missing=True, quiet=quiet, endpoints_for=endpoints, validity=validity)

@@ -63,6 +63,8 @@ class VLLMBackend(Backend):
         return {"name": self.name, "path": self.options.path or self.model.id, "dtype": self.options.dtype,
                 "guided_json": self.options.guided_json, "top_logprobs": self.options.top_logprobs}
 
+    def device_name(self) -> str: return f"cuda (vLLM engine, tensor parallel {self.options.tensor_parallel_size})"
+
     def _params(self, **kw):
         g = self.generation
         return self.vllm.SamplingParams(temperature=g.temperature, top_p=g.top_p, seed=g.seed, **kw)
@@ -82,7 +84,8 @@ class VLLMBackend(Backend):
         if mode == "json":
             outs = self.llm.chat([list(r.prompt.messages) for r in requests],
                                  self._params(max_tokens=self.generation.max_new_tokens, **self._guided()), use_tqdm=False)
-            return [Reply(text=o.outputs[0].text, prompt_tokens=len(o.prompt_token_ids or [])) for o in outs]
+            return [Reply(text=o.outputs[0].text, prompt_tokens=len(o.prompt_token_ids or []), completion_tokens=len(o.outputs[0].token_ids or []))
+                    for o in outs]
         from vllm.inputs import TokensPrompt       # token ids, so the engine adds no second BOS to the rendered template
         prompts, owner = [], []
         for j, r in enumerate(requests):
