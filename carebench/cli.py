@@ -17,15 +17,8 @@ import carebench
 from .core.config import redact_text
 from .core.errors import CareBenchError
 from .core.config import load_config
-from .adapters.dataset import Dataset, dataset_summary
-from .adapters.load import load_dataset
-from .adapters.synth import SynthParams, write_synthetic
-from .evaluation.analyze import analyze
-from .stats.endpoints import NON_ENDPOINT_KEYS
-from .tracks.cache import ResponseCache, default_cache_path
-from .tracks.runner import preflight, run_tracks
-from .tracks.track import TRACKS, track_names
-from .report.site import build_report
+# Everything heavier (numpy, pandas, the tracks, the report) is imported inside the command that needs it, and only the
+# subcommand being run configures its arguments: `carebench --help` and `carebench list` start in a fraction of a second.
 
 # %% auto #0
 __all__ = ['COMMANDS', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging', 'Terminated', 'main',
@@ -62,15 +55,15 @@ def _common(top: bool) -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", default=d(False), help="no progress bars, only results and errors")
     return p
 
-def build_parser() -> argparse.ArgumentParser:
-    "The `carebench` argument parser with every registered subcommand."
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    "The `carebench` argument parser with every registered subcommand (`only`: configure that subcommand's arguments alone)."
     p = argparse.ArgumentParser(prog="carebench", description="CAREBench: do models shift their sensitive-data judgments "
                                 "with patient context the way physicians do?", parents=[_common(True)])
     p.add_argument("--version", action="version", version=f"carebench {carebench.__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for c in COMMANDS.values():
         sp = sub.add_parser(c.name, help=c.help, description=c.help, parents=[_common(False)])
-        c.configure(sp)
+        if only is None or only == c.name: c.configure(sp)
         sp.set_defaults(_run=c.run)
     return p
 
@@ -96,7 +89,8 @@ def _terminate(signum, frame): raise Terminated()
 
 def main(argv=None) -> int:
     "Entry point of the `carebench` console script; returns the exit code."
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(next((a for a in argv if a in COMMANDS), "")).parse_args(argv)
     configure_logging(args.verbose, args.quiet)
     try: previous = signal.signal(signal.SIGTERM, _terminate)     # Slurm's and kill's SIGTERM: the same clean stop as Ctrl-C
     except ValueError: previous = None                            # not the main thread: leave signals alone
@@ -124,6 +118,7 @@ _SYNTH_ARGS = dict(seed="seed of every random choice", patients="number of patie
                    noise="probability of a slip on any label")
 
 def _configure_synth(p):
+    from carebench.adapters.synth import SynthParams
     p.add_argument("--out", required=True, help="folder to write into (created if needed)")
     for f in fields(SynthParams):
         p.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default,
@@ -132,6 +127,7 @@ def _configure_synth(p):
 
 @register_command("synth", "write a synthetic paired-context dataset with its truth.json and a ready config.yaml", _configure_synth)
 def synth(args) -> int:
+    from carebench.adapters.synth import SynthParams, write_synthetic
     try: params = SynthParams(**{f.name: getattr(args, f.name) for f in fields(SynthParams)})
     except ValueError as e: raise UsageError(str(e)) from None
     files = write_synthetic(args.out, params, fmt=args.format)
@@ -146,6 +142,7 @@ def synth(args) -> int:
 # %% ../nbs/50_cli.ipynb #8b17f424
 def validation_report(ds: Dataset) -> dict:
     "What `validate --json` prints: the dataset summary plus the adapter's leakage result, notes, drops and inputs."
+    from carebench.adapters.dataset import dataset_summary
     prov = ds.provenance
     return dict(**dataset_summary(ds), adapter=prov.get("adapter"), leakage=prov.get("leakage"),
                 notes=list(prov.get("notes", [])), n_dropped=len(prov.get("dropped", [])), dropped=list(prov.get("dropped", [])),
@@ -181,6 +178,8 @@ def _configure_validate(p):
 
 @register_command("validate", "load a dataset through its adapter, run every check and print a summary", _configure_validate)
 def validate(args) -> int:
+    from carebench.adapters.load import load_dataset
+    from carebench.tracks.runner import preflight
     config = load_config(args.config)
     ds = load_dataset(config)
     plan = preflight(config, ds, require_track=False)        # what `run` would check before asking any model
@@ -206,6 +205,8 @@ def _line(name, o) -> str:
 
 @register_command("analyze", "validate model scores and compute the endpoints per model (post-hoc analysis)", _configure_analyze)
 def analyze_command(args) -> int:
+    from carebench.evaluation.analyze import analyze
+    from carebench.stats.endpoints import NON_ENDPOINT_KEYS
     res = analyze(args.config, args.scores, args.out, command=["carebench", *sys.argv[1:]], quiet=args.quiet, validity=not args.no_validity)
     for model in res.models:
         print(f"{model}:")
@@ -219,6 +220,7 @@ def analyze_command(args) -> int:
 
 # %% ../nbs/50_cli.ipynb #9020ffdc
 def _configure_run(p):
+    from carebench.tracks.runner import track_names                  # the built-in tracks register themselves
     p.add_argument("config", help="the config file (YAML)")
     p.add_argument("--track", action="append", choices=track_names(), help="run only this track (repeatable; default: every configured track)")
     p.add_argument("--model", action="append", help="run only this model id (repeatable); an id not in the config needs --backend")
@@ -232,6 +234,10 @@ def _configure_run(p):
 
 @register_command("run", "run a track on the configured models: scores, errors, donor map, manifests, endpoints", _configure_run)
 def run_command(args) -> int:
+    from carebench.report.site import build_report
+    from carebench.stats.endpoints import NON_ENDPOINT_KEYS
+    from carebench.tracks.runner import run_tracks
+    from carebench.tracks.track import TRACKS
     config = args.config
     if args.limit is not None:
         if args.limit < 2: raise UsageError("--limit needs at least 2 patients (a donor is another patient)")
@@ -260,6 +266,7 @@ def _configure_report(p):
 
 @register_command("report", "execute the report notebooks of a run with papermill and build its website", _configure_report)
 def report_command(args) -> int:
+    from carebench.report.site import build_report
     print(f"report: {build_report(args.run_dir, quiet=args.quiet, quarto=args.quarto)}")
     return 0
 
@@ -276,7 +283,8 @@ def _listing(kind: str) -> list:
         from carebench.adapters.base import ADAPTERS
         return [dict(name=n, description=(c.__doc__ or "").strip().splitlines()[0]) for n, c in ADAPTERS.items()]
     if kind == "tracks":
-        from carebench.tracks.track import registered_tracks, track_names
+        from carebench.tracks.runner import track_names              # the built-in tracks register themselves
+        from carebench.tracks.track import registered_tracks
         t = registered_tracks()
         return [dict(name=n, title=t[n].title, section=n, pages=", ".join(pg[0] for pg in t[n].pages)) for n in track_names()]
     from carebench.stats.simulate import SCENARIOS
@@ -306,6 +314,7 @@ def _configure_cache(p):
 
 @register_command("cache", "inspect the response cache: completed / failed / pending entries per model", _configure_cache)
 def cache_command(args) -> int:
+    from carebench.tracks.cache import ResponseCache, default_cache_path
     path = args.cache or (load_config(args.config).reasoning.cache if args.config else None) or default_cache_path()
     if not Path(path).exists(): raise UsageError(f"no response cache at {path}")
     with ResponseCache(path, readonly=True) as c: rows = c.status()      # reads only: a foreign file is refused unchanged

@@ -1,7 +1,11 @@
-"""Shared helpers for the tests that cannot live in a notebook (CLI subprocesses, packaging, templates)."""
+"""Shared helpers for the tests that cannot live in a notebook (CLI subprocesses, packaging, templates, a browser)."""
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,3 +25,32 @@ def run_cli(*args, env=None, cwd=None):
 @pytest.fixture(scope="session")
 def root():
     return ROOT
+
+
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+# Injected into a copy of a page: after layout, the elements of <main> that reach past its right edge (clipped or scrolled
+# away), and table cells whose text was cut with an ellipsis.
+_MEASURE = """<script>window.addEventListener('load', () => {
+  const m = document.querySelector('main').getBoundingClientRect(), out = [];
+  document.querySelectorAll('main table, main img, main figure, main pre').forEach(e => {
+    const r = e.getBoundingClientRect(); if (r.width && r.right > m.right + 1) out.push(e.tagName + ' +' + Math.round(r.right - m.right) + 'px'); });
+  document.querySelectorAll('main td, main th').forEach(e => { if (e.textContent.trim().endsWith('\u2026')) out.push('cut: ' + e.textContent.slice(0, 40)); });
+  document.body.setAttribute('data-clipped', JSON.stringify(out)); });</script>"""
+
+
+def look(page, shot, width=1300):
+    "Screenshot of a site page, and what of it is clipped or cut (measured in the browser)."
+    profile = tempfile.mkdtemp(prefix="chromium-")
+    base = [BROWSER, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},2400", "--hide-scrollbars", "--virtual-time-budget=5000"]
+    r = subprocess.run(base + [f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert shot.is_file() and shot.stat().st_size > 10_000, r.stderr[-500:]
+    probe = page.with_name(f".measure-{page.name}")
+    probe.write_text(page.read_text().replace("</body>", _MEASURE + "</body>"))
+    dom = subprocess.run(base + ["--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    probe.unlink(); shutil.rmtree(profile, ignore_errors=True)
+    m = re.search(r'data-clipped="([^"]*)"', dom)
+    assert m, "the measuring script did not run"
+    return json.loads(m.group(1).replace("&quot;", '"'))

@@ -4,17 +4,13 @@ import json
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 
 import pytest
 import yaml
 
-from conftest import EXAMPLE, ROOT, run_cli
+from conftest import BROWSER, EXAMPLE, FLAGS, ROOT, look, run_cli
 
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture(scope="module")
@@ -60,31 +56,6 @@ def test_offline_site_and_quarto_project_list_the_same_pages(quickstart):
     # the top-level project renders exactly the report templates
     top = yaml.safe_load((ROOT / "_quarto.yml").read_text())
     assert sorted(top["project"]["render"]) == sorted(f"reports/{p.name}" for p in (ROOT / "reports").glob("*.ipynb"))
-
-
-# Injected into a copy of a page: after layout, the elements of <main> that reach past its right edge (clipped or scrolled
-# away), and table cells whose text was cut with an ellipsis.
-_MEASURE = """<script>window.addEventListener('load', () => {
-  const m = document.querySelector('main').getBoundingClientRect(), out = [];
-  document.querySelectorAll('main table, main img, main figure, main pre').forEach(e => {
-    const r = e.getBoundingClientRect(); if (r.width && r.right > m.right + 1) out.push(e.tagName + ' +' + Math.round(r.right - m.right) + 'px'); });
-  document.querySelectorAll('main td, main th').forEach(e => { if (e.textContent.trim().endsWith('\u2026')) out.push('cut: ' + e.textContent.slice(0, 40)); });
-  document.body.setAttribute('data-clipped', JSON.stringify(out)); });</script>"""
-
-
-def look(page, shot, width=1300):
-    "Screenshot of a site page, and what of it is clipped or cut (measured in the browser)."
-    profile = tempfile.mkdtemp(prefix="chromium-")
-    base = [BROWSER, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},2400", "--hide-scrollbars", "--virtual-time-budget=5000"]
-    r = subprocess.run(base + [f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True, timeout=120)
-    assert shot.is_file() and shot.stat().st_size > 10_000, r.stderr[-500:]
-    probe = page.with_name(f".measure-{page.name}")
-    probe.write_text(page.read_text().replace("</body>", _MEASURE + "</body>"))
-    dom = subprocess.run(base + ["--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120).stdout
-    probe.unlink(); shutil.rmtree(profile, ignore_errors=True)
-    m = re.search(r'data-clipped="([^"]*)"', dom)
-    assert m, "the measuring script did not run"
-    return json.loads(m.group(1).replace("&quot;", '"'))
 
 
 @pytest.mark.skipif(BROWSER is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)")

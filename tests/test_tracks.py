@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from carebench.adapters.synth import SynthParams, write_synthetic
-from conftest import run_cli
+from conftest import BROWSER, look, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +64,8 @@ def test_report_has_each_tracks_page(three_tracks):
     page = (site / "adaptation.html").read_text()
     assert "learning curve" in page.lower() and "Traceback" not in page
     assert "Paired differences" in (site / "comparison.html").read_text()
+    if BROWSER:                                       # the pages of the fitted tracks in a browser: nothing clipped
+        shots = run / "report" / "screenshots"
+        shots.mkdir(exist_ok=True)
+        assert {p: look(site / f"{p}.html", shots / f"{p}.png") for p in ("adaptation", "representation", "comparison")} == \
+            {"adaptation": [], "representation": [], "comparison": []}

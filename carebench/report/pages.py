@@ -132,7 +132,9 @@ COLUMN_NAMES = {"n_pairs": "pairs", "n_patients": "patients", "n_cells": "cells"
                 "mean_abs_delta_model": "mean |Δ_model|", "icc2_1": "ICC(2,1)", "ccc": "CCC", "ece_free": "ECE, context-free",
                 "ece_correct": "ECE, with the chart", "entropy_free": "entropy, context-free", "entropy_correct": "entropy, with the chart",
                 "entropy_change": "entropy change", "n_train_patients": "training patients", "brier_free": "Brier, context-free",
-                "brier_correct": "Brier, with the chart", "mean_alignment": "mean alignment"}
+                "brier_correct": "Brier, with the chart", "mean_alignment": "mean alignment", "validation_patients": "validation patients",
+                "n_cases": "cases", "epochs_run": "epochs run", "best_epoch": "best epoch", "best_valid_loss": "best validation loss",
+                "adapter_sha256": "adapter sha256"}
 
 def _column_format(col: pd.Series, digits: int):
     """How one column's cells are written: integers as integers (counts), other numbers to `digits` decimals (tiny ones in
@@ -144,6 +146,7 @@ def _column_format(col: pd.Series, digits: int):
     def fmt(v):
         if _plain(v): return "–"                                          # does not apply (never "NaN" or "None")
         if isinstance(v, (bool, np.bool_)): return "yes" if v else "no"
+        if isinstance(v, (list, tuple)): return ", ".join(map(str, v))
         if isinstance(v, (int, np.integer)) or (integral and isinstance(v, (float, np.floating))): return f"{int(v):,}"
         if isinstance(v, (float, np.floating)):
             return f"{v:.1e}" if v != 0 and abs(v) < 0.5 * 10 ** -digits else f"{v:.{digits}f}"
@@ -175,7 +178,9 @@ class Table:
         if self.frame.empty: return f'<p class="cb-empty"><em>{esc(self.empty)}</em></p>'
         numeric = [_column_format(self.frame[c], self.digits)[1] for c in self.frame.columns]
         head, *body = self.rows()
-        td = lambda v, n: f'<td style="text-align:{"right" if n else "left"}">{esc(v)}</td>'
+        long = lambda v: max(map(len, v.split()), default=0) > 24          # a hash or a path: may break anywhere, never widen the page
+        td = lambda v, n: (f'<td style="text-align:{"right" if n else "left"}'
+                           f'{";word-break:break-all;min-width:12em" if long(v) else ""}">{esc(v)}</td>')
         out = ('<div style="overflow-x:auto"><table class="cb-table"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
                + "".join("<tr>" + "".join(td(v, n) for v, n in zip(r, numeric)) + "</tr>" for r in body) + "</tbody></table></div>")
         if self.collapsed: return f"<details><summary>{esc(self.caption or 'table')} ({len(body):,} rows)</summary>{out}</details>"
