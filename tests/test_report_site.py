@@ -142,3 +142,13 @@ def test_a_model_whose_every_call_failed_is_the_first_thing_the_site_says(tmp_pa
     if BROWSER:                                               # and seen in a browser: nothing clipped
         for page in ("index", "failures"):
             assert look(site / f"{page}.html", tmp_path / f"all-failed-{page}.png") == [], page
+
+
+@pytest.mark.skipif(BROWSER is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)")
+def test_validity_page_in_a_browser(tmp_path):
+    "The page of `carebench simulate` (a quick study, made once and reused): screenshot, nothing clipped."
+    from carebench.report.validity import build_validity_page, quick_study
+    study = shutil.copytree(quick_study(), tmp_path / "study")
+    page = build_validity_page(study)
+    assert look(page, tmp_path / "validity.png") == []
+    print(f"screenshot: {tmp_path / 'validity.png'}")

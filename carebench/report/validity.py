@@ -73,7 +73,7 @@ def plot_null_rates(study: dict):
         ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q, fontsize=9); ax.set_xlim(0, max(0.15, float(rj["rate_high"].max()) + 0.01))
         ax.tick_params(labelsize=7); ax.set_xlabel("rejection rate", fontsize=8)
     axes[0, 0].set_yticks(range(len(scen))); axes[0, 0].set_yticklabels(scen, fontsize=7); axes[0, 0].invert_yaxis()
-    axes[0, -1].legend(fontsize=7, loc="lower right")
+    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)     # beside the data, never over it
     fig.suptitle("False-positive rate under each null scenario (dashed: α; dotted: 0.07)", fontsize=9)
     fig.tight_layout()
     return fig
@@ -92,7 +92,7 @@ def plot_power(study: dict):
         ax.axhline(0.8, color="#999", ls=":", lw=1); ax.set_ylim(0, 1.02); ax.set_xscale("log", base=2)
         ax.set_xticks(list(sub.columns)); ax.set_xticklabels(list(sub.columns), fontsize=7)
         ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q, fontsize=9); ax.set_xlabel("patients", fontsize=8); ax.tick_params(labelsize=7)
-    axes[0, 0].set_ylabel("power"); axes[0, -1].legend(fontsize=6, loc="lower right")
+    axes[0, 0].set_ylabel("power"); axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     fig.suptitle("Power under planted alignment (dotted: 0.8)", fontsize=9)
     fig.tight_layout()
     return fig
@@ -106,7 +106,8 @@ def plot_coverage(study: dict):
     ax.axhline(0.95, color="#999", ls="--", lw=1); ax.axhline(0.93, color="#e34a33", ls=":", lw=1)
     ax.set_xscale("log", base=2); ax.set_xticks(list(t.columns)); ax.set_xticklabels(list(t.columns))
     ax.set_xlabel("patients"); ax.set_ylabel("coverage (smallest over scenarios)"); ax.set_ylim(max(0.5, float(np.nanmin(t.values)) - 0.05), 1.0)
-    ax.legend(fontsize=7, loc="lower right"); ax.set_title("Interval coverage (dashed: nominal 0.95; dotted: 0.93)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
+    ax.set_title("Interval coverage (dashed: nominal 0.95; dotted: 0.93)", fontsize=9)
     fig.tight_layout()
     return fig
 
