@@ -20,6 +20,7 @@ def three_tracks(tmp_path_factory):
     doc["adaptation"] = {"enabled": True, "epochs": 1, "outer_folds": 3, "learning_curve": [0.5], "threads": 2,
                          "model": {"max_length": 96, "batch_size": 16}}
     doc["analysis"] = {**doc.get("analysis", {}), "n_bootstrap": 200, "n_permutations": 500}
+    doc["reasoning"]["perturbations"] = ["drop:*", "irrelevant_text"]                  # Track 3's suite beside the other tracks
     config.write_text(yaml.safe_dump(doc))
     env = {"CAREBENCH_EMBEDDINGS": str(folder / "emb.sqlite"), "CAREBENCH_CACHE": str(folder / "cache.sqlite")}
     r = run_cli("run", config, "--out", folder / "run", "--quiet", "--no-validity", env=env)
@@ -67,5 +68,7 @@ def test_report_has_each_tracks_page(three_tracks):
     if BROWSER:                                       # the pages of the fitted tracks in a browser: nothing clipped
         shots = run / "report" / "screenshots"
         shots.mkdir(exist_ok=True)
-        assert {p: look(site / f"{p}.html", shots / f"{p}.png") for p in ("adaptation", "representation", "comparison")} == \
-            {"adaptation": [], "representation": [], "comparison": []}
+        pages = ("adaptation", "representation", "perturbations", "comparison")
+        assert {p: look(site / f"{p}.html", shots / f"{p}.png") for p in pages} == {p: [] for p in pages}
+    page = (site / "perturbations.html").read_text()
+    assert "which field of the chart matters" in page and "drop:" in page and "Traceback" not in page

@@ -33,8 +33,9 @@ __all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', '
            'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement',
            'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'reliability_table',
            'plot_reliability', 'learning_curve_table', 'plot_learning_curve', 'fits_table', 'contrast_table',
-           'plot_contrasts', 'failure_table', 'failure_messages', 'comparison_table', 'models_table', 'plot_comparison',
-           'provenance_table', 'compute_table', 'tripod_checklist']
+           'plot_contrasts', 'failure_table', 'failure_messages', 'perturbation_table', 'plot_field_importance',
+           'comparison_table', 'models_table', 'plot_comparison', 'provenance_table', 'compute_table',
+           'tripod_checklist']
 
 # %% ../../nbs/40_report.ipynb #2b76feca
 TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
@@ -149,6 +150,7 @@ def _column_format(col: pd.Series, digits: int):
         if isinstance(v, (list, tuple)): return ", ".join(map(str, v))
         if isinstance(v, (int, np.integer)) or (integral and isinstance(v, (float, np.floating))): return f"{int(v):,}"
         if isinstance(v, (float, np.floating)):
+            v = 0.0 if abs(v) < 1e-12 else float(v)                       # rounding noise is 0, never "-0.0000"
             return f"{v:.1e}" if v != 0 and abs(v) < 0.5 * 10 ** -digits else f"{v:.{digits}f}"
         return str(v)
     return fmt, bool(nums) and len(nums) == len(vals)
@@ -161,7 +163,8 @@ class Table:
         frame = (df.reset_index() if named else df.reset_index(drop=True)) if len(df.columns) or named else df
         if {"CI low", "CI high"} <= set(frame.columns):            # one interval column: [low, high]
             at = list(frame.columns).index("CI low")
-            ci = [("–" if _plain(a) or _plain(b) else f"[{a:.{digits}f}, {b:.{digits}f}]") for a, b in zip(frame["CI low"], frame["CI high"])]
+            z = lambda x: 0.0 if abs(x) < 1e-12 else x
+            ci = [("–" if _plain(a) or _plain(b) else f"[{z(a):.{digits}f}, {z(b):.{digits}f}]") for a, b in zip(frame["CI low"], frame["CI high"])]
             frame = frame.drop(columns=["CI low", "CI high"])
             frame.insert(at, "CI", ci)
         self.frame = frame.rename(columns=COLUMN_NAMES)
@@ -679,6 +682,37 @@ def failure_messages(view: RunView, per_kind: int = 3) -> pd.DataFrame:
     g = e.groupby(["model", "error_kind", "message"]).size().rename("calls").reset_index().sort_values(["model", "error_kind", "calls"],
                                                                                                       ascending=[True, True, False])
     return g.groupby(["model", "error_kind"]).head(per_kind).set_index(["model", "error_kind"])
+
+# %% ../../nbs/40_report.ipynb #bad42906
+def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
+    """The robustness table of one model: per perturbation and contrast endpoint, the endpoint unperturbed and perturbed, the change
+    with its patient-cluster interval, the one-sided p-value that the perturbation lowers it, and the pairs it changed."""
+    if not view.has("perturbation_effects"): return pd.DataFrame()
+    d = view._csv("perturbation_effects")
+    d = d[d["model"] == model].drop(columns=["model", "ci_level"])
+    d["endpoint"] = d["endpoint"].map(_label)
+    return d.rename(columns={"ci_low": "CI low", "ci_high": "CI high", "p_lower": "p (lowers it)", "min_attainable_p": "smallest attainable p",
+                             "n_pairs_changed": "pairs changed"}).set_index(["perturbation", "endpoint"])
+
+def plot_field_importance(view: RunView, model: str, endpoint: str = "Context specificity") -> Figure | None:
+    "What leaving out each snapshot field (`drop:FIELD`) changes in `endpoint`, most costly first, with patient-cluster intervals."
+    plt, _ = _plt(), _sns()
+    t = perturbation_table(view, model)
+    if t.empty: return None
+    d = t.xs(endpoint, level="endpoint").reset_index()
+    d = d[d["perturbation"].str.startswith("drop:")].sort_values("change")
+    if d.empty: return None
+    fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(d) + 1.6))
+    y = np.arange(len(d))
+    ax.barh(y, d["change"], color=[_DOWN if hi < 0 else _SHUF for hi in d["CI high"]], height=0.6)
+    ax.errorbar(d["change"], y, xerr=[d["change"] - d["CI low"], d["CI high"] - d["change"]], fmt="none", ecolor="#333", capsize=3)
+    ax.axvline(0, color="#333", lw=1)
+    ax.set_yticks(y); ax.set_yticklabels(d["perturbation"].str.removeprefix("drop:").str.replace("_", " ")); ax.invert_yaxis()
+    ax.set_xlabel(f"change of {endpoint.lower()} when the field is left out"); ax.set_title(f"{model}: which field of the chart matters")
+    fig.tight_layout()
+    return Figure(fig, "Each bar is the change of the endpoint when one snapshot field is left out of the patient's own chart (the "
+                       "donor's chart untouched), with its patient-cluster interval. The top, red bars are fields whose removal costs "
+                       "alignment beyond chance: the model used them the way the observers did.")
 
 # %% ../../nbs/40_report.ipynb #3f5a0a31
 def comparison_table(view: RunView) -> pd.DataFrame:

@@ -119,6 +119,7 @@ class DryRunOptions:
     noise: float = 0.03
     zero_inflation: float = 0.2
     malformed_rate: float = 0.0
+    field_dependence: str | None = None   # planted: the alignment with Δ_ref needs this snapshot field in the context shown
     delay_s: float = 0.0            # sleep per batch (to test interruption)
     call_log: Path | None = None    # append every requested key to this file (to test resumption)
 
@@ -149,6 +150,8 @@ class DryRunBackend(Backend):
     def key_extra(self, meta: dict):
         "The mock's answer depends on the pair, the condition, the context patient, the repair flag and the pair's Δ_ref."
         extra = {k: meta.get(k) for k in ("patient_id", "item", "condition", "context_patient_id", "repair")}
+        if meta.get("perturbation"): extra["perturbation"] = meta["perturbation"]           # only then: older keys stay as they were
+        if self.options.field_dependence: extra["fields"] = list(meta.get("fields") or ())
         return {**extra, "delta_ref": self._dref[(meta["patient_id"], meta["item"])].tolist()}
 
     def scores(self, meta: dict) -> dict:
@@ -160,8 +163,10 @@ class DryRunBackend(Backend):
         s = base.copy()
         if cond != CONTEXT_FREE:
             shift = o.nonspecific * rng_for(o.seed, m, "context", ctxp).normal(size=len(keys))
-            noise = o.noise * rng_for(o.seed, m, "noise", cond, p, item, ctxp).normal(size=len(keys))
-            aligned = o.alignment * self._dref[(p, item)] if cond == CORRECT_CONTEXT else 0.0
+            pert = [meta["perturbation"]] if meta.get("perturbation") else []           # a perturbed prompt: noise of its own
+            noise = o.noise * rng_for(o.seed, m, "noise", cond, p, item, ctxp, *pert).normal(size=len(keys))
+            sees = o.field_dependence is None or o.field_dependence in (meta.get("fields") or ())
+            aligned = o.alignment * self._dref[(p, item)] if cond == CORRECT_CONTEXT and sees else 0.0
             s = np.clip(base + aligned + shift + noise, 0, 1)
         s = np.where(zero, 0.0, s)
         return dict(zip(keys, np.round(s, 4).tolist()))

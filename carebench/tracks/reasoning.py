@@ -25,36 +25,57 @@ from .backends import Backend, BackendContext, Reply, Request, backend_options, 
 from .cache import ResponseCache, cache_key, default_cache_path
 from .donors import assign_donors
 from .parsing import ParseError, parse_scores
+from .perturbations import parse_perturbations, perturb, perturbation_effects
 from .prompts import Prompt, build_prompt
 from .settings import ModelConfig, ReasoningConfig
 from .track import Merged, Track, register_track
 import carebench.tracks.hf_backend, carebench.tracks.vllm_backend, carebench.tracks.openai_backend   # register the backends
 
 # %% auto #0
-__all__ = ['REPAIR', 'plan_requests', 'ModelScores', 'score_model', 'select_models', 'score_job', 'ReasoningTrack']
+__all__ = ['REPAIR', 'snapshot_field_names', 'plan_requests', 'ModelScores', 'score_model', 'select_models', 'score_job',
+           'ReasoningTrack']
 
 # %% ../../nbs/39_reasoning.ipynb #f2814ed7
 REPAIR = ("Your answer could not be used ({reason}). Reply with only a JSON object that maps every category key to a number "
           "from 0 to 1.")
 
+def snapshot_field_names(ds: Dataset) -> list:
+    "The snapshot fields of a dataset's patients, in order of first appearance (what `drop:*` and `only:*` expand to)."
+    return list(dict.fromkeys(f for p in ds.patients for f in p.fields))
+
 def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: Backend, config: Config) -> list:
-    "Every request of one model: three conditions per pair (one per donor slot when shuffled), ordered so that shared contexts are adjacent."
+    """Every request of one model: three conditions per pair (one per donor slot when shuffled), then the correct context under each
+    configured perturbation where it applies (`meta["perturbation"]`); ordered so that shared contexts are adjacent. Each request's
+    meta names the snapshot fields its context shows."""
     gen = dataclasses.asdict(backend.generation)
     repair = {"attempts": config.reasoning.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} \
         if model.scoring_mode == "json" else None                 # a repaired answer is another answer
     patients = {p.id: p for p in ds.patients}
     by_pair = donors.groupby(["patient_id", "item"], sort=False)
+    perts = parse_perturbations(config.reasoning.perturbations, snapshot_field_names(ds)) if config.reasoning.perturbations else []
+    pool = tuple((p.id, f, t) for p in ds.patients for f, t in p.texts() if t.strip()) if perts else ()
     out = []
     for i, (pid, item) in enumerate(zip(ds.pair_patient, ds.pair_item)):
         ctx = [(CONTEXT_FREE, None, None), (CORRECT_CONTEXT, pid, None)]
         ctx += [(SHUFFLED_CONTEXT, d.donor_patient_id, int(d.slot)) for d in by_pair.get_group((pid, item)).itertuples()]
         for cond, cpid, slot in ctx:
             prompt = build_prompt(item, patients[cpid] if cpid else None, ds.label_space, config.reasoning.prompt, model.scoring_mode)
-            meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=cpid, slot=slot)
+            meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=cpid, slot=slot,
+                        fields=patients[cpid].fields if cpid else ())
             key = cache_key(model=model.id, revision=model.revision, backend=backend.identity(), mode=model.scoring_mode,
                             generation=gen, prompt=prompt.hash, repair=repair, extra=backend.key_extra(meta))
             out.append(Request(key, prompt, meta))
-    return sorted(out, key=lambda r: (r.meta["context_patient_id"] or "", r.meta["condition"], r.meta["pair"]))
+        for p in perts:                             # the suite: the patient's own chart with one thing changed
+            got = perturb(p, item, patients[pid], config.seed, pool)
+            if got is None: continue                # not applicable to this pair: it keeps its unperturbed score, no call
+            shown_item, shown = got
+            prompt = build_prompt(shown_item, shown, ds.label_space, config.reasoning.prompt, model.scoring_mode)
+            meta = dict(pair=i, patient_id=pid, item=item, condition=CORRECT_CONTEXT, context_patient_id=pid, slot=None,
+                        fields=shown.fields, perturbation=p.spec)
+            key = cache_key(model=model.id, revision=model.revision, backend=backend.identity(), mode=model.scoring_mode,
+                            generation=gen, prompt=prompt.hash, repair=repair, extra=backend.key_extra(meta))
+            out.append(Request(key, prompt, meta))
+    return sorted(out, key=lambda r: (r.meta["context_patient_id"] or "", r.meta["condition"], r.meta.get("perturbation") or "", r.meta["pair"]))
 
 # %% ../../nbs/39_reasoning.ipynb #2d90e89a
 def _check_logprob(scores, keys) -> tuple:
@@ -103,22 +124,25 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
 # %% ../../nbs/39_reasoning.ipynb #343465eb
 @dataclass
 class ModelScores:
-    "A model's scores (long format), failed calls, call statistics per condition, compute accounting per condition, and totals."
+    """A model's scores (long format), failed calls, call statistics per condition, compute accounting per condition (and
+    perturbation), totals, and the scores of the perturbation suite (long format with a `perturbation` column)."""
     scores: pd.DataFrame
     errors: pd.DataFrame
     calls: pd.DataFrame
     stats: dict
     compute: pd.DataFrame | None = None
+    perturbed: pd.DataFrame | None = None
 
 def _compute(model: str, device: str, reqs: list, unique: dict, asked: set, usage: dict, seconds: dict, failed: set) -> pd.DataFrame:
     "Per condition: requests, distinct prompts, served from the cache, asked, failed, tokens, wall time, device, cache hit rate."
-    first = {}
-    for r in reqs: first.setdefault(r.key, r.meta["condition"])       # a prompt belongs to the condition that asks it first
+    first, group = {}, lambda r: (r.meta["condition"], r.meta.get("perturbation") or "")
+    for r in reqs: first.setdefault(r.key, group(r))                 # a prompt belongs to the condition that asks it first
+    groups = [(c, "") for c in CONDITIONS] + list(dict.fromkeys(g for g in map(group, reqs) if g[1]))
     rows = []
-    for c in CONDITIONS:
-        ks = [k for k, cc in first.items() if cc == c]
+    for c, pert in groups:
+        ks = [k for k, cc in first.items() if cc == (c, pert)]
         n_asked = sum(k in asked for k in ks)
-        rows.append(dict(model=model, condition=c, requests=sum(r.meta["condition"] == c for r in reqs), unique_prompts=len(ks),
+        rows.append(dict(model=model, condition=c, perturbation=pert, requests=sum(group(r) == (c, pert) for r in reqs), unique_prompts=len(ks),
                          from_cache=len(ks) - n_asked, asked=n_asked, failed=sum(k in failed for k in ks),
                          prompt_tokens=sum(usage.get(k, (0, 0))[0] for k in ks), completion_tokens=sum(usage.get(k, (0, 0))[1] for k in ks),
                          seconds=round(sum(seconds.get(k, 0.0) for k in ks), 3), device=device,
@@ -145,18 +169,25 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
                 seconds.update((k, share) for k in claimed); asked.update(claimed)
             bar.update(len(claimed) + len(settled))
     final = cache.get(list(unique))
-    rows, errs = [], []
+    rows, errs, prows = [], [], []
     for r in reqs:
         rec, m = final[r.key], r.meta
-        if rec["status"] == "done":
+        pert = m.get("perturbation") or ""
+        if rec["status"] == "done" and pert:
+            prows += [(model.id, pert, m["patient_id"], m["item"], k, v, mode) for k, v in rec["scores"].items()]
+        elif rec["status"] == "done":
             rows += [(model.id, m["condition"], m["patient_id"], m["item"], k, v, m["context_patient_id"] or "", mode)
                      for k, v in rec["scores"].items()]
         else: errs.append((model.id, m["condition"], m["patient_id"], m["item"], m["context_patient_id"] or "",
-                           rec["error_kind"] or "pending", rec["error"] or "", rec["attempts"]))
+                           rec["error_kind"] or "pending", rec["error"] or "", rec["attempts"], pert))
     scores = pd.DataFrame(rows, columns=["model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"])
-    errors = pd.DataFrame(errs, columns=["model", "condition", "patient_id", "item", "context_patient_id", "error_kind", "message", "attempts"])
-    calls = pd.DataFrame([(model.id, c, sum(r.meta["condition"] == c for r in reqs)) for c in CONDITIONS], columns=["model", "condition", "n_calls"])
-    fails = errors.groupby(["condition", "error_kind"]).size().unstack(fill_value=0) if len(errors) else pd.DataFrame()
+    perturbed = pd.DataFrame(prows, columns=["model", "perturbation", "patient_id", "item", "category", "score", "scoring_mode"])
+    errors = pd.DataFrame(errs, columns=["model", "condition", "patient_id", "item", "context_patient_id", "error_kind", "message", "attempts",
+                                         "perturbation"])
+    main = [r for r in reqs if not r.meta.get("perturbation")]           # the call table is the three conditions'
+    calls = pd.DataFrame([(model.id, c, sum(r.meta["condition"] == c for r in main)) for c in CONDITIONS], columns=["model", "condition", "n_calls"])
+    main_errors = errors[errors["perturbation"] == ""]
+    fails = main_errors.groupby(["condition", "error_kind"]).size().unstack(fill_value=0) if len(main_errors) else pd.DataFrame()
     calls = calls.join(fails, on="condition").fillna(0)
     calls["n_failed"] = calls[[c for c in fails.columns]].sum(1) if len(fails) else 0
     calls["n_done"] = calls["n_calls"] - calls["n_failed"]
@@ -166,7 +197,7 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
                  n_from_cache=len(unique) - len(asked), n_asked=len(asked), n_failed=len(errors), seconds=round(time.time() - t0, 3),
                  prompt_tokens=int(compute["prompt_tokens"].sum()), completion_tokens=int(compute["completion_tokens"].sum()),
                  device=backend.device_name())
-    return ModelScores(scores, errors, calls, stats, compute)
+    return ModelScores(scores, errors, calls, stats, compute, perturbed)
 
 # %% ../../nbs/39_reasoning.ipynb #f86f528d
 def select_models(config: Config, ids=None, backend: str | None = None) -> list:
@@ -195,7 +226,8 @@ def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_pa
     backend.close()
     folder = run_path/"jobs"/(slug or model_slug(model.id))
     folder.mkdir(parents=True, exist_ok=True)
-    for name, df in (("scores", res.scores), ("errors", res.errors), ("calls", res.calls), ("compute", res.compute)):
+    for name, df in (("scores", res.scores), ("errors", res.errors), ("calls", res.calls), ("compute", res.compute),
+                     ("perturbation_scores", res.perturbed)):
         atomic_write(folder/f"{name}.csv", df.to_csv(index=False))
     write_json(folder/"stats.json", res.stats)
     return res.stats
@@ -210,12 +242,15 @@ def _prompt_templates(ds, config) -> dict:
 class ReasoningTrack(Track):
     "Track 3: prompted language models, one job per model."
     name, title, section, run_keys, order = "reasoning", "Track 3: reasoning", ReasoningConfig, ("donors_per_patient",), 10
+    pages = (("perturbations", "Track 3: perturbations", "perturbations", "perturbation_effects"),)   # only with the suite
 
     @classmethod
     def configured(cls, config) -> bool: return bool(config.reasoning.models)
 
     def check(self):
         c, o = self.ctx.config, self.ctx.options
+        try: parse_perturbations(c.reasoning.perturbations, snapshot_field_names(self.ctx.ds))
+        except ValueError as e: raise ConfigError(str(e), c.source, "reasoning.perturbations") from None
         self.models = select_models(c, o.get("model_ids"), o.get("backend"))
         self.bctx = BackendContext(self.ctx.ds.label_space, self.ctx.ds, c.reasoning.allow_remote)
         self.index = {m.id: i for i, m in enumerate(c.reasoning.models)}
@@ -252,8 +287,25 @@ class ReasoningTrack(Track):
         for role, name, key in (("errors", "errors.csv", "errors"), ("call_summary", "call_summary.csv", "calls"), ("compute", "compute.csv", "compute")):
             atomic_write(run.path/name, pd.concat([read(f/f"{key}.csv") for f in folders], ignore_index=True).to_csv(index=False))
             run.add_artifact(role, run.path/name)
-        compute = pd.read_csv(run.path/"compute.csv", keep_default_na=False, na_values=[""], dtype={"model": str})
-        return Merged([read(f/"scores.csv") for f in folders], dict(calls=stats, compute=json.loads(compute.to_json(orient="records"))))
+        compute = pd.read_csv(run.path/"compute.csv", keep_default_na=False, na_values=[""], dtype={"model": str, "perturbation": str})
+        extra = {}
+        if self.ctx.config.reasoning.perturbations:                # the suite's scores, and what each perturbation is (with its hash)
+            atomic_write(run.path/"perturbation_scores.csv", pd.concat([read(f/"perturbation_scores.csv") for f in folders],
+                                                                       ignore_index=True).to_csv(index=False))
+            run.add_artifact("perturbation_scores", run.path/"perturbation_scores.csv")
+            extra["perturbations"] = [dict(spec=p.spec, target=p.target, hash=p.hash, seed=self.ctx.config.seed) for p in
+                                      parse_perturbations(self.ctx.config.reasoning.perturbations, snapshot_field_names(self.ctx.ds))]
+        return Merged([read(f/"scores.csv") for f in folders], dict(calls=stats, compute=json.loads(compute.to_json(orient="records")), **extra))
+
+    def analyse(self, run, analysis):
+        "With the perturbation suite: per model and perturbation, the change of each contrast endpoint (`perturbation_effects.csv`)."
+        if "perturbation_scores" not in run.artifacts: return
+        scores = pd.read_csv(run.artifact("scores"), dtype=str, keep_default_na=False)
+        perturbed = pd.read_csv(run.artifact("perturbation_scores"), dtype=str, keep_default_na=False)
+        for df in (scores, perturbed): df["score"] = df["score"].astype(float)
+        fx = perturbation_effects(self.ctx.ds, scores, perturbed, self.ctx.config, [p["spec"] for p in run.manifest.get("perturbations", [])])
+        atomic_write(run.path/"perturbation_effects.csv", fx.to_csv(index=False))
+        run.add_artifact("perturbation_effects", run.path/"perturbation_effects.csv")
 
     @classmethod
     def summary(cls, manifest: dict) -> list:

@@ -116,5 +116,7 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
         atomic_write(run.path/"scores.csv", all_scores.to_csv(index=False)); run.add_artifact("scores", run.path/"scores.csv")
         endpoints = {m: names for t in tracks for m, names in t.endpoints().items()}
         log.info("analysis: %d score rows of %d model(s)", len(all_scores), len(endpoints))
-        return write_analysis(run, ds, all_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, run.path/"scores.csv",
-                              exclude_missing=True, quiet=quiet, endpoints_for=endpoints, validity=validity)
+        res = write_analysis(run, ds, all_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, run.path/"scores.csv",
+                             exclude_missing=True, quiet=quiet, endpoints_for=endpoints, validity=validity)
+        for t in tracks: t.analyse(run, res)             # the tracks' own analyses of their outputs
+        return res

@@ -58,6 +58,7 @@ class ReasoningConfig:
     repair_attempts: int = 1          # 0 or 1: one bounded repair request after an unparsable JSON answer
     cache: Path | None = None         # None: $CAREBENCH_CACHE, else ~/.cache/carebench/responses.sqlite
     allow_remote: bool = False        # patient text may be sent to a non-loopback endpoint only when true
+    perturbations: tuple[str, ...] = ()   # the perturbation suite: specs of nbs/3k_perturbations (drop:*, shuffle_fields, ...); off by default
 
     def __post_init__(self):
         if self.donors_per_patient is not None and self.donors_per_patient < 1: raise ValueError("donors_per_patient must be at least 1")

@@ -43,7 +43,7 @@ class Track:
     section: ClassVar[type | None] = None     # the dataclass of its config section (top-level key `name`)
     run_keys: ClassVar[tuple] = ()            # section keys that set run settings of the same name (older configs)
     order: ClassVar[int] = 100                # position of its models in the run's outputs (Track 3: 10, Track 1: 20)
-    pages: ClassVar[tuple] = ()               # report pages: (page name, title, template stem)
+    pages: ClassVar[tuple] = ()               # report pages: (page name, title, template stem[, artifact role the page needs])
 
     def __init__(self, ctx: RunContext): self.ctx = ctx
 
@@ -65,6 +65,8 @@ class Track:
     def prepare(self, run) -> None: pass
     def jobs(self, run_path, quiet: bool = True) -> list: raise NotImplementedError
     def merge(self, run, stats: list) -> Merged: raise NotImplementedError
+    def analyse(self, run, analysis) -> None:
+        "After the run's analysis: the track's own analyses of its outputs (e.g. Track 3's perturbation suite); nothing by default."
 
     def endpoints(self) -> dict:
         "Per model: the configured endpoints that serve this track, then the endpoints registered as defaults for it."
