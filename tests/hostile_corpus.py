@@ -121,6 +121,14 @@ def build(tmp: Path, scores_csv: Path) -> list:
     add("unknown_endpoint_before_any_call", ["run", _cfg(t, "analysis: {endpoints: [nonsense]}\nreasoning: {models: [{id: m}]}\n"),
                                              "--no-report", "--out", t / "ep_run"], 2, "unknown endpoint 'nonsense'")
     add("unknown_backend", ["validate", _cfg(t, "reasoning: {models: [{id: m, backend: telepathy}]}\n")], 2, "reasoning.models[0].backend: unknown backend")
+    add("perturbation_of_a_missing_field", ["validate", _cfg(t, "reasoning: {models: [{id: m}], perturbations: ['drop:radiology']}\n")],
+        2, "reasoning.perturbations: perturbation 'drop:radiology': no snapshot field 'radiology'")
+    add("unknown_perturbation", ["validate", _cfg(t, "reasoning: {models: [{id: m}], perturbations: [rot13]}\n")],
+        2, "reasoning.perturbations: unknown perturbation 'rot13'")
+    add("perturbations_not_a_list", ["validate", _cfg(t, "reasoning: {models: [{id: m}], perturbations: 'drop:*'}\n")],
+        2, "reasoning.perturbations: expected a list")
+    add("planted_field_not_in_the_data", ["validate", _cfg(t, "reasoning: {models: [{id: m, field_dependence: radiology}]}\n")],
+        2, "reasoning.models[0].field_dependence")
     add("backend_option_typo", ["validate", _cfg(t, "reasoning: {models: [{id: m, alignmnet: 0.3}]}\n")], 2, "reasoning.models[0].alignmnet: unknown key")
     add("remote_without_allow_remote", ["validate", _cfg(t, "reasoning: {models: [{id: m, backend: openai, base_url: 'https://api.example.com/v1'}]}\n")],
         2, "reasoning.allow_remote")

@@ -71,4 +71,4 @@ def test_report_has_each_tracks_page(three_tracks):
         pages = ("adaptation", "representation", "perturbations", "comparison")
         assert {p: look(site / f"{p}.html", shots / f"{p}.png") for p in pages} == {p: [] for p in pages}
     page = (site / "perturbations.html").read_text()
-    assert "which field of the chart matters" in page and "drop:" in page and "Traceback" not in page
+    assert "when one snapshot field is left out" in page and "drop:" in page and "Traceback" not in page   # the figure and its caption

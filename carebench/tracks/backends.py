@@ -147,6 +147,15 @@ class DryRunBackend(Backend):
                                                                if k not in ("delay_s", "call_log")}}
     def device_name(self) -> str: return "none (mock, no model)"
 
+    @classmethod
+    def check(cls, o, ctx):
+        "A planted field must be a snapshot field of the dataset (else the alignment would silently never appear)."
+        if o.field_dependence and ctx.dataset is not None:
+            fields = list(dict.fromkeys(f for p in ctx.dataset.patients for f in p.fields))
+            if o.field_dependence not in fields:
+                raise ConfigError(f"field_dependence {quote_value(o.field_dependence)} is not a snapshot field of this dataset "
+                                  f"(fields: {', '.join(fields)})", key="field_dependence")
+
     def key_extra(self, meta: dict):
         "The mock's answer depends on the pair, the condition, the context patient, the repair flag and the pair's Δ_ref."
         extra = {k: meta.get(k) for k in ("patient_id", "item", "condition", "context_patient_id", "repair")}
