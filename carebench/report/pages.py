@@ -158,7 +158,7 @@ def _column_format(col: pd.Series, digits: int):
 class Table:
     """A table as a page shows it: no index column and no empty header row (the index becomes ordinary columns), numbers
     rounded, "–" where a value does not apply, long values wrapped (never cut), and a caption that says what to read."""
-    def __init__(self, df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool = False):
+    def __init__(self, df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False):
         named = df.index.nlevels > 1 or df.index.name is not None
         frame = (df.reset_index() if named else df.reset_index(drop=True)) if len(df.columns) or named else df
         if {"CI low", "CI high"} <= set(frame.columns):            # one interval column: [low, high]
@@ -170,29 +170,34 @@ class Table:
         self.frame = frame.rename(columns=COLUMN_NAMES)
         self.caption, self.digits, self.empty, self.collapsed = caption, digits, empty, collapsed
 
-    def rows(self) -> list:
+    def _formats(self) -> list: return [_column_format(self.frame[c], self.digits) for c in self.frame.columns]
+
+    def rows(self, formats=None) -> list:
         "The cells as the page writes them (header first)."
-        fmts = [_column_format(self.frame[c], self.digits)[0] for c in self.frame.columns]
+        fmts = [f for f, _ in formats or self._formats()]
         return [list(map(str, self.frame.columns))] + [[f(v) for f, v in zip(fmts, r)] for r in self.frame.itertuples(index=False)]
 
     def _repr_html_(self) -> str:
         esc = html.escape
         cap = f'<p class="cb-caption">{esc(self.caption)}</p>' if self.caption else ""
         if self.frame.empty: return f'<p class="cb-empty"><em>{esc(self.empty)}</em></p>'
-        numeric = [_column_format(self.frame[c], self.digits)[1] for c in self.frame.columns]
-        head, *body = self.rows()
+        formats = self._formats()                                   # once per column, for the cells and their alignment
+        numeric = [n for _, n in formats]
+        head, *body = self.rows(formats)
         long = lambda v: max(map(len, v.split()), default=0) > 24          # a hash or a path: may break anywhere, never widen the page
         td = lambda v, n: (f'<td style="text-align:{"right" if n else "left"}'
                            f'{";word-break:break-all;min-width:12em" if long(v) else ""}">{esc(v)}</td>')
         out = ('<div style="overflow-x:auto"><table class="cb-table"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
                + "".join("<tr>" + "".join(td(v, n) for v, n in zip(r, numeric)) + "</tr>" for r in body) + "</tbody></table></div>")
-        if self.collapsed: return f"<details><summary>{esc(self.caption or 'table')} ({len(body):,} rows)</summary>{out}</details>"
+        folded = self.collapsed is True or (not isinstance(self.collapsed, bool) and len(body) > self.collapsed)
+        if folded: return f"<details><summary>{esc(self.caption or 'table')} ({len(body):,} rows)</summary>{out}</details>"
         return out + cap
 
     def __repr__(self) -> str: return (self.caption + "\n" if self.caption else "") + (self.frame.to_string(index=False) if len(self.frame) else self.empty)
 
-def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool = False) -> Table:
-    "Show `df` on a page (see `Table`); `empty` is said instead of an empty table, `collapsed` folds a long table under its caption."
+def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False) -> Table:
+    """Show `df` on a page (see `Table`); `empty` is said instead of an empty table, `collapsed` folds the table under its caption
+    (`True`), or when it has more rows than a number."""
     return Table(df, caption, digits, empty, collapsed)
 
 # %% ../../nbs/40_report.ipynb #4c57c511
@@ -821,8 +826,8 @@ def tripod_checklist(view: RunView) -> pd.DataFrame:
         ("Results", "Calls, failures and compute (tokens, time, device)",
          "; ".join(f"{k}: {v['n_unique']} calls ({v['n_from_cache']} from the cache), {v['n_failed']} failed, {v.get('prompt_tokens', 'n/a')} prompt "
                    f"and {v.get('completion_tokens', 'n/a')} generated tokens, {v['seconds']} s on {v.get('device', 'unknown')}" for k, v in calls.items())
-         + "".join(f"; {r['model']}: {r['seconds']} s on {r.get('device', 'unknown')}" for r in (m.get(t) for t in m.get("tracks", []))
-                   if isinstance(r, dict) and "seconds" in r and "model" in r) + " (per condition on the provenance page)", "run manifest"),
+         + "".join(f"; {model}: {r['seconds']} s on {r['device']}" for model, r in compute_table(view, fitted=True).iterrows())
+         + " (per condition on the provenance page)", "run manifest"),
         ("Results", "Performance / endpoints with uncertainty", "endpoints.json, per-endpoint CSVs and the endpoints pages", "analysis"),
         ("Discussion", "Limitations (incl. synthetic or dry-run data)", "dry run: mock scores, not model performance" if view.dry_run else AUTHOR,
          "run manifest" if view.dry_run else ""),

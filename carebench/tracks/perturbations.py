@@ -77,21 +77,25 @@ def _texts(value) -> tuple: return (value,) if isinstance(value, str) else tuple
 def _has(shown: Shown, field: str) -> bool:
     return any(n == field and any(t.strip() for t in _texts(v)) for n, v in shown.snapshot)
 
-@register_perturbation
-class DropField(Perturbation):
-    "The chart without one field (not applicable when the patient's chart has no text in it)."
-    name, takes_field = "drop", True
+class _FieldFilter(Perturbation):
+    "The chart with some fields kept (`keep(name)`); not applicable when the patient's chart has no text in the named field."
+    takes_field = True
+    def keep(self, name: str) -> bool: raise NotImplementedError
     def apply(self, item, shown, rng, pool=()):
         if not _has(shown, self.field): return None
-        return item, Shown(shown.id, tuple((n, v) for n, v in shown.snapshot if n != self.field))
+        return item, Shown(shown.id, tuple((n, v) for n, v in shown.snapshot if self.keep(n)))
 
 @register_perturbation
-class OnlyField(Perturbation):
-    "That field alone (not applicable without text in it)."
-    name, takes_field = "only", True
-    def apply(self, item, shown, rng, pool=()):
-        if not _has(shown, self.field): return None
-        return item, Shown(shown.id, tuple((n, v) for n, v in shown.snapshot if n == self.field))
+class DropField(_FieldFilter):
+    "The chart without one field."
+    name = "drop"
+    def keep(self, name): return name != self.field
+
+@register_perturbation
+class OnlyField(_FieldFilter):
+    "That field alone."
+    name = "only"
+    def keep(self, name): return name == self.field
 
 # %% ../../nbs/3k_perturbations.ipynb #5cbbc038
 @register_perturbation
@@ -204,6 +208,7 @@ def perturbation_effects(ds, scores, perturbed, config, order=None):
         complete = ~np.isnan(np.hstack([base[c] for c in CONDITIONS])).any(1)
         if not complete.any(): continue
         ib = endpoint_input(ds, base, complete, canonical=False)
+        unperturbed = {name: contrast(ib, eps) for name, contrast in CONTRASTS.items()}        # the same for every perturbation
         specs = [s for s in (order or []) if s in set(pm["perturbation"])] + [s for s in dict.fromkeys(pm["perturbation"]) if s not in (order or [])]
         for spec in specs:
             g = pm[pm["perturbation"] == spec]
@@ -215,7 +220,7 @@ def perturbation_effects(ds, scores, perturbed, config, order=None):
             changed = np.zeros(ds.n_pairs, bool); changed[i[ok].astype(int)] = True
             ia = endpoint_input(ds, {**base, CORRECT_CONTEXT: corr}, complete, canonical=False)
             for name, contrast in CONTRASTS.items():
-                (xa, mask), (xb, _) = contrast(ia, eps), contrast(ib, eps)
+                (xa, mask), (xb, _) = contrast(ia, eps), unperturbed[name]
                 e = model_contrast(ib, ia, config.analysis, config.seed, f"{model}~{spec}", name)     # unperturbed − perturbed
                 rows.append(dict(model=model, perturbation=spec, endpoint=name, unperturbed=float(xb[mask].mean()) if mask.any() else None,
                                  perturbed=float(xa[mask].mean()) if mask.any() else None, change=-e.estimate, ci_low=-e.ci[1],

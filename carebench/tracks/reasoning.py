@@ -133,16 +133,19 @@ class ModelScores:
     compute: pd.DataFrame | None = None
     perturbed: pd.DataFrame | None = None
 
-def _compute(model: str, device: str, reqs: list, unique: dict, asked: set, usage: dict, seconds: dict, failed: set) -> pd.DataFrame:
-    "Per condition: requests, distinct prompts, served from the cache, asked, failed, tokens, wall time, device, cache hit rate."
-    first, group = {}, lambda r: (r.meta["condition"], r.meta.get("perturbation") or "")
-    for r in reqs: first.setdefault(r.key, group(r))                 # a prompt belongs to the condition that asks it first
-    groups = [(c, "") for c in CONDITIONS] + list(dict.fromkeys(g for g in map(group, reqs) if g[1]))
+def _compute(model: str, device: str, reqs: list, asked: set, usage: dict, seconds: dict, failed: set) -> pd.DataFrame:
+    "Per condition (and perturbation): requests, distinct prompts, from the cache, asked, failed, tokens, wall time, device, cache hit rate."
+    first, n_req = {}, {(c, ""): 0 for c in CONDITIONS}
+    for r in reqs:
+        g = (r.meta["condition"], r.meta.get("perturbation") or "")
+        first.setdefault(r.key, g)                                   # a prompt belongs to the condition that asks it first
+        n_req[g] = n_req.get(g, 0) + 1
+    keys = {g: [] for g in n_req}
+    for k, g in first.items(): keys[g].append(k)
     rows = []
-    for c, pert in groups:
-        ks = [k for k, cc in first.items() if cc == (c, pert)]
+    for (c, pert), ks in keys.items():
         n_asked = sum(k in asked for k in ks)
-        rows.append(dict(model=model, condition=c, perturbation=pert, requests=sum(group(r) == (c, pert) for r in reqs), unique_prompts=len(ks),
+        rows.append(dict(model=model, condition=c, perturbation=pert, requests=n_req[(c, pert)], unique_prompts=len(ks),
                          from_cache=len(ks) - n_asked, asked=n_asked, failed=sum(k in failed for k in ks),
                          prompt_tokens=sum(usage.get(k, (0, 0))[0] for k in ks), completion_tokens=sum(usage.get(k, (0, 0))[1] for k in ks),
                          seconds=round(sum(seconds.get(k, 0.0) for k in ks), 3), device=device,
@@ -191,7 +194,7 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     calls = calls.join(fails, on="condition").fillna(0)
     calls["n_failed"] = calls[[c for c in fails.columns]].sum(1) if len(fails) else 0
     calls["n_done"] = calls["n_calls"] - calls["n_failed"]
-    compute = _compute(model.id, backend.device_name(), reqs, unique, asked, usage, seconds,
+    compute = _compute(model.id, backend.device_name(), reqs, asked, usage, seconds,
                        {k for k, v in final.items() if v["status"] != "done"})
     stats = dict(model=model.id, backend=backend.name, scoring_mode=mode, n_requests=len(reqs), n_unique=len(unique),
                  n_from_cache=len(unique) - len(asked), n_asked=len(asked), n_failed=len(errors), seconds=round(time.time() - t0, 3),
