@@ -44,7 +44,7 @@ _MEASURE = """<script>window.addEventListener('load', () => {
 def look(page, shot, width=1300):
     "Screenshot of a site page, and what of it is clipped or cut (measured in the browser)."
     profile = tempfile.mkdtemp(prefix="chromium-")
-    base = [BROWSER, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},2400", "--hide-scrollbars", "--virtual-time-budget=5000"]
+    base = [BROWSER, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},5000", "--hide-scrollbars", "--virtual-time-budget=5000"]
     r = subprocess.run(base + [f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert shot.is_file() and shot.stat().st_size > 10_000, r.stderr[-500:]
     probe = page.with_name(f".measure-{page.name}")
