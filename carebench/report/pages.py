@@ -34,8 +34,8 @@ __all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', '
            'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'reliability_table',
            'plot_reliability', 'learning_curve_table', 'plot_learning_curve', 'fits_table', 'contrast_table',
            'plot_contrasts', 'failure_table', 'failure_messages', 'perturbation_table', 'plot_field_importance',
-           'comparison_table', 'models_table', 'plot_comparison', 'provenance_table', 'compute_table',
-           'tripod_checklist']
+           'format_spread_table', 'plot_format_spread', 'replicate_table', 'plot_shifts', 'comparison_table',
+           'models_table', 'plot_comparison', 'provenance_table', 'compute_table', 'tripod_checklist']
 
 # %% ../../nbs/40_report.ipynb #2b76feca
 TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
@@ -341,7 +341,7 @@ def _n(name: str, o: dict) -> str:
     if name == "class_correspondence": return f"{len(o.get('mean_delta_ref') or {})} categories"
     return "–" if o.get("n_cells") is None else f"{int(o['n_cells']):,} cells"
 
-RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "chance", "p (one-sided)", "n")
+RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "chance", "p (one-sided)", "n", "formats (min–max)", "format SD")
 DESIGN_COLUMNS = ("patients", "smallest attainable p", "confirmatory", "underpowered", "simulated false-positive rate", "simulated power")
 
 def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.DataFrame:
@@ -357,6 +357,11 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
                      "n": _n(name, o), "patients": o.get("n_patients"), "confirmatory": o.get("confirmatory"),
                      "underpowered": o.get("underpowered"), **_validity(view, model, name)})
     t = pd.DataFrame(rows).set_index("endpoint")
+    if view.has("format_spread"):                     # K prompt formats: the spread beside each estimate
+        f = view._csv("format_spread")
+        f = f[f["model"] == model].assign(endpoint=lambda x: x["endpoint"].map(_label)).set_index("endpoint")
+        t["formats (min–max)"] = [f"{f.at[e, 'min']:.3f} – {f.at[e, 'max']:.3f}" if e in f.index else "–" for e in t.index]
+        t["format SD"] = [f.at[e, "sd"] if e in f.index else None for e in t.index]
     keep = {"result": RESULT_COLUMNS, "design": DESIGN_COLUMNS}.get(part)
     return t if keep is None else t[[c for c in keep if c in t.columns]]
 
@@ -718,6 +723,78 @@ def plot_field_importance(view: RunView, model: str, endpoint: str = "Context sp
     return Figure(fig, "Each bar is the change of the endpoint when one snapshot field is left out of the patient's own chart (the "
                        "donor's chart untouched), with its patient-cluster interval. The top, red bars are fields whose removal costs "
                        "alignment beyond chance: the model used them the way the observers did.")
+
+# %% ../../nbs/40_report.ipynb #9585d9cd
+def _role_rows(view: RunView, role: str, model: str) -> pd.DataFrame:
+    "One model's rows of a track artifact (empty when the run has none)."
+    if not view.has(role): return pd.DataFrame()
+    d = view._csv(role)
+    return d[d["model"] == model].drop(columns="model")
+
+def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
+    """Per endpoint of one model: the main estimate, its range over the K prompt formats, the raw between-format SD, the SD beyond
+    sampling noise with its patient-cluster interval (mean-contrast endpoints), and whether the effect lies within the range."""
+    d = _role_rows(view, "format_spread", model)
+    if d.empty: return d
+    d["endpoint"] = d["endpoint"].map(_label)
+    return d.drop(columns=["ci_level"]).rename(columns={
+        "estimate": "main format", "n_formats": "formats", "min": "format min", "max": "format max", "sd": "between-format SD",
+        "spread": "SD beyond noise", "spread_ci_low": "CI low", "spread_ci_high": "CI high", "effect_within_spread": "effect within range",
+        "n_patients": "patients"}).set_index("endpoint")
+
+def plot_format_spread(view: RunView, model: str) -> Figure | None:
+    "Every endpoint's estimate under each prompt format with its interval (the main format filled), the endpoint's null dashed."
+    plt, _ = _plt(), _sns()
+    d = _role_rows(view, "format_endpoints", model)
+    if d.empty: return None
+    names = list(dict.fromkeys(d["endpoint"]))
+    fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names) + 1, 0.32 * d["format"].nunique() + 2), squeeze=False, sharey=True)
+    for ax, name in zip(axes[0], names):
+        e = d[d["endpoint"] == name].sort_values("format")
+        y = e["format"].to_numpy()
+        ax.errorbar(e["estimate"], y, xerr=[e["estimate"] - e["ci_low"], e["ci_high"] - e["estimate"]], fmt="none", ecolor="#777", capsize=2)
+        ax.scatter(e["estimate"], y, c=[_CORRECT if f == 0 else "white" for f in y], edgecolors=_CORRECT, zorder=3, s=30)
+        null = ENDPOINTS[name].null_value if name in ENDPOINTS else None
+        if null is not None: ax.axvline(null, color=_NULL, ls="--", lw=1)
+        ax.set_title(_label(name), fontsize=9); ax.tick_params(labelsize=8)
+    axes[0][0].set_yticks(sorted(d["format"].unique())); axes[0][0].set_yticklabels([f"format {int(k)}" for k in sorted(d["format"].unique())])
+    axes[0][0].invert_yaxis()
+    fig.suptitle(f"{model}: every endpoint under each prompt format", fontsize=10); fig.tight_layout()
+    return Figure(fig, "Each endpoint estimated again under every prompt format (wording, field separator, answer layout, category "
+                       "order), with its patient-cluster interval; the filled dot is the main prompt, the dashed line the endpoint's "
+                       "null. An effect no larger than the spread of the dots is not a finding about the chart.")
+
+def replicate_table(view: RunView, model: str) -> pd.DataFrame:
+    "The test–retest null of one model: |Δ| between replicates of the context-free condition, beside the run's |Δ_model| and |Δ_shuf|."
+    d = _role_rows(view, "replicate_noise", model)
+    if d.empty: return d
+    return d.drop(columns=["ci_level"]).rename(columns={
+        "n_cells": "cells", "n_patients": "patients", "mean_abs": "mean |Δ retest|", "ci_low": "CI low", "ci_high": "CI high",
+        "median_abs": "median |Δ retest|", "q95_abs": "95th percentile", "share_moved": "share moved ≥ ε",
+        "mean_abs_delta_model": "mean |Δ_model|", "mean_abs_delta_shuffled": "mean |Δ_shuf|"}).T.rename(columns=lambda c: model)
+
+def plot_shifts(view: RunView, model: str) -> Figure:
+    """The distribution of |Δ_model| (the patient's own chart) and |Δ_shuf| (a donor's) over cells, with the replicate noise's mean
+    and 95th percentile as reference lines when the run has replicates."""
+    plt, sns = _plt(), _sns()
+    d = view.cell_deltas(model)
+    long = pd.concat([pd.DataFrame({"|Δ|": d["delta_model"].abs(), "chart": "the patient's own"}),
+                      pd.DataFrame({"|Δ|": d["delta_shuffled"].abs(), "chart": "a donor's"})], ignore_index=True).dropna()
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    top = max(float(long["|Δ|"].quantile(0.995)) if len(long) else 0.0, 0.01)
+    sns.histplot(long, x="|Δ|", hue="chart", hue_order=["the patient's own", "a donor's"], bins=np.linspace(0, top, 31), stat="percent",
+                 common_norm=False, element="step", palette=[_CORRECT, _SHUF], ax=ax)
+    sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.22), ncol=4, frameon=False, title=None)
+    r = _role_rows(view, "replicate_noise", model)
+    if len(r):
+        ax.axvline(r["mean_abs"].iloc[0], color=_NULL, ls=":", lw=1.5); ax.axvline(r["q95_abs"].iloc[0], color=_NULL, ls="--", lw=1.5)
+        ax.text(r["q95_abs"].iloc[0], ax.get_ylim()[1] * 0.95, " retest 95%", color=_NULL, fontsize=8, va="top")
+    ax.set_xlim(0, top); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: how far the scores move with a chart")
+    fig.tight_layout()
+    return Figure(fig, "Per cell, how far the model's score moved when a chart was added: the patient's own (blue) or a donor's (grey). "
+                       + ("The red lines are the test–retest null, the same context-free prompt asked again: its mean (dotted) and 95th "
+                          "percentile (dashed); shifts left of them are what the model does with no context change at all."
+                          if len(r) else "Set `reasoning.replicates: 2` to draw the test–retest null beside them."))
 
 # %% ../../nbs/40_report.ipynb #3f5a0a31
 def comparison_table(view: RunView) -> pd.DataFrame:

@@ -51,8 +51,8 @@ def page_plan(view: RunView) -> list:
         pages += [Page(f"model-{slug}-{c}", f"Condition: {c.replace('_', ' ')}", "condition", {"model": m, "condition": c}, m) for c in CONDITIONS]
     tracks = registered_tracks()
     for name in view.manifest.get("tracks", []):                # each track of the run brings its own pages
-        for page in getattr(tracks.get(name), "pages", ()):     # (name, title, template[, the artifact role it needs])
-            if len(page) < 4 or view.has(page[3]): pages.append(Page(*page[:3]))
+        for page in getattr(tracks.get(name), "pages", ()):     # (name, title, template[, the artifact role it needs, or roles: any])
+            if len(page) < 4 or any(view.has(r) for r in ((page[3],) if isinstance(page[3], str) else page[3])): pages.append(Page(*page[:3]))
     pages += [Page("comparison", "Model comparison", "comparison"), Page("provenance", "Provenance", "provenance"),
               Page("tripod", "TRIPOD-LLM checklist", "tripod")]
     return pages

@@ -75,6 +75,10 @@ class Backend:
     def generate(self, requests: list, mode: str) -> list:
         raise NotImplementedError
 
+    def seed_for(self, meta: dict) -> int:
+        "The sampling seed of one request: the generation seed, moved by its replicate number (a retest draws anew when sampling)."
+        return self.generation.seed + int(meta.get("replicate") or 0)
+
     def device_name(self) -> str:
         "Where the model runs, for the compute accounting (a device name, or the server's address; never a secret)."
         return "unknown"
@@ -120,13 +124,16 @@ class DryRunOptions:
     zero_inflation: float = 0.2
     malformed_rate: float = 0.0
     field_dependence: str | None = None   # planted: the alignment with Δ_ref needs this snapshot field in the context shown
+    format_noise: float = 0.0       # planted: prompt format k moves correct-context scores by format_noise·z_k·sign(Δ_ref) (z_0 = 0)
+    retest_noise: float = 0.0       # planted: SD of each context-free call's own noise (what replicates measure; 0: deterministic)
     delay_s: float = 0.0            # sleep per batch (to test interruption)
     call_log: Path | None = None    # append every requested key to this file (to test resumption)
 
     def __post_init__(self):
         for k in ("zero_inflation", "malformed_rate"):
             if not 0 <= getattr(self, k) <= 1: raise ValueError(f"{k} must be in [0, 1]")
-        if self.noise < 0 or self.delay_s < 0: raise ValueError("noise and delay_s must be >= 0")
+        if min(self.noise, self.delay_s, self.format_noise, self.retest_noise) < 0:
+            raise ValueError("noise, format_noise, retest_noise and delay_s must be >= 0")
 
 # %% ../../nbs/34_backends.ipynb #da8a2087
 _MALFORMED = ["I am not able to classify this item.", '{"behavioral_health": 0.4, "diagnoses": 0.1',
@@ -159,23 +166,32 @@ class DryRunBackend(Backend):
     def key_extra(self, meta: dict):
         "The mock's answer depends on the pair, the condition, the context patient, the repair flag and the pair's Δ_ref."
         extra = {k: meta.get(k) for k in ("patient_id", "item", "condition", "context_patient_id", "repair")}
-        if meta.get("perturbation"): extra["perturbation"] = meta["perturbation"]           # only then: older keys stay as they were
+        for k in ("perturbation", "format", "replicate"):                                    # only when set: older keys stay as they were
+            if meta.get(k): extra[k] = meta[k]
         if self.options.field_dependence: extra["fields"] = list(meta.get("fields") or ())
         return {**extra, "delta_ref": self._dref[(meta["patient_id"], meta["item"])].tolist()}
 
+    def format_offset(self, k: int) -> float:
+        "The planted format effect of prompt format `k` (0 for the main format): `format_noise`·z_k, z_k a seeded standard normal."
+        return 0.0 if not k or not self.options.format_noise else float(self.options.format_noise * rng_for(self.options.seed, self.model.id, "format", k).normal())
+
     def scores(self, meta: dict) -> dict:
-        "The mock's scores for one request, a function of (seed, model, condition, patient, item, context patient) only."
+        "The mock's scores for one request, a function of (seed, model, condition, patient, item, context patient, variant) only."
         o, keys, m = self.options, self.ctx.label_space.keys, self.model.id
         p, item, cond, ctxp = meta["patient_id"], meta["item"], meta["condition"], meta.get("context_patient_id") or ""
         base_rng = rng_for(o.seed, m, "base", p, item)
         base, zero = base_rng.uniform(0.05, 0.95, len(keys)), base_rng.random(len(keys)) < o.zero_inflation
+        k = int(meta.get("format") or 0)
+        variant = [v for v in (meta.get("perturbation"), f"format {k}" if k else None) if v]     # another prompt: noise of its own
         s = base.copy()
+        if cond == CONTEXT_FREE and o.retest_noise:
+            s = np.clip(base + o.retest_noise * rng_for(o.seed, m, "retest", p, item, int(meta.get("replicate") or 0), *variant).normal(size=len(keys)), 0, 1)
         if cond != CONTEXT_FREE:
             shift = o.nonspecific * rng_for(o.seed, m, "context", ctxp).normal(size=len(keys))
-            pert = [meta["perturbation"]] if meta.get("perturbation") else []           # a perturbed prompt: noise of its own
-            noise = o.noise * rng_for(o.seed, m, "noise", cond, p, item, ctxp, *pert).normal(size=len(keys))
+            noise = o.noise * rng_for(o.seed, m, "noise", cond, p, item, ctxp, *variant).normal(size=len(keys))
             sees = o.field_dependence is None or o.field_dependence in (meta.get("fields") or ())
-            aligned = o.alignment * self._dref[(p, item)] if cond == CORRECT_CONTEXT and sees else 0.0
+            dref = self._dref[(p, item)]
+            aligned = o.alignment * dref + self.format_offset(k) * np.sign(dref) if cond == CORRECT_CONTEXT and sees else 0.0
             s = np.clip(base + aligned + shift + noise, 0, 1)
         s = np.where(zero, 0.0, s)
         return dict(zip(keys, np.round(s, 4).tolist()))
@@ -184,6 +200,7 @@ class DryRunBackend(Backend):
         o = self.options
         r = rng_for(o.seed, self.model.id, "malformed", meta["condition"], meta["patient_id"], meta["item"], meta.get("context_patient_id") or "")
         if not meta.get("repair") and r.random() < o.malformed_rate: return _MALFORMED[int(r.integers(len(_MALFORMED)))]
+        if meta.get("layout") == "lines" and not meta.get("repair"): return "\n".join(f"{k}: {v}" for k, v in scores.items())
         return "```json\n" + json.dumps(scores) + "\n```"
 
     def generate(self, requests: list, mode: str) -> list:

@@ -97,7 +97,7 @@ class TransformersBackend(Backend):
         tok.padding_side = "left"
         enc = tok([_render(tok, r.prompt.messages) for r in requests], return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         kw = dict(max_new_tokens=g.max_new_tokens, pad_token_id=tok.pad_token_id, do_sample=g.temperature > 0)
-        if g.temperature > 0: kw.update(temperature=g.temperature, top_p=g.top_p); torch.manual_seed(g.seed)
+        if g.temperature > 0: kw.update(temperature=g.temperature, top_p=g.top_p); torch.manual_seed(self.seed_for(requests[0].meta))
         with torch.no_grad(): out = self.lm.generate(**enc, **kw)
         new = out[:, enc["input_ids"].shape[1]:]
         lengths = enc["attention_mask"].sum(1).tolist()

@@ -139,7 +139,7 @@ class OpenAIBackend(Backend):
 
     def _one(self, r, mode) -> Reply:
         g = self.generation
-        base = {"temperature": g.temperature, "top_p": g.top_p, "seed": g.seed}
+        base = {"temperature": g.temperature, "top_p": g.top_p, "seed": self.seed_for(r.meta)}
         try:
             if mode == "json":
                 ans = self._post({**base, "messages": list(r.prompt.messages), "max_tokens": g.max_new_tokens})

@@ -87,8 +87,8 @@ def _no_constant(name): raise ParseError("invalid_json", f"{name} is not a JSON 
 def _loads(blob: str):
     return json.loads(blob, object_pairs_hook=_Object, parse_int=float, parse_constant=_no_constant)
 
-def _parse(text: str, label_space: LabelSpace) -> dict:
-    if not isinstance(text, str) or not text.strip(): raise ParseError("no_json", "empty answer")
+def _json_pairs(text: str, label_space: LabelSpace) -> list:
+    "The (key, value) pairs of the answer's first JSON object (one level down when its keys are no categories)."
     blob = first_json_object(strip_wrappers(text))
     try: obj = _loads(blob)
     except (json.JSONDecodeError, RecursionError):
@@ -99,8 +99,19 @@ def _parse(text: str, label_space: LabelSpace) -> dict:
     if not any(label_space.lookup(str(k)) for k in obj):                    # {"scores": {...}}: descend one level
         nested = [v for v in obj.values() if isinstance(v, dict)]
         if len(nested) == 1: obj = nested[0]
+    return obj.pairs
+
+_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]*)?[`\"']?([^:=`\"'\n]{1,80}?)[`\"']?[ \t]*[:=][ \t]*([^\s,;]{1,64})[ \t]*[,;]?[ \t]*$", re.M)
+
+def _line_pairs(text: str, label_space: LabelSpace) -> list:
+    "`key: value` lines (a bullet, quotes and a trailing comma tolerated) naming a category; none: the answer's JSON object."
+    pairs = [(k, v.rstrip(".") or v) for k, v in _LINE.findall(strip_wrappers(text)) if label_space.lookup(k.strip())]
+    return pairs or _json_pairs(text, label_space)        # a repaired answer is JSON whatever the layout asked
+
+def _parse(text: str, label_space: LabelSpace, layout: str = "json") -> dict:
+    if not isinstance(text, str) or not text.strip(): raise ParseError("no_json", "empty answer")
     scores = {}
-    for k, v in obj.pairs:
+    for k, v in (_line_pairs if layout == "lines" else _json_pairs)(text, label_space):
         key = label_space.lookup(str(k))
         if key is None: continue
         x = _number(v, key)
@@ -112,9 +123,11 @@ def _parse(text: str, label_space: LabelSpace) -> dict:
     if missing: raise ParseError("missing_key", f"no score for {len(missing)} categor{'y' if len(missing) == 1 else 'ies'}: {', '.join(missing[:3])}")
     return scores
 
-def parse_scores(text: str, label_space: LabelSpace) -> dict:
-    "Per-category scores in [0, 1] (keyed by category key) from a model's answer, or a `ParseError` (never another exception)."
-    try: return _parse(text, label_space)
+def parse_scores(text: str, label_space: LabelSpace, layout: str = "json") -> dict:
+    """Per-category scores in [0, 1] (keyed by category key) from a model's answer, or a `ParseError` (never another exception).
+    `layout="lines"` (a prompt format that asks for `key: probability` lines) reads such lines, else the answer's JSON object."""
+    if layout not in ("json", "lines"): raise ValueError(f"unknown answer layout {layout!r} (json or lines)")
+    try: return _parse(text, label_space, layout)
     except ParseError: raise
     except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as e:
         raise ParseError("invalid_json", f"unparsable answer ({type(e).__name__})") from None

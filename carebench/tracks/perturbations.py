@@ -14,16 +14,18 @@ import pandas as pd
 
 from ..core.config import register_into
 from ..core.seeds import rng_for
-from ..core.vocab import CONDITIONS, CORRECT_CONTEXT
+from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..evaluation.analyze import endpoint_input
 from ..evaluation.scores import score_matrices
-from ..stats.endpoints import CONTRASTS, model_contrast
+from ..stats.bootstrap import bootstrap_weights, cluster_sums, ratio_bootstrap
+from ..stats.endpoints import CONTRASTS, ENDPOINTS, model_contrast, run_endpoints
 from ..stats.measures import effective_epsilon
 
 # %% auto #0
-__all__ = ['PERTURBATIONS', 'Shown', 'Perturbation', 'register_perturbation', 'DropField', 'OnlyField', 'ShuffleFields',
-           'IrrelevantText', 'NegateField', 'ItemCase', 'ItemPunctuation', 'ItemAbbreviation', 'parse_perturbations',
-           'perturb', 'perturbation_effects']
+__all__ = ['PERTURBATIONS', 'SPREAD_CONTRASTS', 'Shown', 'Perturbation', 'register_perturbation', 'DropField', 'OnlyField',
+           'ShuffleFields', 'IrrelevantText', 'NegateField', 'ItemCase', 'ItemPunctuation', 'ItemAbbreviation',
+           'parse_perturbations', 'perturb', 'perturbation_effects', 'between_spread', 'format_spread',
+           'replicate_noise']
 
 # %% ../../nbs/3k_perturbations.ipynb #eef8fc27
 @dataclass(frozen=True)
@@ -228,3 +230,94 @@ def perturbation_effects(ds, scores, perturbed, config, order=None):
                                  n_pairs_changed=int((changed & complete).sum()), n_patients=e.n_patients))
     return pd.DataFrame(rows, columns=["model", "perturbation", "endpoint", "unperturbed", "perturbed", "change", "ci_low", "ci_high",
                                        "ci_level", "p_lower", "min_attainable_p", "n_pairs_changed", "n_patients"])
+
+# %% ../../nbs/3k_perturbations.ipynb #fcaff437
+SPREAD_CONTRASTS = {**CONTRASTS,        # endpoints whose estimate is a mean of per-cell contrasts (the spread gets an interval)
+                    "context_sensitivity": lambda inp, eps: (np.abs(inp.delta_model) - inp.donor_mean(np.abs), np.ones(inp.delta_ref.shape, bool))}
+
+def between_spread(inputs: list, contrast, eps: float, weights: np.ndarray, level: float = 0.95) -> dict:
+    """The spread over formats of one mean-contrast endpoint, from `inputs` (one per format, `canonical=False`, the same pairs):
+    each format's estimate, the raw SD, the SD beyond sampling noise and its basic patient-bootstrap interval (the same resample
+    `weights` for every format)."""
+    S, n = [], None
+    for inp in inputs:
+        x, mask = contrast(inp, eps)
+        s, c = cluster_sums(x, inp.cluster, inp.n_patients, mask)
+        S.append(s.sum(1)); n = c.sum(1)
+    S = np.array(S)                                                   # formats × patients
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta, reps = S.sum(1) / n.sum(), (weights @ S.T) / (weights @ n)[:, None]     # K, and B × K
+    s2, s2b = theta.var(ddof=1), reps.var(1, ddof=1)
+    s2b = s2b[np.isfinite(s2b)]
+    lo, hi = np.quantile(s2b, [(1 - level) / 2, (1 + level) / 2]) if len(s2b) else (np.nan, np.nan)
+    root = lambda v: float(np.sqrt(max(v, 0.0))) if np.isfinite(v) else np.nan
+    return dict(estimates=theta, sd=float(np.sqrt(s2)), spread=root(2 * s2 - s2b.mean()) if len(s2b) else np.nan,
+                spread_ci=(root(2 * s2 - hi), root(2 * s2 - lo)))
+
+# %% ../../nbs/3k_perturbations.ipynb #1fa3f23c
+def format_spread(ds, scores, fscores, config) -> tuple:
+    """Per model with other prompt formats: every configured endpoint under each format (`format_endpoints`: estimate, interval,
+    p-value) on the pairs complete in every format, and per endpoint the spread over formats (`format_spread`: the main estimate,
+    min, max, raw SD, and for mean-contrast endpoints the SD beyond sampling noise with its interval). `fscores` is the long frame
+    of formats 1…K−1 (a `format` column); format 0 is `scores`."""
+    eps, a = effective_epsilon(config.analysis.epsilon), config.analysis
+    names = [n for n in a.endpoints if n in ENDPOINTS and "reasoning" in ENDPOINTS[n].tracks]
+    rows, spread = [], []
+    for model, fm in fscores.groupby("model", sort=False):
+        ks = sorted({int(k) for k in fm["format"]})
+        mats = [score_matrices(scores, ds, model)] + [score_matrices(fm[fm["format"].astype(int) == k], ds, model) for k in ks]
+        complete = np.logical_and.reduce([~np.isnan(np.hstack([m[c] for c in CONDITIONS])).any(1) for m in mats])
+        if not complete.any(): continue
+        per = {}
+        for k, m in zip([0, *ks], mats):
+            res = run_endpoints(endpoint_input(ds, m, complete), a, config.seed, f"{model}~format{k}", names)
+            for name, r in res.items():
+                o = r.overall
+                per.setdefault(name, []).append(o.estimate)
+                rows.append(dict(model=model, format=k, endpoint=name, estimate=o.estimate, ci_low=o.ci[0], ci_high=o.ci[1],
+                                 ci_level=o.ci_level, p_value=o.p_value, n_patients=o.n_patients))
+        aligned = [endpoint_input(ds, m, complete, canonical=False) for m in mats]
+        W = bootstrap_weights(aligned[0].n_patients, a.n_bootstrap, rng_for(config.seed, model, "format_spread"))
+        for name in names:
+            est = np.array(per[name], float)
+            sp = between_spread(aligned, SPREAD_CONTRASTS[name], eps, W, a.ci_level) if name in SPREAD_CONTRASTS else {}
+            null = ENDPOINTS[name].null_value
+            spread.append(dict(model=model, endpoint=name, estimate=est[0], n_formats=len(est), min=np.nanmin(est), max=np.nanmax(est),
+                               sd=float(np.nanstd(est, ddof=1)), spread=sp.get("spread", np.nan),
+                               spread_ci_low=sp.get("spread_ci", (np.nan, np.nan))[0], spread_ci_high=sp.get("spread_ci", (np.nan, np.nan))[1],
+                               ci_level=a.ci_level, effect_within_spread=bool(abs(est[0] - null) <= np.nanmax(est) - np.nanmin(est)),
+                               n_patients=aligned[0].n_patients))
+    cols = ["model", "format", "endpoint", "estimate", "ci_low", "ci_high", "ci_level", "p_value", "n_patients"]
+    scols = ["model", "endpoint", "estimate", "n_formats", "min", "max", "sd", "spread", "spread_ci_low", "spread_ci_high", "ci_level",
+             "effect_within_spread", "n_patients"]
+    return pd.DataFrame(rows, columns=cols), pd.DataFrame(spread, columns=scols)
+
+# %% ../../nbs/3k_perturbations.ipynb #8afb4a4c
+def replicate_noise(ds, scores, rscores, config) -> pd.DataFrame:
+    """Per model with replicates: the test–retest null, |Δ| between a replicate of the context-free condition and the run's own
+    context-free score per cell, as mean (with its patient-cluster interval), median, 95th percentile and share of cells moved by at
+    least ε; beside it the mean |Δ_model| and |Δ_shuf| of the run on the same cells. `rscores` has a `replicate` column."""
+    eps, a = effective_epsilon(config.analysis.epsilon), config.analysis
+    rows = []
+    for model, rm in rscores.groupby("model", sort=False):
+        base = score_matrices(scores, ds, model)
+        free, d = base[CONTEXT_FREE], []
+        for r in sorted({int(x) for x in rm["replicate"]}):
+            again = score_matrices(rm[rm["replicate"].astype(int) == r].assign(condition=CONTEXT_FREE, context_patient_id=""), ds, model)[CONTEXT_FREE]
+            d.append(np.abs(again - free))
+        d = np.nanmean(np.array(d), 0) if len(d) > 1 else d[0]          # per cell, the mean over replicates
+        ok = np.isfinite(d)
+        if not ok.any(): continue
+        cluster = np.unique(ds.cluster, return_inverse=True)[1]
+        P = int(cluster.max()) + 1
+        S, n = cluster_sums(np.nan_to_num(d), cluster, P, ok)
+        boot = ratio_bootstrap(S.sum(1), n.sum(1), bootstrap_weights(P, a.n_bootstrap, rng_for(config.seed, model, "replicate_noise")),
+                               a.ci_level, "percentile")
+        with np.errstate(invalid="ignore"):
+            dm, ds_ = np.abs(base[CORRECT_CONTEXT] - free), np.abs(base[SHUFFLED_CONTEXT] - free)
+        rows.append(dict(model=model, replicates=1 + rm["replicate"].nunique(), n_cells=int(ok.sum()), n_patients=int((n.sum(1) > 0).sum()),
+                         mean_abs=float(boot.estimate[0]), ci_low=float(boot.ci[0][0]), ci_high=float(boot.ci[0][1]), ci_level=a.ci_level,
+                         median_abs=float(np.median(d[ok])), q95_abs=float(np.quantile(d[ok], 0.95)), share_moved=float((d[ok] >= eps).mean()),
+                         mean_abs_delta_model=float(np.nanmean(dm[ok])), mean_abs_delta_shuffled=float(np.nanmean(ds_[ok]))))
+    return pd.DataFrame(rows, columns=["model", "replicates", "n_cells", "n_patients", "mean_abs", "ci_low", "ci_high", "ci_level", "median_abs",
+                                       "q95_abs", "share_moved", "mean_abs_delta_model", "mean_abs_delta_shuffled"])

@@ -9,11 +9,13 @@ import json
 from dataclasses import dataclass
 
 from .settings import PromptConfig
+from ..core.seeds import rng_for
 from ..core.vocab import LabelSpace
 from ..adapters.dataset import Patient
 
 # %% auto #0
-__all__ = ['DEFAULT_SYSTEM', 'DEFAULT_INSTRUCTIONS', 'DEFAULT_QUESTION', 'category_block', 'render_snapshot', 'Prompt',
+__all__ = ['DEFAULT_SYSTEM', 'DEFAULT_INSTRUCTIONS', 'DEFAULT_QUESTION', 'DEFAULT_LINES_INSTRUCTIONS', 'FORMAT_WORDINGS',
+           'SEPARATORS', 'category_block', 'render_snapshot', 'Prompt', 'PromptFormat', 'sample_formats',
            'build_prompt']
 
 # %% ../../nbs/30_prompts.ipynb #d451f28d
@@ -23,23 +25,48 @@ DEFAULT_SYSTEM = ("You are a clinical informatics expert. You classify single it
 DEFAULT_INSTRUCTIONS = ("For the EHR item above, give for every category the probability (a number from 0 to 1) that the item "
                         "belongs to it. Answer with only a JSON object whose keys are the category keys, for example {example}.")
 DEFAULT_QUESTION = 'Does the EHR item belong to the category "{name}"? Answer yes or no.'
+DEFAULT_LINES_INSTRUCTIONS = ("For the EHR item above, give for every category the probability (a number from 0 to 1) that the item "
+                              "belongs to it. Answer with only one line per category, written as key: probability, for example\n{example}")
+FORMAT_WORDINGS = (   # the other wordings a prompt format may use (1, 2, 3; 0 is the configured wording): json, lines, logprob question
+    ("Rate, for each category, how likely (0 to 1) it is that the EHR item above belongs to it. Reply with a JSON object only, "
+     "keyed by category key, e.g. {example}.",
+     "Rate, for each category, how likely (0 to 1) it is that the EHR item above belongs to it. Reply with one line per category, "
+     "key: probability, e.g.\n{example}",
+     'Is the EHR item an instance of the category "{name}"? Reply yes or no.'),
+    ("Estimate the probability from 0 to 1 that the item falls under each category listed. Output nothing but a JSON object "
+     "mapping each category key to its probability, like {example}.",
+     "Estimate the probability from 0 to 1 that the item falls under each category listed. Output nothing but one line per "
+     "category in the form key: probability, like\n{example}",
+     'Would you classify the EHR item under "{name}"? Answer yes or no.'),
+    ("Which categories does this EHR item belong to? Give each category a probability between 0 and 1, as a JSON object with "
+     "the category keys, for example {example}.",
+     "Which categories does this EHR item belong to? Give each category a probability between 0 and 1, one line per category "
+     "key, for example\n{example}",
+     'Does this EHR item fall into the category "{name}"? Answer yes or no.'),
+)
 
 # %% ../../nbs/30_prompts.ipynb #d9b815c8
-def category_block(label_space: LabelSpace, include_definitions: bool = True) -> str:
-    "The category list shown to the model: `key (display name): definition`, one per line."
-    return "Categories:\n" + "\n".join(f"- {c.key} ({c.name})" + (f": {c.definition}" if include_definitions else "")
-                                       for c in label_space)
+def category_block(label_space: LabelSpace, include_definitions: bool = True, order: tuple | None = None) -> str:
+    "The category list shown to the model: `key (display name): definition`, one per line, in `order` (keys) or the label space's."
+    cats = [label_space[k] for k in order] if order else list(label_space)
+    return "Categories:\n" + "\n".join(f"- {c.key} ({c.name})" + (f": {c.definition}" if include_definitions else "") for c in cats)
 
 # %% ../../nbs/30_prompts.ipynb #e7735e22
-def render_snapshot(patient: Patient) -> str:
-    "A snapshot as labelled blocks in field order; list fields as bullet lines; empty fields left out."
+SEPARATORS = ("blocks", "colon", "markdown")   # how a snapshot's fields are set off: [Field] blocks, `Field: a; b` lines, ### headings
+
+def render_snapshot(patient: Patient, separator: str = "blocks") -> str:
+    "A snapshot as labelled fields in field order (list fields as bullet lines, or joined by `; `); empty fields left out."
+    if separator not in SEPARATORS: raise ValueError(f"unknown separator {separator!r} ({', '.join(SEPARATORS)})")
     blocks = []
     for field, value in patient.snapshot:
         texts = [value] if isinstance(value, str) else list(value)
         texts = [t.strip() for t in texts if t.strip()]
         if not texts: continue
-        body = texts[0] if isinstance(value, str) else "\n".join(f"- {t}" for t in texts)
-        blocks.append(f"[{field.replace('_', ' ').capitalize()}]\n{body}")
+        title = field.replace('_', ' ').capitalize()
+        listed = "\n".join(f"- {t}" for t in texts)
+        if separator == "colon": blocks.append(f"{title}: {'; '.join(texts)}")
+        elif separator == "markdown": blocks.append(f"### {title}\n{texts[0] if isinstance(value, str) else listed}")
+        else: blocks.append(f"[{title}]\n{texts[0] if isinstance(value, str) else listed}")
     return "Patient snapshot:\n" + "\n".join(blocks)
 
 # %% ../../nbs/30_prompts.ipynb #a2142317
@@ -49,6 +76,7 @@ class Prompt:
     messages: tuple
     mode: str
     questions: tuple = ()
+    layout: str = "json"              # the answer layout the prompt asks for (json mode): "json" or "lines"
 
     @property
     def hash(self) -> str:
@@ -62,19 +90,61 @@ class Prompt:
         *head, last = self.messages
         return (*head, {**last, "content": last["content"] + "\n\n" + q})
 
+# %% ../../nbs/30_prompts.ipynb #8467f1da
+@dataclass(frozen=True)
+class PromptFormat:
+    """How a prompt is laid out, everything but its content: the instruction `wording` (0: the configured one, 1–3: those of
+    `FORMAT_WORDINGS`), the snapshot's field `separator`, the answer `layout` (JSON object or `key: probability` lines; json mode
+    only) and the order of the category list (`None`: the label space's). The default is the prompt of a run without formats."""
+    wording: int = 0
+    separator: str = "blocks"
+    layout: str = "json"
+    category_order: tuple | None = None
+
+    def __post_init__(self):
+        if not 0 <= self.wording <= len(FORMAT_WORDINGS): raise ValueError(f"wording must be 0–{len(FORMAT_WORDINGS)}")
+        if self.separator not in SEPARATORS: raise ValueError(f"unknown separator {self.separator!r} ({', '.join(SEPARATORS)})")
+        if self.layout not in ("json", "lines"): raise ValueError(f"unknown answer layout {self.layout!r} (json or lines)")
+
+    def describe(self) -> str:
+        "One line for the manifest and the report."
+        return (f"wording {self.wording}, {self.separator} fields, {self.layout} answer, "
+                f"categories {'shuffled' if self.category_order else 'in order'}")
+
+def sample_formats(k: int, seed: int, label_space: LabelSpace) -> tuple:
+    """`k` distinct prompt formats: format 0 is the default (the run's main prompt), formats 1…k−1 drawn with the seed (a wording
+    other than the configured one, a separator, a layout, a category order)."""
+    if k < 1: raise ValueError("the number of prompt formats must be at least 1")
+    out, draws = [PromptFormat()], 0
+    while len(out) < k:
+        r = rng_for(seed, "prompt_format", len(out), draws); draws += 1
+        order = tuple(label_space.keys[i] for i in r.permutation(len(label_space.keys)))
+        f = PromptFormat(int(r.integers(1, len(FORMAT_WORDINGS) + 1)), SEPARATORS[int(r.integers(len(SEPARATORS)))],
+                         ("json", "lines")[int(r.integers(2))], order if order != label_space.keys else None)
+        if f not in out: out.append(f)
+        elif draws > 1000: raise ValueError(f"cannot draw {k} distinct prompt formats for {len(label_space.keys)} categories")
+    return tuple(out)
+
 # %% ../../nbs/30_prompts.ipynb #6706a7ee
 def build_prompt(item: str, patient: Patient | None, label_space: LabelSpace, settings: PromptConfig | None = None,
-                 mode: str = "json") -> Prompt:
-    "The prompt for `item`, with `patient`'s snapshot as context (or none); a pure function of its arguments."
-    s = settings or PromptConfig()
-    system = (s.system or DEFAULT_SYSTEM) + "\n\n" + category_block(label_space, s.include_definitions)
-    parts = ([render_snapshot(patient)] if patient is not None else []) + [f"EHR item: {item}"]
+                 mode: str = "json", fmt: PromptFormat | None = None) -> Prompt:
+    """The prompt for `item`, with `patient`'s snapshot as context (or none), laid out in format `fmt` (None: the default); a pure
+    function of its arguments. Logprob questions stay in the label space's order (each is asked on its own)."""
+    s, f = settings or PromptConfig(), fmt or PromptFormat()
+    system = (s.system or DEFAULT_SYSTEM) + "\n\n" + category_block(label_space, s.include_definitions, f.category_order)
+    parts = ([render_snapshot(patient, f.separator)] if patient is not None else []) + [f"EHR item: {item}"]
+    shown = f.category_order or label_space.keys
     if mode == "json":
-        example = json.dumps({k: 0.0 for k in label_space.keys[:2]})[:-1] + ", ...}"
-        parts.append((s.instructions or DEFAULT_INSTRUCTIONS).replace("{example}", example))
-        return Prompt(({"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}), mode)
+        if f.layout == "lines":
+            text = FORMAT_WORDINGS[f.wording - 1][1] if f.wording else DEFAULT_LINES_INSTRUCTIONS
+            example = "\n".join(f"{k}: 0.0" for k in shown[:2]) + "\n..."
+        else:
+            text = FORMAT_WORDINGS[f.wording - 1][0] if f.wording else (s.instructions or DEFAULT_INSTRUCTIONS)
+            example = json.dumps({k: 0.0 for k in shown[:2]})[:-1] + ", ...}"
+        parts.append(text.replace("{example}", example))
+        return Prompt(({"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}), mode, layout=f.layout)
     if mode == "logprob":
-        q = s.logprob_question or DEFAULT_QUESTION
+        q = FORMAT_WORDINGS[f.wording - 1][2] if f.wording else (s.logprob_question or DEFAULT_QUESTION)
         questions = tuple(q.replace("{name}", c.name).replace("{key}", c.key).replace("{definition}", c.definition) for c in label_space)
         return Prompt(({"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}), mode, questions)
     raise ValueError(f"unknown scoring mode {mode!r} (json or logprob)")

@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 from ..core.config import Config, redact_secrets, redact_text, to_plain
 from ..core.errors import ConfigError
 from ..core.runs import atomic_write, write_json
+from ..core.seeds import rng_for
 from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..adapters.dataset import Dataset
 from ..adapters.load import load_dataset
@@ -25,8 +26,8 @@ from .backends import Backend, BackendContext, Reply, Request, backend_options, 
 from .cache import ResponseCache, cache_key, default_cache_path
 from .donors import assign_donors
 from .parsing import ParseError, parse_scores
-from .perturbations import parse_perturbations, perturb, perturbation_effects
-from .prompts import Prompt, build_prompt
+from .perturbations import format_spread, parse_perturbations, perturb, perturbation_effects, replicate_noise
+from .prompts import Prompt, build_prompt, sample_formats
 from .settings import ModelConfig, ReasoningConfig
 from .track import Merged, Track, register_track
 import carebench.tracks.hf_backend, carebench.tracks.vllm_backend, carebench.tracks.openai_backend   # register the backends
@@ -44,38 +45,49 @@ def snapshot_field_names(ds: Dataset) -> list:
     return list(dict.fromkeys(f for p in ds.patients for f in p.fields))
 
 def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: Backend, config: Config) -> list:
-    """Every request of one model: three conditions per pair (one per donor slot when shuffled), then the correct context under each
-    configured perturbation where it applies (`meta["perturbation"]`); ordered so that shared contexts are adjacent. Each request's
-    meta names the snapshot fields its context shows."""
+    """Every request of one model: three conditions per pair (one per donor slot when shuffled) under each prompt format
+    (`meta["format"]`, 0 the main prompt), then the correct context under each configured perturbation where it applies
+    (`meta["perturbation"]`) and the context-free condition again per replicate (`meta["replicate"]`, in a seeded pair order, so
+    that batches differ); ordered so that shared prefixes are adjacent. Each request's meta names the snapshot fields its context
+    shows."""
     gen = dataclasses.asdict(backend.generation)
-    repair = {"attempts": config.reasoning.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} \
+    rc = config.reasoning
+    repair = {"attempts": rc.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} \
         if model.scoring_mode == "json" else None                 # a repaired answer is another answer
     patients = {p.id: p for p in ds.patients}
     by_pair = donors.groupby(["patient_id", "item"], sort=False)
-    perts = parse_perturbations(config.reasoning.perturbations, snapshot_field_names(ds)) if config.reasoning.perturbations else []
+    perts = parse_perturbations(rc.perturbations, snapshot_field_names(ds)) if rc.perturbations else []
     pool = tuple((p.id, f, t) for p in ds.patients for f, t in p.texts() if t.strip()) if perts else ()
+    formats = sample_formats(rc.formats, config.seed, ds.label_space)
+    retest = rng_for(config.seed, "replicate_order").permutation(ds.n_pairs) if rc.replicates > 1 else None
+
+    def request(item, shown, meta, fmt=None, replicate=0):
+        prompt = build_prompt(item, shown, ds.label_space, rc.prompt, model.scoring_mode, fmt)
+        key = cache_key(model=model.id, revision=model.revision, backend=backend.identity(), mode=model.scoring_mode, generation=gen,
+                        prompt=prompt.hash, repair=repair, extra=backend.key_extra(meta), **({"replicate": replicate} if replicate else {}))
+        return Request(key, prompt, meta)
+
     out = []
     for i, (pid, item) in enumerate(zip(ds.pair_patient, ds.pair_item)):
         ctx = [(CONTEXT_FREE, None, None), (CORRECT_CONTEXT, pid, None)]
         ctx += [(SHUFFLED_CONTEXT, d.donor_patient_id, int(d.slot)) for d in by_pair.get_group((pid, item)).itertuples()]
-        for cond, cpid, slot in ctx:
-            prompt = build_prompt(item, patients[cpid] if cpid else None, ds.label_space, config.reasoning.prompt, model.scoring_mode)
-            meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=cpid, slot=slot,
-                        fields=patients[cpid].fields if cpid else ())
-            key = cache_key(model=model.id, revision=model.revision, backend=backend.identity(), mode=model.scoring_mode,
-                            generation=gen, prompt=prompt.hash, repair=repair, extra=backend.key_extra(meta))
-            out.append(Request(key, prompt, meta))
+        for k, fmt in enumerate(formats):
+            for cond, cpid, slot in ctx:
+                meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=cpid, slot=slot,
+                            fields=patients[cpid].fields if cpid else (), **({"format": k, "layout": fmt.layout} if k else {}))
+                out.append(request(item, patients[cpid] if cpid else None, meta, fmt))
         for p in perts:                             # the suite: the patient's own chart with one thing changed
             got = perturb(p, item, patients[pid], config.seed, pool)
             if got is None: continue                # not applicable to this pair: it keeps its unperturbed score, no call
             shown_item, shown = got
-            prompt = build_prompt(shown_item, shown, ds.label_space, config.reasoning.prompt, model.scoring_mode)
-            meta = dict(pair=i, patient_id=pid, item=item, condition=CORRECT_CONTEXT, context_patient_id=pid, slot=None,
-                        fields=shown.fields, perturbation=p.spec)
-            key = cache_key(model=model.id, revision=model.revision, backend=backend.identity(), mode=model.scoring_mode,
-                            generation=gen, prompt=prompt.hash, repair=repair, extra=backend.key_extra(meta))
-            out.append(Request(key, prompt, meta))
-    return sorted(out, key=lambda r: (r.meta["context_patient_id"] or "", r.meta["condition"], r.meta.get("perturbation") or "", r.meta["pair"]))
+            out.append(request(shown_item, shown, dict(pair=i, patient_id=pid, item=item, condition=CORRECT_CONTEXT, context_patient_id=pid,
+                                                       slot=None, fields=shown.fields, perturbation=p.spec)))
+        for r in range(1, rc.replicates):           # test–retest: the same context-free prompt asked again
+            out.append(request(item, None, dict(pair=i, patient_id=pid, item=item, condition=CONTEXT_FREE, context_patient_id=None,
+                                                slot=None, fields=(), replicate=r), replicate=r))
+    order = lambda r: (r.meta.get("format", 0), r.meta.get("replicate", 0), r.meta["context_patient_id"] or "", r.meta["condition"],
+                       r.meta.get("perturbation") or "", int(retest[r.meta["pair"]]) if r.meta.get("replicate") else r.meta["pair"])
+    return sorted(out, key=order)
 
 # %% ../../nbs/39_reasoning.ipynb #2d90e89a
 def _check_logprob(scores, keys) -> tuple:
@@ -102,7 +114,7 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
         if mode == "logprob":
             sc, err = _check_logprob(rep.scores, keys)
             out.append((r.key, "done", None, sc, None, None) if sc else (r.key, "failed", None, None, *err)); continue
-        try: out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space), None, None))
+        try: out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout), None, None))
         except Exception as e:                                  # the parser raises ParseError; anything else is a parser bug
             e = e if isinstance(e, ParseError) else ParseError("invalid_json", f"unparsable answer ({type(e).__name__})")
             if repair: to_repair.append((r, rep.text, e))
@@ -117,7 +129,7 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
         for (r, text, e), rep in zip(to_repair, second):
             try:
                 if rep.error_kind: raise ParseError(rep.error_kind, rep.error or "")
-                out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space), None, None))
+                out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout), None, None))
             except ParseError as e2: out.append((r.key, "failed", text, None, e.kind, f"{e.detail}; the repair failed too ({e2.kind})"))
     return out
 
@@ -125,27 +137,35 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
 @dataclass
 class ModelScores:
     """A model's scores (long format), failed calls, call statistics per condition, compute accounting per condition (and
-    perturbation), totals, and the scores of the perturbation suite (long format with a `perturbation` column)."""
+    perturbation, format, replicate), totals, and the scores of the perturbation suite, the other prompt formats and the
+    replicates (long format, each with its own column)."""
     scores: pd.DataFrame
     errors: pd.DataFrame
     calls: pd.DataFrame
     stats: dict
     compute: pd.DataFrame | None = None
     perturbed: pd.DataFrame | None = None
+    formats: pd.DataFrame | None = None       # prompt formats 1…K−1: the three conditions again (a `format` column)
+    replicates: pd.DataFrame | None = None    # replicates 1…R−1 of the context-free condition (a `replicate` column)
+
+def _variant(meta: dict) -> tuple:
+    "(condition, perturbation, format, replicate) of a request: what the compute accounting groups by."
+    return meta["condition"], meta.get("perturbation") or "", meta.get("format", 0), meta.get("replicate", 0)
 
 def _compute(model: str, device: str, reqs: list, asked: set, usage: dict, seconds: dict, failed: set) -> pd.DataFrame:
-    "Per condition (and perturbation): requests, distinct prompts, from the cache, asked, failed, tokens, wall time, device, cache hit rate."
-    first, n_req = {}, {(c, ""): 0 for c in CONDITIONS}
+    """Per condition (and perturbation, format, replicate): requests, distinct prompts, from the cache, asked, failed, tokens, wall
+    time, device, cache hit rate."""
+    first, n_req = {}, {(c, "", 0, 0): 0 for c in CONDITIONS}
     for r in reqs:
-        g = (r.meta["condition"], r.meta.get("perturbation") or "")
+        g = _variant(r.meta)
         first.setdefault(r.key, g)                                   # a prompt belongs to the condition that asks it first
         n_req[g] = n_req.get(g, 0) + 1
     keys = {g: [] for g in n_req}
     for k, g in first.items(): keys[g].append(k)
     rows = []
-    for (c, pert), ks in keys.items():
+    for (c, pert, fmt, rep), ks in keys.items():
         n_asked = sum(k in asked for k in ks)
-        rows.append(dict(model=model, condition=c, perturbation=pert, requests=n_req[(c, pert)], unique_prompts=len(ks),
+        rows.append(dict(model=model, condition=c, perturbation=pert, format=fmt, replicate=rep, requests=n_req[(c, pert, fmt, rep)], unique_prompts=len(ks),
                          from_cache=len(ks) - n_asked, asked=n_asked, failed=sum(k in failed for k in ks),
                          prompt_tokens=sum(usage.get(k, (0, 0))[0] for k in ks), completion_tokens=sum(usage.get(k, (0, 0))[1] for k in ks),
                          seconds=round(sum(seconds.get(k, 0.0) for k in ks), 3), device=device,
@@ -172,24 +192,28 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
                 seconds.update((k, share) for k in claimed); asked.update(claimed)
             bar.update(len(claimed) + len(settled))
     final = cache.get(list(unique))
-    rows, errs, prows = [], [], []
+    rows, errs, prows, frows, rrows = [], [], [], [], []
     for r in reqs:
         rec, m = final[r.key], r.meta
-        pert = m.get("perturbation") or ""
-        if rec["status"] == "done" and pert:
-            prows += [(model.id, pert, m["patient_id"], m["item"], k, v, mode) for k, v in rec["scores"].items()]
-        elif rec["status"] == "done":
-            rows += [(model.id, m["condition"], m["patient_id"], m["item"], k, v, m["context_patient_id"] or "", mode)
-                     for k, v in rec["scores"].items()]
-        else: errs.append((model.id, m["condition"], m["patient_id"], m["item"], m["context_patient_id"] or "",
-                           rec["error_kind"] or "pending", rec["error"] or "", rec["attempts"], pert))
-    scores = pd.DataFrame(rows, columns=["model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"])
+        cond, pert, fmt, rep = _variant(m)
+        if rec["status"] != "done":
+            errs.append((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", rec["error_kind"] or "pending",
+                         rec["error"] or "", rec["attempts"], pert, fmt, rep)); continue
+        for k, v in rec["scores"].items():
+            if pert: prows.append((model.id, pert, m["patient_id"], m["item"], k, v, mode))
+            elif fmt: frows.append((model.id, fmt, cond, m["patient_id"], m["item"], k, v, m["context_patient_id"] or "", mode))
+            elif rep: rrows.append((model.id, rep, m["patient_id"], m["item"], k, v, mode))
+            else: rows.append((model.id, cond, m["patient_id"], m["item"], k, v, m["context_patient_id"] or "", mode))
+    cols = ["model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"]
+    scores = pd.DataFrame(rows, columns=cols)
     perturbed = pd.DataFrame(prows, columns=["model", "perturbation", "patient_id", "item", "category", "score", "scoring_mode"])
+    formats = pd.DataFrame(frows, columns=["model", "format", *cols[1:]])
+    replicates = pd.DataFrame(rrows, columns=["model", "replicate", "patient_id", "item", "category", "score", "scoring_mode"])
     errors = pd.DataFrame(errs, columns=["model", "condition", "patient_id", "item", "context_patient_id", "error_kind", "message", "attempts",
-                                         "perturbation"])
-    main = [r for r in reqs if not r.meta.get("perturbation")]           # the call table is the three conditions'
+                                         "perturbation", "format", "replicate"])
+    main = [r for r in reqs if _variant(r.meta)[1:] == ("", 0, 0)]      # the call table is the three conditions' of the main prompt
     calls = pd.DataFrame([(model.id, c, sum(r.meta["condition"] == c for r in main)) for c in CONDITIONS], columns=["model", "condition", "n_calls"])
-    main_errors = errors[errors["perturbation"] == ""]
+    main_errors = errors[(errors["perturbation"] == "") & (errors["format"] == 0) & (errors["replicate"] == 0)]
     fails = main_errors.groupby(["condition", "error_kind"]).size().unstack(fill_value=0) if len(main_errors) else pd.DataFrame()
     calls = calls.join(fails, on="condition").fillna(0)
     calls["n_failed"] = calls[[c for c in fails.columns]].sum(1) if len(fails) else 0
@@ -200,7 +224,7 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
                  n_from_cache=len(unique) - len(asked), n_asked=len(asked), n_failed=len(errors), seconds=round(time.time() - t0, 3),
                  prompt_tokens=int(compute["prompt_tokens"].sum()), completion_tokens=int(compute["completion_tokens"].sum()),
                  device=backend.device_name())
-    return ModelScores(scores, errors, calls, stats, compute, perturbed)
+    return ModelScores(scores, errors, calls, stats, compute, perturbed, formats, replicates)
 
 # %% ../../nbs/39_reasoning.ipynb #f86f528d
 def select_models(config: Config, ids=None, backend: str | None = None) -> list:
@@ -230,7 +254,7 @@ def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_pa
     folder = run_path/"jobs"/(slug or model_slug(model.id))
     folder.mkdir(parents=True, exist_ok=True)
     for name, df in (("scores", res.scores), ("errors", res.errors), ("calls", res.calls), ("compute", res.compute),
-                     ("perturbation_scores", res.perturbed)):
+                     ("perturbation_scores", res.perturbed), ("format_scores", res.formats), ("replicate_scores", res.replicates)):
         atomic_write(folder/f"{name}.csv", df.to_csv(index=False))
     write_json(folder/"stats.json", res.stats)
     return res.stats
@@ -245,7 +269,8 @@ def _prompt_templates(ds, config) -> dict:
 class ReasoningTrack(Track):
     "Track 3: prompted language models, one job per model."
     name, title, section, run_keys, order = "reasoning", "Track 3: reasoning", ReasoningConfig, ("donors_per_patient",), 10
-    pages = (("perturbations", "Track 3: perturbations", "perturbations", "perturbation_effects"),)   # only with the suite
+    pages = (("perturbations", "Track 3: robustness", "perturbations",        # only with the suite, formats or replicates
+              ("perturbation_effects", "format_spread", "replicate_noise")),)
 
     @classmethod
     def configured(cls, config) -> bool: return bool(config.reasoning.models)
@@ -291,24 +316,41 @@ class ReasoningTrack(Track):
             atomic_write(run.path/name, pd.concat([read(f/f"{key}.csv") for f in folders], ignore_index=True).to_csv(index=False))
             run.add_artifact(role, run.path/name)
         compute = pd.read_csv(run.path/"compute.csv", keep_default_na=False, na_values=[""], dtype={"model": str, "perturbation": str})
-        extra = {}
-        if self.ctx.config.reasoning.perturbations:                # the suite's scores, and what each perturbation is (with its hash)
-            atomic_write(run.path/"perturbation_scores.csv", pd.concat([read(f/"perturbation_scores.csv") for f in folders],
-                                                                       ignore_index=True).to_csv(index=False))
-            run.add_artifact("perturbation_scores", run.path/"perturbation_scores.csv")
-            extra["perturbations"] = [dict(spec=p.spec, target=p.target, hash=p.hash, seed=self.ctx.config.seed) for p in
-                                      parse_perturbations(self.ctx.config.reasoning.perturbations, snapshot_field_names(self.ctx.ds))]
+        extra, rc, seed = {}, self.ctx.config.reasoning, self.ctx.config.seed
+        for role, on in (("perturbation_scores", rc.perturbations), ("format_scores", rc.formats > 1), ("replicate_scores", rc.replicates > 1)):
+            if not on: continue                                    # the suite's, the other formats' and the replicates' scores
+            atomic_write(run.path/f"{role}.csv", pd.concat([read(f/f"{role}.csv") for f in folders], ignore_index=True).to_csv(index=False))
+            run.add_artifact(role, run.path/f"{role}.csv")
+        if rc.perturbations:                                       # what each perturbation and format is, with its hash and seed
+            extra["perturbations"] = [dict(spec=p.spec, target=p.target, hash=p.hash, seed=seed) for p in
+                                      parse_perturbations(rc.perturbations, snapshot_field_names(self.ctx.ds))]
+        if rc.formats > 1:
+            extra["formats"] = [dict(format=k, description=f.describe(), seed=seed, wording=f.wording, separator=f.separator, layout=f.layout,
+                                     category_order=list(f.category_order or self.ctx.ds.label_space.keys))
+                                for k, f in enumerate(sample_formats(rc.formats, seed, self.ctx.ds.label_space))]
+        if rc.replicates > 1: extra["replicates"] = dict(n=rc.replicates, condition=CONTEXT_FREE, seed=seed)
         return Merged([read(f/"scores.csv") for f in folders], dict(calls=stats, compute=json.loads(compute.to_json(orient="records")), **extra))
 
     def analyse(self, run, analysis):
-        "With the perturbation suite: per model and perturbation, the change of each contrast endpoint (`perturbation_effects.csv`)."
-        if "perturbation_scores" not in run.artifacts: return
-        scores = pd.read_csv(run.artifact("scores"), dtype=str, keep_default_na=False)
-        perturbed = pd.read_csv(run.artifact("perturbation_scores"), dtype=str, keep_default_na=False)
-        for df in (scores, perturbed): df["score"] = df["score"].astype(float)
-        fx = perturbation_effects(self.ctx.ds, scores, perturbed, self.ctx.config, [p["spec"] for p in run.manifest.get("perturbations", [])])
-        atomic_write(run.path/"perturbation_effects.csv", fx.to_csv(index=False))
-        run.add_artifact("perturbation_effects", run.path/"perturbation_effects.csv")
+        """With the perturbation suite, per model and perturbation, the change of each contrast endpoint (`perturbation_effects.csv`);
+        with prompt formats, every endpoint per format and its spread (`format_endpoints.csv`, `format_spread.csv`); with replicates,
+        the test–retest noise (`replicate_noise.csv`)."""
+        have = [r for r in ("perturbation_scores", "format_scores", "replicate_scores") if r in run.artifacts]
+        if not have: return
+        def read(role):
+            df = pd.read_csv(run.artifact(role), dtype=str, keep_default_na=False)
+            df["score"] = df["score"].astype(float)
+            return df
+        ds, c, scores = self.ctx.ds, self.ctx.config, read("scores")
+        out = {}
+        if "perturbation_scores" in have:
+            out["perturbation_effects"] = perturbation_effects(ds, scores, read("perturbation_scores"), c,
+                                                               [p["spec"] for p in run.manifest.get("perturbations", [])])
+        if "format_scores" in have: out["format_endpoints"], out["format_spread"] = format_spread(ds, scores, read("format_scores"), c)
+        if "replicate_scores" in have: out["replicate_noise"] = replicate_noise(ds, scores, read("replicate_scores"), c)
+        for role, df in out.items():
+            atomic_write(run.path/f"{role}.csv", df.to_csv(index=False))
+            run.add_artifact(role, run.path/f"{role}.csv")
 
     @classmethod
     def summary(cls, manifest: dict) -> list:

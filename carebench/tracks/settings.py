@@ -59,11 +59,15 @@ class ReasoningConfig:
     cache: Path | None = None         # None: $CAREBENCH_CACHE, else ~/.cache/carebench/responses.sqlite
     allow_remote: bool = False        # patient text may be sent to a non-loopback endpoint only when true
     perturbations: tuple[str, ...] = ()   # the perturbation suite: specs of nbs/3k_perturbations (drop:*, shuffle_fields, ...); off by default
+    formats: int = 1                  # K prompt formats (30_prompts): every pair scored under each; 1 (off): the main prompt only
+    replicates: int = 1               # the context-free condition scored this many times (test–retest noise); 1: off
 
     def __post_init__(self):
         if self.donors_per_patient is not None and self.donors_per_patient < 1: raise ValueError("donors_per_patient must be at least 1")
         if self.batch_size < 1: raise ValueError("batch_size must be at least 1")
         if self.repair_attempts not in (0, 1): raise ValueError("repair_attempts must be 0 or 1")
+        if not 1 <= self.formats <= 16: raise ValueError("formats must be from 1 (off) to 16")
+        if not 1 <= self.replicates <= 5: raise ValueError("replicates must be from 1 (off) to 5")
         ids = [m.id for m in self.models]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup: raise ValueError(f"model id {dup[0]!r} appears twice")

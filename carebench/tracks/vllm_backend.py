@@ -65,9 +65,9 @@ class VLLMBackend(Backend):
 
     def device_name(self) -> str: return f"cuda (vLLM engine, tensor parallel {self.options.tensor_parallel_size})"
 
-    def _params(self, **kw):
+    def _params(self, seed: int | None = None, **kw):
         g = self.generation
-        return self.vllm.SamplingParams(temperature=g.temperature, top_p=g.top_p, seed=g.seed, **kw)
+        return self.vllm.SamplingParams(temperature=g.temperature, top_p=g.top_p, seed=g.seed if seed is None else seed, **kw)
 
     def _guided(self):
         "The structured-output constraint of this vLLM version, or {} when guided JSON is off."
@@ -82,8 +82,10 @@ class VLLMBackend(Backend):
 
     def generate(self, requests: list, mode: str) -> list:
         if mode == "json":
+            seeds = [self.seed_for(r.meta) for r in requests]          # replicates sample with seeds of their own
+            params = [self._params(s, max_tokens=self.generation.max_new_tokens, **self._guided()) for s in dict.fromkeys(seeds)]
             outs = self.llm.chat([list(r.prompt.messages) for r in requests],
-                                 self._params(max_tokens=self.generation.max_new_tokens, **self._guided()), use_tqdm=False)
+                                 params[0] if len(params) == 1 else [params[list(dict.fromkeys(seeds)).index(s)] for s in seeds], use_tqdm=False)
             return [Reply(text=o.outputs[0].text, prompt_tokens=len(o.prompt_token_ids or []), completion_tokens=len(o.outputs[0].token_ids or []))
                     for o in outs]
         from vllm.inputs import TokensPrompt       # token ids, so the engine adds no second BOS to the rendered template
