@@ -1,7 +1,8 @@
 """Benchmark of Track 3's transformers backend: prompt tokens processed per (item, condition) with and without
-shared-prefix reuse, and items per second, for the tiny local model on the bundled example (logprob mode).
+shared-prefix reuse, and items per second, for the tiny local model on the bundled example (logprob mode); with
+`--suite`, the same again with the perturbation suite, two more prompt formats and a replicate switched on.
 
-    python bench/reasoning.py [--patients 4] [--runs 1] [--json FILE]
+    python bench/reasoning.py [--patients 4] [--runs 1] [--suite] [--json FILE]
 
 Prefix reuse: the sequences of a forward pass that share leading tokens (system text and categories, a patient's
 snapshot, the item for the ten category questions) run that prefix once; the scores are identical either way
@@ -31,6 +32,7 @@ def main():
     ap.add_argument("--patients", type=int, default=4, help="patients of the bundled example to score (all: 12)")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="alias of --patients 2")
+    ap.add_argument("--suite", action="store_true", help="also with reasoning.perturbations, formats: 3 and replicates: 2")
     ap.add_argument("--json")
     args = ap.parse_args()
     n_pat = 2 if args.quick else args.patients
@@ -40,7 +42,9 @@ def main():
     keep = set(ds.patient_ids[:n_pat])
     figures = {"model": "tiny random Llama (2 layers, hidden 64), CPU", "patients": n_pat}
     results = {}
-    for reuse in (True, False):
+    variants = [("", cfg)] + ([("suite_", cfg.with_section("reasoning", perturbations=("drop:*", "shuffle_fields", "irrelevant_text", "item_case"),
+                                                          formats=3, replicates=2))] if args.suite else [])
+    for (prefix, cfg), reuse in ((v, r) for v in variants for r in (True, False)):
         m = ModelConfig("tiny", "transformers", scoring_mode="logprob", options={"path": str(tiny), "prefix_reuse": reuse, "device": "cpu"})
         be = make_backend(m, cfg.reasoning, BackendContext(ds.label_space, ds))
         reqs = [r for r in plan_requests(ds, assign_donors(ds, 1, cfg.seed), m, be, cfg) if r.meta["patient_id"] in keep]
@@ -51,13 +55,16 @@ def main():
                 replies = be.generate(reqs[i:i + cfg.reasoning.batch_size], "logprob")
                 tokens += sum(r.prompt_tokens for r in replies); out += [list(r.scores.values()) for r in replies]
             times.append(time.perf_counter() - t); scores = np.array(out)
-        tag = "with_reuse" if reuse else "without_reuse"
+        tag = prefix + ("with_reuse" if reuse else "without_reuse")
         results[tag] = scores
         figures[f"requests_{tag}"] = len(reqs)
         figures[f"prompt_tokens_per_item_condition_{tag}"] = tokens / len(reqs)
+        figures[f"prompt_tokens_per_scored_cell_{tag}"] = tokens / (len(reqs) * len(ds.label_space.keys))
         figures[f"items_per_second_{tag}"] = len(reqs) / float(np.median(times))
-    figures["prefill_token_ratio"] = figures["prompt_tokens_per_item_condition_without_reuse"] / figures["prompt_tokens_per_item_condition_with_reuse"]
-    figures["max_abs_score_difference"] = float(np.abs(results["with_reuse"] - results["without_reuse"]).max())
+    for prefix, _ in variants:
+        figures[f"{prefix}prefill_token_ratio"] = (figures[f"prompt_tokens_per_item_condition_{prefix}without_reuse"]
+                                                   / figures[f"prompt_tokens_per_item_condition_{prefix}with_reuse"])
+        figures[f"{prefix}max_abs_score_difference"] = float(np.abs(results[prefix + "with_reuse"] - results[prefix + "without_reuse"]).max())
     width = max(map(len, figures))
     for k, v in figures.items(): print(f"{k:<{width}}  {v:.4g}" if isinstance(v, float) else f"{k:<{width}}  {v}")
     if args.json: Path(args.json).write_text(json.dumps(figures, indent=2))

@@ -21,6 +21,7 @@ def three_tracks(tmp_path_factory):
                          "model": {"max_length": 96, "batch_size": 16}}
     doc["analysis"] = {**doc.get("analysis", {}), "n_bootstrap": 200, "n_permutations": 500}
     doc["reasoning"]["perturbations"] = ["drop:*", "irrelevant_text"]                  # Track 3's suite beside the other tracks
+    doc["reasoning"]["formats"], doc["reasoning"]["replicates"] = 3, 2                 # with prompt formats and the retest null
     config.write_text(yaml.safe_dump(doc))
     env = {"CAREBENCH_EMBEDDINGS": str(folder / "emb.sqlite"), "CAREBENCH_CACHE": str(folder / "cache.sqlite")}
     r = run_cli("run", config, "--out", folder / "run", "--quiet", "--no-validity", env=env)
@@ -72,3 +73,5 @@ def test_report_has_each_tracks_page(three_tracks):
         assert {p: look(site / f"{p}.html", shots / f"{p}.png") for p in pages} == {p: [] for p in pages}
     page = (site / "perturbations.html").read_text()
     assert "when one snapshot field is left out" in page and "drop:" in page and "Traceback" not in page   # the figure and its caption
+    assert "estimated again under every prompt format" in page and "SD beyond noise" in page and "test–retest null" in page
+    assert "formats (min–max)" in (site / "model-dry_run_example.html").read_text()        # the spread beside each estimate

@@ -768,10 +768,12 @@ def replicate_table(view: RunView, model: str) -> pd.DataFrame:
     "The test–retest null of one model: |Δ| between replicates of the context-free condition, beside the run's |Δ_model| and |Δ_shuf|."
     d = _role_rows(view, "replicate_noise", model)
     if d.empty: return d
-    return d.drop(columns=["ci_level"]).rename(columns={
+    d = d.drop(columns=["ci_level"]).rename(columns={
         "n_cells": "cells", "n_patients": "patients", "mean_abs": "mean |Δ retest|", "ci_low": "CI low", "ci_high": "CI high",
         "median_abs": "median |Δ retest|", "q95_abs": "95th percentile", "share_moved": "share moved ≥ ε",
-        "mean_abs_delta_model": "mean |Δ_model|", "mean_abs_delta_shuffled": "mean |Δ_shuf|"}).T.rename(columns=lambda c: model)
+        "mean_abs_delta_model": "mean |Δ_model|", "mean_abs_delta_shuffled": "mean |Δ_shuf|"}).iloc[0]
+    counts = ("replicates", "cells", "patients")
+    return pd.DataFrame({model: [int(v) if k in counts else float(v) for k, v in d.items()]}, index=pd.Index(d.index, name="measure"), dtype=object)
 
 def plot_shifts(view: RunView, model: str) -> Figure:
     """The distribution of |Δ_model| (the patient's own chart) and |Δ_shuf| (a donor's) over cells, with the replicate noise's mean
