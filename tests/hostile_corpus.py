@@ -127,6 +127,9 @@ def build(tmp: Path, scores_csv: Path) -> list:
         2, "reasoning.perturbations: unknown perturbation 'rot13'")
     add("perturbations_not_a_list", ["validate", _cfg(t, "reasoning: {models: [{id: m}], perturbations: 'drop:*'}\n")],
         2, "reasoning.perturbations: expected a list")
+    add("zero_prompt_formats", ["validate", _cfg(t, "reasoning: {models: [{id: m}], formats: 0}\n")], 2, "reasoning.formats: formats must be from 1")
+    add("too_many_replicates", ["validate", _cfg(t, "reasoning: {models: [{id: m}], replicates: 1000}\n")], 2, "reasoning.replicates: replicates must be")
+    add("format_noise_negative", ["validate", _cfg(t, "reasoning: {models: [{id: m, format_noise: -1}]}\n")], 2, "format_noise, retest_noise")
     add("planted_field_not_in_the_data", ["validate", _cfg(t, "reasoning: {models: [{id: m, field_dependence: radiology}]}\n")],
         2, "reasoning.models[0].field_dependence")
     add("backend_option_typo", ["validate", _cfg(t, "reasoning: {models: [{id: m, alignmnet: 0.3}]}\n")], 2, "reasoning.models[0].alignmnet: unknown key")

@@ -166,7 +166,9 @@ def parse_section(cls, data, key: str = "", file=None, base_dir=None):
     if missing: raise ConfigError("missing required key", file, where(missing[0]))
     if rest is not None: kwargs[rest.name] = {k: data[k] for k in unknown}
     try: return cls(**kwargs)
-    except (ValueError, TypeError) as e: raise ConfigError(str(e), file, key or None) from None
+    except (ValueError, TypeError) as e:             # "formats must be …" names its key: reasoning.formats
+        first = str(e).split(" ", 1)[0]
+        raise ConfigError(str(e), file, where(first) if key and first in named else key or None) from None
 
 # %% ../../nbs/03_config.ipynb #55f1e94e
 @dataclass(frozen=True)
