@@ -15,14 +15,18 @@ __all__ = ['MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap_weights', 'Boo
 
 # %% ../../nbs/10_bootstrap.ipynb #8a22375a
 def cluster_sums(values, cluster, n_clusters: int, mask=None):
-    "Per-cluster sums `S` and cell counts `n` (both n_clusters × M) of the columns of `values` (N × M), over cells in `mask`."
+    """Per-cluster sums `S` and cell counts `n` (both n_clusters × M) of the columns of `values` (N × M), over cells in `mask`.
+    One `bincount` over (cluster, column) bins: linear in the cells, no (patients × cells) matrix, and the same additions in the
+    same order as a scatter-add (`np.add.at`), so the sums are bitwise those of the scatter-add."""
     values = np.asarray(values, dtype=float)
     values = values[:, None] if values.ndim == 1 else values
-    mask = np.ones(values.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask, bool).reshape(len(values), -1), values.shape)
-    S, n = np.zeros((n_clusters, values.shape[1])), np.zeros((n_clusters, values.shape[1]))
-    cluster = np.asarray(cluster, int)
-    np.add.at(S, cluster, np.where(mask, values, 0.0))        # scatter-add: linear in the cells, no (patients × cells) matrix
-    np.add.at(n, cluster, mask.astype(float))
+    N, M = values.shape
+    mask = np.ones(values.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask, bool).reshape(N, -1), values.shape)
+    cluster = np.asarray(cluster, np.int64)
+    if N and (cluster.min() < 0 or cluster.max() >= n_clusters): raise ValueError(f"cluster indices must lie in 0..{n_clusters - 1}")
+    bins = (cluster[:, None] * M + np.arange(M)).ravel()
+    S = np.bincount(bins, weights=np.where(mask, values, 0.0).ravel(), minlength=n_clusters * M).reshape(n_clusters, M)
+    n = np.bincount(bins, weights=mask.ravel().astype(float), minlength=n_clusters * M).reshape(n_clusters, M)
     return S, n
 
 # %% ../../nbs/10_bootstrap.ipynb #96d49c20
