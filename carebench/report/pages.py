@@ -328,6 +328,12 @@ def _label(name: str) -> str:
     e = ENDPOINTS.get(name)
     return (e.label[:1].upper() + e.label[1:]) if e else name
 
+def _role_rows(view: RunView, role: str, model: str) -> pd.DataFrame:
+    "One model's rows of a track artifact (empty when the run has none)."
+    if not view.has(role): return pd.DataFrame()
+    d = view._csv(role)
+    return d[d["model"] == model].drop(columns="model")
+
 def _endpoints(view, model) -> dict: return {k: v for k, v in view.endpoints["models"][model].items() if k not in NON_ENDPOINT_KEYS}
 
 def _validity(view, model, name) -> dict:
@@ -357,9 +363,9 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
                      "n": _n(name, o), "patients": o.get("n_patients"), "confirmatory": o.get("confirmatory"),
                      "underpowered": o.get("underpowered"), **_validity(view, model, name)})
     t = pd.DataFrame(rows).set_index("endpoint")
-    if view.has("format_spread"):                     # K prompt formats: the spread beside each estimate
-        f = view._csv("format_spread")
-        f = f[f["model"] == model].assign(endpoint=lambda x: x["endpoint"].map(_label)).set_index("endpoint")
+    f = _role_rows(view, "format_spread", model)
+    if len(f):                                        # K prompt formats: the spread beside each estimate
+        f = f.assign(endpoint=lambda x: x["endpoint"].map(_label)).set_index("endpoint")
         t["formats (min–max)"] = [f"{f.at[e, 'min']:.3f} – {f.at[e, 'max']:.3f}" if e in f.index else "–" for e in t.index]
         t["format SD"] = [f.at[e, "sd"] if e in f.index else None for e in t.index]
     keep = {"result": RESULT_COLUMNS, "design": DESIGN_COLUMNS}.get(part)
@@ -725,12 +731,6 @@ def plot_field_importance(view: RunView, model: str, endpoint: str = "Context sp
                        "alignment beyond chance: the model used them the way the observers did.")
 
 # %% ../../nbs/40_report.ipynb #9585d9cd
-def _role_rows(view: RunView, role: str, model: str) -> pd.DataFrame:
-    "One model's rows of a track artifact (empty when the run has none)."
-    if not view.has(role): return pd.DataFrame()
-    d = view._csv(role)
-    return d[d["model"] == model].drop(columns="model")
-
 def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
     """Per endpoint of one model: the main estimate, its range over the K prompt formats, the raw between-format SD, the SD beyond
     sampling noise with its patient-cluster interval (mean-contrast endpoints), and whether the effect lies within the range."""

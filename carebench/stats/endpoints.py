@@ -23,11 +23,11 @@ from .multiplicity import bh_adjust, holm_adjust
 from .signflip import signflip_patterns, signflip_test
 
 # %% auto #0
-__all__ = ['ENDPOINTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'CONTRASTS', 'EndpointInput', 'to_jsonable', 'Estimate',
-           'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Endpoint', 'register_endpoint',
-           'context_specificity', 'chance_agreement', 'directional_alignment', 'context_sensitivity',
-           'class_correspondence', 'brier_improvement', 'mantel_haenszel', 'run_endpoints', 'family_decisions',
-           'resampling_memory', 'check_analysis', 'model_contrast', 'results_to_dict', 'demo_input']
+__all__ = ['ENDPOINTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'CONTRASTS', 'MEAN_CONTRASTS', 'EndpointInput', 'to_jsonable',
+           'Estimate', 'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Endpoint',
+           'register_endpoint', 'context_specificity', 'chance_agreement', 'directional_alignment',
+           'context_sensitivity', 'class_correspondence', 'brier_improvement', 'mantel_haenszel', 'run_endpoints',
+           'family_decisions', 'resampling_memory', 'check_analysis', 'model_contrast', 'results_to_dict', 'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -479,6 +479,8 @@ CONTRASTS = {   # per-cell contrasts (values, mask) of the endpoints that have o
     "directional_alignment": lambda inp, eps: ((np.sign(inp.delta_ref) * inp.delta_model >= eps).astype(float)
                                                - inp.donor_mean(lambda d: (np.sign(inp.delta_ref) * d >= eps).astype(float)), inp.nonzero),
 }
+MEAN_CONTRASTS = {**CONTRASTS,   # every endpoint whose estimate is the mean of a per-cell contrast over a mask (None: all cells)
+                  "context_sensitivity": lambda inp, eps: (np.abs(inp.delta_model) - inp.donor_mean(np.abs), None)}
 
 def model_contrast(a: EndpointInput, b: EndpointInput, settings: AnalysisConfig, seed: int, stream: str,
                    endpoint: str = "context_specificity") -> Estimate:

@@ -18,14 +18,13 @@ from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CON
 from ..evaluation.analyze import endpoint_input
 from ..evaluation.scores import score_matrices
 from ..stats.bootstrap import bootstrap_weights, cluster_sums, ratio_bootstrap
-from ..stats.endpoints import CONTRASTS, ENDPOINTS, model_contrast, run_endpoints
+from ..stats.endpoints import CONTRASTS, ENDPOINTS, MEAN_CONTRASTS, model_contrast, run_endpoints
 from ..stats.measures import effective_epsilon
 
 # %% auto #0
-__all__ = ['PERTURBATIONS', 'SPREAD_CONTRASTS', 'Shown', 'Perturbation', 'register_perturbation', 'DropField', 'OnlyField',
-           'ShuffleFields', 'IrrelevantText', 'NegateField', 'ItemCase', 'ItemPunctuation', 'ItemAbbreviation',
-           'parse_perturbations', 'perturb', 'perturbation_effects', 'between_spread', 'format_spread',
-           'replicate_noise']
+__all__ = ['PERTURBATIONS', 'Shown', 'Perturbation', 'register_perturbation', 'DropField', 'OnlyField', 'ShuffleFields',
+           'IrrelevantText', 'NegateField', 'ItemCase', 'ItemPunctuation', 'ItemAbbreviation', 'parse_perturbations',
+           'perturb', 'perturbation_effects', 'between_spread', 'format_spread', 'replicate_noise']
 
 # %% ../../nbs/3k_perturbations.ipynb #eef8fc27
 @dataclass(frozen=True)
@@ -232,19 +231,12 @@ def perturbation_effects(ds, scores, perturbed, config, order=None):
                                        "ci_level", "p_lower", "min_attainable_p", "n_pairs_changed", "n_patients"])
 
 # %% ../../nbs/3k_perturbations.ipynb #fcaff437
-SPREAD_CONTRASTS = {**CONTRASTS,        # endpoints whose estimate is a mean of per-cell contrasts (the spread gets an interval)
-                    "context_sensitivity": lambda inp, eps: (np.abs(inp.delta_model) - inp.donor_mean(np.abs), np.ones(inp.delta_ref.shape, bool))}
-
 def between_spread(inputs: list, contrast, eps: float, weights: np.ndarray, level: float = 0.95) -> dict:
     """The spread over formats of one mean-contrast endpoint, from `inputs` (one per format, `canonical=False`, the same pairs):
     each format's estimate, the raw SD, the SD beyond sampling noise and its basic patient-bootstrap interval (the same resample
     `weights` for every format)."""
-    S, n = [], None
-    for inp in inputs:
-        x, mask = contrast(inp, eps)
-        s, c = cluster_sums(x, inp.cluster, inp.n_patients, mask)
-        S.append(s.sum(1)); n = c.sum(1)
-    S = np.array(S)                                                   # formats × patients
+    sums = [cluster_sums(x, inp.cluster, inp.n_patients, mask) for inp, (x, mask) in ((i, contrast(i, eps)) for i in inputs)]
+    S, n = np.array([s.sum(1) for s, _ in sums]), sums[0][1].sum(1)   # formats × patients; the mask is Δ_ref's, shared by all
     with np.errstate(invalid="ignore", divide="ignore"):
         theta, reps = S.sum(1) / n.sum(), (weights @ S.T) / (weights @ n)[:, None]     # K, and B × K
     s2, s2b = theta.var(ddof=1), reps.var(1, ddof=1)
@@ -280,11 +272,11 @@ def format_spread(ds, scores, fscores, config) -> tuple:
         W = bootstrap_weights(aligned[0].n_patients, a.n_bootstrap, rng_for(config.seed, model, "format_spread"))
         for name in names:
             est = np.array(per[name], float)
-            sp = between_spread(aligned, SPREAD_CONTRASTS[name], eps, W, a.ci_level) if name in SPREAD_CONTRASTS else {}
+            sp = between_spread(aligned, MEAN_CONTRASTS[name], eps, W, a.ci_level) if name in MEAN_CONTRASTS \
+                else dict(spread=np.nan, spread_ci=(np.nan, np.nan))     # no per-cell form: the raw spread only
             null = ENDPOINTS[name].null_value
             spread.append(dict(model=model, endpoint=name, estimate=est[0], n_formats=len(est), min=np.nanmin(est), max=np.nanmax(est),
-                               sd=float(np.nanstd(est, ddof=1)), spread=sp.get("spread", np.nan),
-                               spread_ci_low=sp.get("spread_ci", (np.nan, np.nan))[0], spread_ci_high=sp.get("spread_ci", (np.nan, np.nan))[1],
+                               sd=float(np.nanstd(est, ddof=1)), spread=sp["spread"], spread_ci_low=sp["spread_ci"][0], spread_ci_high=sp["spread_ci"][1],
                                ci_level=a.ci_level, effect_within_spread=bool(abs(est[0] - null) <= np.nanmax(est) - np.nanmin(est)),
                                n_patients=aligned[0].n_patients))
     cols = ["model", "format", "endpoint", "estimate", "ci_low", "ci_high", "ci_level", "p_value", "n_patients"]
