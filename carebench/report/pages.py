@@ -796,7 +796,8 @@ def plot_shifts(view: RunView, model: str) -> Figure:
     return Figure(fig, "Per cell, how far the model's score moved when a chart was added: the patient's own (blue) or a donor's (grey). "
                        + ("The red lines are the test–retest null, the same context-free prompt asked again: its mean (dotted) and 95th "
                           "percentile (dashed); shifts left of them are what the model does with no context change at all."
-                          if len(r) else "Set `reasoning.replicates: 2` to draw the test–retest null beside them."))
+                          if len(r) else "With reasoning.replicates: 2 the test–retest null is drawn beside them."
+                          if model in track_models(view, "reasoning") else ""))
 
 # %% ../../nbs/40_report.ipynb #3f5a0a31
 def comparison_table(view: RunView) -> pd.DataFrame:
@@ -872,7 +873,9 @@ def compute_table(view: RunView, fitted: bool = False) -> pd.DataFrame:
         return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
     for c in m.get("compute") or [{**c, "condition": "all", "requests": c["n_requests"], "unique_prompts": c["n_unique"],
                                     "asked": c["n_asked"], "failed": c["n_failed"]} for c in m.get("calls", [])]:   # runs before compute.csv
-        rows.append({"model": c["model"], "condition": c["condition"], "requests": c["requests"],
+        variant = [v for v in (c.get("perturbation") or "", f"format {c['format']}" if c.get("format") else "",
+                               f"replicate {c['replicate']}" if c.get("replicate") else "") if v]
+        rows.append({"model": c["model"], "condition": " · ".join([c["condition"], *variant]), "requests": c["requests"],
                      "distinct prompts": c["unique_prompts"], "cache hit rate": c.get("cache_hit_rate"), "asked": c["asked"],
                      "failed": c["failed"], "prompt tokens": c.get("prompt_tokens"), "generated tokens": c.get("completion_tokens"),
                      "seconds": c.get("seconds"), "device": c.get("device", "unknown")})
