@@ -6,6 +6,7 @@
 from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Mapping
 
@@ -110,7 +111,7 @@ class Dataset:
     def observers_per_pair(self) -> int: return self.observers.shape[1]
     @property
     def categories(self) -> tuple[str, ...]: return self.label_space.keys
-    @property
+    @cached_property
     def patient_ids(self) -> tuple[str, ...]:
         "Evaluation patients (those with pairs), in order of first appearance."
         return tuple(dict.fromkeys(self.pair_patient))
@@ -118,13 +119,14 @@ class Dataset:
     def n_patients(self) -> int: return len(self.patient_ids)
     def patient(self, pid: str) -> Patient:
         "The patient with id `pid` (`KeyError` otherwise)."
-        for p in self.patients:
-            if p.id == pid: return p
-        raise KeyError(f"unknown patient {pid!r}")
-    @property
+        if pid not in self._by_id: raise KeyError(f"unknown patient {pid!r}")
+        return self._by_id[pid]
+    @cached_property
+    def _by_id(self) -> dict: return {p.id: p for p in self.patients}
+    @cached_property
     def cluster(self) -> np.ndarray:
         "Integer patient index (0 … n_patients−1) of every pair: the cluster variable for statistics."
-        return pd.Index(self.patient_ids).get_indexer(self.pair_patient)
+        return _frozen(pd.Index(self.patient_ids).get_indexer(self.pair_patient))
 
     # --- reference labels
     def y(self, condition: str) -> np.ndarray:

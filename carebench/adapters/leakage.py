@@ -5,6 +5,7 @@
 # %% ../../nbs/21_leakage.ipynb #9d913110
 from __future__ import annotations
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..core.errors import LeakageError, Location
 from ..core.text import normalize_text
@@ -14,12 +15,21 @@ from .dataset import Dataset, Patient
 __all__ = ['leaking_fields', 'Leak', 'find_leaks', 'check_leakage']
 
 # %% ../../nbs/21_leakage.ipynb #df40cf62
+@lru_cache(maxsize=4096)
+def _snapshot_index(snapshot: tuple) -> tuple:
+    """A snapshot's texts normalized once: `(blob, ((field, \" text \"), ...))`. `blob` joins the padded texts with newlines, which no
+    normalized phrase holds, so one search tells whether any text contains a phrase (the usual answer: no)."""
+    texts = tuple((f, f" {normalize_text(t)} ") for f, v in snapshot for t in ((v,) if isinstance(v, str) else v))
+    return "\n".join(t for _, t in texts), texts
+
 def leaking_fields(item: str, patient: Patient) -> list[str]:
     "Snapshot fields of `patient` in which `item` occurs (normalized, on token boundaries), in field order."
     n = normalize_text(item)
     if not n: return []
-    hits = [f for f, t in patient.texts() if f" {n} " in f" {normalize_text(t)} "]
-    return list(dict.fromkeys(hits))
+    blob, texts = _snapshot_index(patient.snapshot)
+    needle = f" {n} "
+    if needle not in blob: return []
+    return list(dict.fromkeys(f for f, t in texts if needle in t))
 
 # %% ../../nbs/21_leakage.ipynb #c0c25211
 @dataclass(frozen=True)

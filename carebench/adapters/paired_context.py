@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 
 from ..core.errors import (CategoryColumnError, ConditionMismatchError, ConfigError, DuplicateRowError,
                                    EmptyTableError, InputFileError, LabelValueError, Location, MissingColumnError,
@@ -29,7 +30,7 @@ from .leakage import check_leakage
 
 # %% auto #0
 __all__ = ['TableNames', 'ColumnNames', 'PairedContextOptions', 'category_headers', 'RawTable', 'read_tables', 'ParsedTable',
-           'parse_table', 'match_conditions', 'check_spellings', 'read_snapshots', 'PairedContextAdapter']
+           'parse_table', 'Pairs', 'match_conditions', 'check_spellings', 'read_snapshots', 'PairedContextAdapter']
 
 # %% ../../nbs/23_paired_context.ipynb #e31a4573
 @dataclass(frozen=True)
@@ -95,13 +96,28 @@ def category_headers(options: PairedContextOptions, label_space: LabelSpace) -> 
 # %% ../../nbs/23_paired_context.ipynb #a4074b4d
 @dataclass
 class RawTable:
-    "A table as read: file, table name, stripped header (and its row) and `(row number, cells)` of each non-blank row."
+    """A table as read: file, table name, stripped header (and its row), and the non-blank rows below it as one
+    (rows × header columns) array of cell texts with each row's spreadsheet number. Columns, not rows: every check below
+    is a comparison over whole columns, so a table of a million rows costs array operations, not a Python loop per row."""
     file: str
     table: str
     header: list[str]
-    rows: list
+    cells: np.ndarray            # (rows × len(header)) object array of cell texts
+    row_numbers: np.ndarray      # (rows,) spreadsheet row number of each row
     blank_rows: int = 0
     header_row: int = 1
+
+    @classmethod
+    def from_rows(cls, file, table, header, rows, blank_rows: int = 0, header_row: int = 1) -> RawTable:
+        "A raw table from `(row number, cells)` tuples, each with one cell per header column (examples and tests)."
+        cells = np.empty((len(rows), len(header)), dtype=object)
+        for k, (_, c) in enumerate(rows): cells[k] = list(c)
+        return cls(str(file), table, list(header), cells, np.array([n for n, _ in rows], dtype=np.int64), blank_rows, header_row)
+
+    @property
+    def rows(self) -> list:
+        "`(row number, cells)` of each row, as lists (for reading; the checks use the arrays)."
+        return [(int(n), list(c)) for n, c in zip(self.row_numbers, self.cells)]
 
 def _cell_text(v) -> str:
     """Text of a cell: text as is, integral numbers without a decimal point, empty for blanks.
@@ -119,32 +135,68 @@ def _cell_text(v) -> str:
     return str(v)
 
 # %% ../../nbs/23_paired_context.ipynb #7451f3d2
-def _raw_table(file, table, records) -> RawTable:
-    "Build a `RawTable` from an iterator of cell lists (first non-blank = header); rows numbered from 1 as spreadsheets do."
-    header, header_row, rows, blank = None, None, [], 0
-    for n, cells in enumerate(records, start=1):
-        cells = [_cell_text(c) for c in cells]
-        if not any(c.strip() for c in cells):
-            blank += header is not None; continue
-        if header is None:
-            header, header_row = [c.strip() for c in cells], n
-            while header and not header[-1]: header.pop()
-            continue
-        if any(c.strip() for c in cells[len(header):]):
-            raise InputFileError(f"the row has {len(cells)} cells but the header names {len(header)} columns",
-                                 file=str(file), table=table, row=n)
-        rows.append((n, cells[:len(header)] + [""] * (len(header) - len(cells))))
-    if header is None: raise EmptyTableError("the table is empty (no header row)", file=str(file), table=table)
-    return RawTable(str(file), table, header, rows, blank, header_row)
+def _grid(records) -> tuple[np.ndarray, np.ndarray]:
+    "Records (lists of cells) as one (records × widest record) object array, short records padded with `\"\"`, and each record's length."
+    if isinstance(records, np.ndarray): return records, np.full(len(records), records.shape[1], dtype=np.int64)
+    recs = records if isinstance(records, list) else list(records)
+    lengths = np.fromiter(map(len, recs), dtype=np.int64, count=len(recs))
+    W = int(lengths.max(initial=0))
+    g = np.full((len(recs), W), "", dtype=object)
+    full = np.flatnonzero(lengths == W)
+    if W and len(full): g[full] = recs if len(full) == len(recs) else [recs[k] for k in full]
+    for k in np.flatnonzero((lengths != W) & (lengths > 0)): g[k, :lengths[k]] = list(recs[k])
+    return g, lengths
+
+def _as_text(g: np.ndarray) -> np.ndarray:
+    "Every cell of a grid as its text (`_cell_text`); cells that are text already are kept as they are (they are their text)."
+    other = np.frompyfunc(lambda c: type(c) is not str, 1, 1)(g).astype(bool) if g.size else np.zeros(g.shape, bool)
+    if other.any():
+        g = g.copy()
+        g[other] = [_cell_text(c) for c in g[other]]
+    return g
+
+_isspace = np.frompyfunc(str.isspace, 1, 1)
+
+def _blank(cells: np.ndarray) -> np.ndarray:
+    "Per cell of a text array: empty or only whitespace (what `str.strip` leaves empty)."
+    return (cells == "") | _isspace(cells).astype(bool) if cells.size else np.zeros(cells.shape, bool)
+
+def _filled(g: np.ndarray) -> np.ndarray:
+    "Per row of a text grid: whether some cell holds more than whitespace."
+    if not g.shape[1]: return np.zeros(len(g), bool)
+    nonempty = g != ""
+    out = nonempty.any(1)
+    first = g[np.arange(len(g)), nonempty.argmax(1)]        # a row's first non-empty cell is nearly always the answer
+    for k in np.flatnonzero(out & _isspace(first).astype(bool)): out[k] = not _blank(g[k]).all()
+    return out
+
+def _raw_table(file, table, records, texts: bool = False) -> RawTable:
+    """Build a `RawTable` from an iterable of cell lists (first non-blank = header); rows numbered from 1 as spreadsheets do.
+    `texts=True` says every cell is text already (CSV): nothing is converted."""
+    g, lengths = _grid(records)
+    if not texts: g = _as_text(g)
+    filled = _filled(g)
+    if not filled.any(): raise EmptyTableError("the table is empty (no header row)", file=str(file), table=table)
+    h = int(filled.argmax())
+    header = [c.strip() for c in g[h]]
+    while header and not header[-1]: header.pop()
+    W = len(header)
+    body = h + 1 + np.flatnonzero(filled[h + 1:])
+    wide = _filled(g[body, W:])
+    if wide.any():
+        k = int(body[wide.argmax()])
+        raise InputFileError(f"the row has {lengths[k]} cells but the header names {W} columns", file=str(file), table=table, row=k + 1)
+    return RawTable(str(file), table, header, g[body, :W], body + 1, int(len(g) - h - 1 - len(body)), h + 1)
 
 # %% ../../nbs/23_paired_context.ipynb #5d29296a
-def _numeric_ids(rows, text_columns) -> bool:
-    "Whether an id column holds a number cell (its display format, e.g. `001`, is then needed)."
-    rows = iter(rows)
-    header = next((r for r in rows if any(_cell_text(c).strip() for c in r)), None)
-    if header is None: return False
-    idx = [j for j, h in enumerate(header) if _cell_text(h).strip() in set(text_columns)]
-    return any(isinstance(r[j], (int, float)) and not isinstance(r[j], bool) for r in rows for j in idx if j < len(r))
+def _numeric_ids(g: np.ndarray, texts: np.ndarray, text_columns) -> bool:
+    "Whether an id column of a grid of workbook values `g` (`texts`: their texts) holds a number cell (its display format, e.g. `001`, is then needed)."
+    filled = _filled(texts)
+    if not filled.any(): return False
+    h = int(filled.argmax())
+    idx = [j for j, c in enumerate(texts[h]) if c.strip() in set(text_columns)]
+    number = np.frompyfunc(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), 1, 1)
+    return bool(idx) and bool(number(g[h + 1:, idx]).astype(bool).any())
 
 def _read_workbook(path: Path, names, text_columns) -> dict:
     """Sheets of a workbook: read with python-calamine (fast) when installed; a sheet whose id columns hold number cells,
@@ -158,9 +210,10 @@ def _read_workbook(path: Path, names, text_columns) -> dict:
         for name in names:
             if name not in wb.sheet_names:
                 raise MissingTableError(f"no sheet named {name!r} (sheets: {', '.join(wb.sheet_names)})", file=str(path), table=name)
-            try: rows = wb.get_sheet_by_name(name).to_python(skip_empty_area=False)
+            try: g, _ = _grid(wb.get_sheet_by_name(name).to_python(skip_empty_area=False))
             except Exception as e: raise InputFileError(f"cannot read the sheet ({type(e).__name__})", file=str(path), table=name) from None
-            if not _numeric_ids(rows, text_columns): out[name] = _raw_table(path, name, rows)
+            texts = _as_text(g)
+            if not _numeric_ids(g, texts, text_columns): out[name] = _raw_table(path, name, texts, texts=True)
         pending = [n for n in names if n not in out]
     if pending:
         import openpyxl
@@ -189,7 +242,7 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
             if (problem := file_problem(f)) == "no such file": raise MissingTableError(f"no file {name}.csv in this folder", file=str(path), table=name)
             if problem: raise InputFileError(f"cannot read the table ({problem})", file=str(f), table=name)
             try:
-                with open(f, encoding="utf-8-sig", newline="") as fh: out[name] = _raw_table(f, name, csv.reader(fh))
+                with open(f, encoding="utf-8-sig", newline="") as fh: out[name] = _raw_table(f, name, csv.reader(fh), texts=True)
             except UnicodeDecodeError: raise InputFileError("the file is not UTF-8 text (save it as 'CSV UTF-8')", file=str(f), table=name) from None
             except csv.Error as e: raise InputFileError(f"malformed CSV ({e})", file=str(f), table=name) from None
             except OSError as e: raise InputFileError(f"cannot read the file ({e.strerror or e})", file=str(f), table=name) from None
@@ -203,13 +256,43 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
 # %% ../../nbs/23_paired_context.ipynb #405e4225
 @dataclass
 class ParsedTable:
-    "Records `(patient, observer, item) -> (row, labels)` of one table, in row order, and notes for the manifest."
+    """One table after its checks, exact duplicate rows collapsed, in row order: the ids, each row's spreadsheet number and
+    its 0/1 labels (rows × categories) as arrays, and notes for the manifest."""
     file: str
     table: str
-    records: dict
-    notes: list
+    patient: np.ndarray
+    observer: np.ndarray
+    item: np.ndarray
+    row: np.ndarray
+    labels: np.ndarray
+    notes: list = field(default_factory=list)
 
-    def loc(self, row=None, column=None) -> Location: return Location(self.file, self.table, row, column)
+    def loc(self, row=None, column=None) -> Location: return Location(self.file, self.table, None if row is None else int(row), column)
+    def __len__(self) -> int: return len(self.row)
+
+    @classmethod
+    def from_records(cls, file, table, records: dict, notes=()) -> ParsedTable:
+        "A parsed table from `{(patient, observer, item): (row, labels)}` (examples and tests)."
+        keys, vals = list(records), list(records.values())
+        ids = np.empty((len(keys), 3), dtype=object)
+        for k, key in enumerate(keys): ids[k] = list(key)
+        labels = np.array([l for _, l in vals], dtype=np.uint8).reshape(len(vals), len(vals[0][1]) if vals else 0)
+        return cls(str(file), table, ids[:, 0], ids[:, 1], ids[:, 2], np.array([r for r, _ in vals], dtype=np.int64), labels, list(notes))
+
+    @property
+    def records(self) -> dict:
+        "`{(patient, observer, item): (row, labels)}` in row order (for reading; the checks use the arrays)."
+        return {(p, o, i): (int(r), tuple(int(x) for x in l)) for p, o, i, r, l in zip(self.patient, self.observer, self.item, self.row, self.labels)}
+
+def _codes(*columns) -> np.ndarray:
+    """Integer codes of each row's tuple of values (exact text), numbered in order of first appearance: one hash pass per
+    column, then the codes combined column by column (never more than rows² distinct values, so no overflow)."""
+    key = None
+    for c in columns:
+        code, values = pd.factorize(np.asarray(c, dtype=object))
+        key = code.astype(np.int64) if key is None else key * len(values) + code
+        key = pd.factorize(key)[0].astype(np.int64)
+    return key
 
 # %% ../../nbs/23_paired_context.ipynb #2d73cc78
 def _show(v: str) -> str:
@@ -228,9 +311,22 @@ def _label(v: str):
     "0 or 1 from a cell's text (`0`, `1`, `0.0`, `1.0`, surrounding spaces allowed); `None` otherwise."
     return {"0": 0, "1": 1, "0.0": 0, "1.0": 1}.get(v.strip())
 
+def _labels(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    "0/1 labels (uint8) of an array of label cells, and where a cell is no label: `_label` of each distinct text other than `0`/`1`."
+    ones = cells == "1"
+    plain = ones | (cells == "0")
+    out, bad = ones.astype(np.uint8), np.zeros(cells.shape, bool)
+    if not plain.all():
+        codes, texts = pd.factorize(cells[~plain])
+        value = np.array([-1 if (v := _label(t)) is None else v for t in texts], dtype=np.int64)[codes]
+        out[~plain], bad[~plain] = np.maximum(value, 0), value < 0
+    return out, bad
+
 def parse_table(raw: RawTable, columns: ColumnNames, headers, ignore=()) -> ParsedTable:
-    "Check a raw table's columns and cells and collect its records; every problem is a typed error naming the cell."
-    loc = lambda row=None, col=None: Location(raw.file, raw.table, row, col)
+    """Check a raw table's columns and cells and collect its rows; every problem is a typed error naming the cell. Problems are
+    found over whole columns at once; the one reported is the first a reader meets going down the rows (in a row: the id
+    columns, then the categories in order, then a conflicting duplicate)."""
+    loc = lambda row=None, col=None: Location(raw.file, raw.table, None if row is None else int(row), col)
     idx = {}
     for j, h in enumerate(raw.header):
         if h and h in idx: raise CategoryColumnError("the column appears twice", loc(raw.header_row, h))
@@ -245,91 +341,136 @@ def parse_table(raw: RawTable, columns: ColumnNames, headers, ignore=()) -> Pars
     if unknown: raise CategoryColumnError("unknown column: neither an id column nor a configured category "
                                           "(list it under dataset.ignore_columns to ignore it)", loc(raw.header_row, unknown[0]))
     if "" in idx:
-        for n, cells in raw.rows:
-            if any(cells[j].strip() for j, h in enumerate(raw.header) if not h):
-                raise CategoryColumnError("a column without a header holds data", loc(n))
-    if not raw.rows: raise EmptyTableError("the table has no data rows", loc())
-    records, dups = {}, []
-    for n, cells in raw.rows:
-        key = tuple(cells[idx[c]] for c in ids)
-        for c, v in zip(ids, key):
-            if not v.strip(): raise MissingValueError("empty id cell", loc(n, c))
-        labels = []
-        for h in headers:
-            v = _label(cells[idx[h]])
-            if v is None: raise LabelValueError(f"label {_show(cells[idx[h]])} is not 0 or 1", loc(n, h))
-            labels.append(v)
-        labels = tuple(labels)
-        if key in records:
-            first, prev = records[key]
-            if prev != labels: raise DuplicateRowError(f"same patient, observer and item as row {first} but other labels", loc(n, columns.item))
-            dups.append(n); continue
-        records[key] = (n, labels)
-    notes = [f"{raw.file}, table '{raw.table}': {len(dups)} exact duplicate row(s) collapsed (rows {', '.join(map(str, dups))})"] if dups else []
+        held = _filled(raw.cells[:, [j for j, h in enumerate(raw.header) if not h]])
+        if held.any(): raise CategoryColumnError("a column without a header holds data", loc(raw.row_numbers[held.argmax()]))
+    if not len(raw.cells): raise EmptyTableError("the table has no data rows", loc())
+    key, cells = raw.cells[:, [idx[c] for c in ids]], raw.cells[:, [idx[h] for h in headers]]
+    labels, bad_label = _labels(cells)
+    bad_id = _blank(key)
+    code = _codes(*key.T)
+    origin = np.unique(code, return_index=True)[1][code]        # each row's first row with the same (patient, observer, item)
+    dup = origin != np.arange(len(code))
+    conflict = dup & (labels != labels[origin]).any(1)
+    problem = bad_id.any(1) | bad_label.any(1) | conflict
+    if problem.any():
+        r = int(problem.argmax())
+        n = raw.row_numbers[r]
+        if bad_id[r].any(): raise MissingValueError("empty id cell", loc(n, ids[bad_id[r].argmax()]))
+        if bad_label[r].any():
+            j = int(bad_label[r].argmax())
+            raise LabelValueError(f"label {_show(cells[r, j])} is not 0 or 1", loc(n, headers[j]))
+        raise DuplicateRowError(f"same patient, observer and item as row {int(raw.row_numbers[origin[r]])} but other labels", loc(n, columns.item))
+    dups = raw.row_numbers[dup]
+    notes = [f"{raw.file}, table '{raw.table}': {len(dups)} exact duplicate row(s) collapsed (rows {', '.join(map(str, dups))})"] if len(dups) else []
     if raw.blank_rows: notes.append(f"{raw.file}, table '{raw.table}': {raw.blank_rows} blank row(s) skipped")
-    return ParsedTable(raw.file, raw.table, records, notes)
+    keep = ~dup
+    return ParsedTable(raw.file, raw.table, key[keep, 0], key[keep, 1], key[keep, 2], raw.row_numbers[keep], labels[keep], notes)
 
 # %% ../../nbs/23_paired_context.ipynb #f1dd613b
 def _drop_or_raise(on_mismatch, error, dropped: list, record: dict):
     if on_mismatch == "error": raise error
     dropped.append({**record, "error": type(error).__name__, "message": str(error)})
 
-def _group(records: dict) -> dict:
-    "(patient, item) -> list of (observer, row, labels), observers sorted by id."
-    pairs = {}
-    for (p, o, i), (row, labels) in records.items(): pairs.setdefault((p, i), []).append((o, row, labels))
-    return {k: sorted(v) for k, v in pairs.items()}      # observers in id order: column j is the same rater across a patient's pairs
+@dataclass
+class Pairs:
+    """(patient, item) pairs in order of first appearance, with their observers in id order (column j is the same rater across
+    a patient's pairs): ids, each observer's row and labels, in the context-free (`free`) and, for evaluation pairs, the
+    correct-context condition (`correct`)."""
+    patient: np.ndarray          # (pairs,)
+    item: np.ndarray             # (pairs,)
+    observer: np.ndarray         # (pairs × observers)
+    row: np.ndarray              # (pairs × observers) spreadsheet rows in the context-free (or train) table
+    free: np.ndarray             # (pairs × observers × categories)
+    correct: np.ndarray | None = None
+    def __len__(self) -> int: return len(self.patient)
 
 # %% ../../nbs/23_paired_context.ipynb #4a4f4df5
-def _check_counts(table: ParsedTable, pairs: dict, k: int, key: str, observer_col: str, on_mismatch, dropped) -> dict:
-    "Keep pairs with exactly `k` observers; the others are an `ObserverCountError` or dropped."
-    keep = {}
-    for (p, i), obs in pairs.items():
-        if len(obs) == k: keep[(p, i)] = obs; continue
-        err = ObserverCountError(f"the pair (patient {p!r}, this item) has {len(obs)} observer(s), expected {k} ({key})",
-                                 table.loc(min(r for _, r, _ in obs), observer_col))
-        _drop_or_raise(on_mismatch, err, dropped, dict(reason="observer_count", table=table.table, patient=p,
-                                                       rows=[r for _, r, _ in obs]))
-    return keep
+def _observer_groups(table: ParsedTable, k: int, key: str, observer_col: str, on_mismatch, dropped, keep=None) -> np.ndarray:
+    """The rows of `table` (those in `keep`) grouped by (patient, item) in order of first appearance, observers in id order, as
+    a (pairs × k) array of row positions; a pair without exactly `k` observers is an `ObserverCountError` or dropped."""
+    idx = np.arange(len(table)) if keep is None else np.flatnonzero(keep)
+    pair = _codes(table.patient[idx], table.item[idx])
+    names = np.array(sorted(pd.unique(table.observer[idx])), dtype=object)
+    order = np.lexsort((pd.Index(names).get_indexer(table.observer[idx]), pair))
+    idx, pair = idx[order], pair[order]
+    counts = np.bincount(pair)
+    start = np.cumsum(counts) - counts
+    for c in np.flatnonzero(counts != k):                    # in order of first appearance
+        rows = table.row[idx[start[c]:start[c] + counts[c]]]
+        p = table.patient[idx[start[c]]]
+        err = ObserverCountError(f"the pair (patient {p!r}, this item) has {counts[c]} observer(s), expected {k} ({key})",
+                                 table.loc(rows.min(), observer_col))
+        _drop_or_raise(on_mismatch, err, dropped, dict(reason="observer_count", table=table.table, patient=p, rows=[int(r) for r in rows]))
+    return idx[counts[pair] == k].reshape(-1, k)
 
 # %% ../../nbs/23_paired_context.ipynb #d91ab5c6
-def match_conditions(free: ParsedTable, corr: ParsedTable, columns: ColumnNames, k: int, on_mismatch: str, dropped: list):
-    "The evaluation pairs present with the same observers in both conditions: list of `(patient, item, [(observer, row, free, corr)])`."
-    bad = {}
-    for a, b in ((free, corr), (corr, free)):
-        for (p, o, i), (row, _) in a.records.items():
-            if (p, o, i) not in b.records: bad.setdefault((p, i), []).append((a, b, o, row))
-    obs_of, items_of = {}, {}        # per table: (patient, item) -> observers, (patient, observer) -> items
+def match_conditions(free: ParsedTable, corr: ParsedTable, columns: ColumnNames, k: int, on_mismatch: str, dropped: list) -> Pairs:
+    "The evaluation pairs present with the same observers in both conditions, as `Pairs` (labels of both conditions)."
+    code = _codes(np.concatenate([free.patient, corr.patient]), np.concatenate([free.observer, corr.observer]),
+                  np.concatenate([free.item, corr.item]))
+    cf, cc = code[:len(free)], code[len(free):]
+    bad = {}                          # (patient, item) -> rows without a counterpart: (table, other table, observer, row)
+    for a, b, missing in ((free, corr, ~np.isin(cf, cc)), (corr, free, ~np.isin(cc, cf))):
+        for j in np.flatnonzero(missing): bad.setdefault((a.patient[j], a.item[j]), []).append((a, b, a.observer[j], int(a.row[j])))
+    keep = None
+    if bad:
+        _mismatches(free, corr, bad, columns, on_mismatch, dropped)
+        keep = ~pd.MultiIndex.from_arrays([free.patient, free.item]).isin(list(bad))
+    g = _observer_groups(free, k, "dataset.observers_per_pair", columns.observer, on_mismatch, dropped, keep)
+    where = np.full(int(code.max(initial=-1)) + 1, -1)
+    where[cc] = np.arange(len(corr))                         # each key's row in the correct-context table
+    return Pairs(free.patient[g[:, 0]], free.item[g[:, 0]], free.observer[g], free.row[g], free.labels[g], corr.labels[where[cf[g]]])
+
+def _mismatches(free: ParsedTable, corr: ParsedTable, bad: dict, columns: ColumnNames, on_mismatch: str, dropped: list):
+    "For each mismatched pair (first the context-free table's, in row order): a `ConditionMismatchError` naming the column, or a drop."
+    near = set(p for p, _ in bad)
+    obs_of, items_of, rows_of, has = {}, {}, {}, {}   # per table, over the mismatched patients' rows only
     for t in (free, corr):
-        for p, o, i in t.records:
+        has[t.table] = set(t.patient) & near
+        for j in np.flatnonzero(pd.Series(t.patient).isin(near).to_numpy()):
+            p, o, i = t.patient[j], t.observer[j], t.item[j]
             obs_of.setdefault((t.table, p, i), set()).add(o); items_of.setdefault((t.table, p, o), set()).add(i)
+            rows_of.setdefault((t.table, p, i), []).append(int(t.row[j]))
     def culprit(a, b, p, o, i):
         "The column whose value has no counterpart: another observer on the same item, another item text, or the patient."
         if obs_of.get((b.table, p, i), set()) - obs_of[(a.table, p, i)]: return columns.observer
         if items_of.get((b.table, p, o), set()) - items_of[(a.table, p, o)]: return columns.item
-        return columns.patient if not any(k[1] == p for k in items_of if k[0] == b.table) else columns.item
+        return columns.patient if p not in has[b.table] else columns.item
+    total = sum(map(len, bad.values()))
     for (p, i), rows in bad.items():
         a, b, o, row = rows[0]
         column = culprit(a, b, p, o, i)
         value = {columns.patient: _show_id(p), columns.observer: _show_id(o), columns.item: _show_item(i)}[column]
         err = ConditionMismatchError(f"patient {_show_id(p)}, observer {_show_id(o)}: no row with the same patient, observer and item in "
                                      f"table '{b.table}'; the value {value} of this column has no counterpart there "
-                                     f"({sum(map(len, bad.values()))} row(s) differ between the conditions)", a.loc(row, column))
+                                     f"({total} row(s) differ between the conditions)", a.loc(row, column))
         _drop_or_raise(on_mismatch, err, dropped, dict(reason="condition_mismatch", patient=p,
-                                                       rows={t.table: [r for (p2, _, i2), (r, _) in t.records.items() if (p2, i2) == (p, i)]
-                                                             for t in (free, corr)}))
-    pairs = {pi: obs for pi, obs in _group(free.records).items() if pi not in bad}
-    pairs = _check_counts(free, pairs, k, "dataset.observers_per_pair", columns.observer, on_mismatch, dropped)
-    return [(p, i, [(o, row, labels, corr.records[(p, o, i)][1]) for o, row, labels in obs]) for (p, i), obs in pairs.items()]
+                                                       rows={t.table: rows_of.get((t.table, p, i), []) for t in (free, corr)}))
 
 # %% ../../nbs/23_paired_context.ipynb #b59f06c4
 def _how(a: str, b: str) -> str:
     return "surrounding whitespace" if a.strip() == b.strip() else "Unicode normalization"
 
+def _may_clash(tables: list, snapshots) -> bool:
+    """Whether two spellings of one id could meet: some canonical form (patients, observers, items within a canonical patient)
+    is shared by two distinct values. Computed on the distinct values only; almost always False."""
+    cat = lambda k: np.concatenate([getattr(t, k) for t in tables]) if tables else np.empty(0, dtype=object)
+    many = lambda values: len({canonical_id(v) for v in values}) < len(values)
+    pats = pd.unique(np.concatenate([np.array(list(snapshots or {}), dtype=object), cat("patient")]))
+    if many(pats) or many(pd.unique(cat("observer"))): return True
+    p, i = cat("patient"), cat("item")
+    first = np.unique(_codes(p, i), return_index=True)[1]          # each distinct (patient, item) once
+    p, i = p[first], i[first]
+    canon = {v: canonical_id(v) for v in pd.unique(np.concatenate([p, i]))}
+    cp = [canon[v] for v in p]
+    return len(set(zip(cp, (canon[v] for v in i)))) < len(set(zip(cp, i)))
+
 def check_spellings(tables: list, columns: ColumnNames, snapshots: dict | None = None, snapshot_file=None):
     """Refuse two spellings of one id that differ only by surrounding whitespace or Unicode normalization (`NearDuplicateIdError`
     naming both places): patients and observers across every table (and the snapshots file's patient ids), items within each
-    patient. They would otherwise become separate patients, observers or pairs, silently."""
+    patient. They would otherwise become separate patients, observers or pairs, silently. The distinct values say whether
+    any clash exists; only then are the tables read in order, to name the first place a second spelling appears."""
+    if not _may_clash(tables, snapshots): return
     seen = {}
     def meet(kind, scope, value, loc):
         first = seen.setdefault((kind, scope, canonical_id(value)), (value, loc))
@@ -339,7 +480,7 @@ def check_spellings(tables: list, columns: ColumnNames, snapshots: dict | None =
                                        "spell each id the same everywhere", loc)
     for pid in snapshots or {}: meet("patient", None, pid, Location(str(snapshot_file) if snapshot_file else "snapshots"))
     for t in tables:
-        for (p, o, i), (row, _) in t.records.items():
+        for p, o, i, row in zip(t.patient, t.observer, t.item, t.row):
             meet("patient", None, p, t.loc(row, columns.patient))
             meet("observer", None, o, t.loc(row, columns.observer))
             meet("item", canonical_id(p), i, t.loc(row, columns.item))
@@ -372,12 +513,11 @@ def read_snapshots(path: Path) -> dict[str, Patient]:
     return out
 
 # %% ../../nbs/23_paired_context.ipynb #da40d7fa
-def _train_items(parsed: ParsedTable, options: PairedContextOptions, dropped: list):
+def _train_items(parsed: ParsedTable, options: PairedContextOptions, dropped: list) -> Pairs:
     "Training pairs with their observers' labels, after the observer-count check."
     k = options.train_observers_per_pair or options.observers_per_pair
-    pairs = _check_counts(parsed, _group(parsed.records), k, "dataset.train_observers_per_pair", options.columns.observer,
-                          options.on_mismatch, dropped)
-    return [(p, i, [labels for _, _, labels in obs]) for (p, i), obs in pairs.items()]
+    g = _observer_groups(parsed, k, "dataset.train_observers_per_pair", options.columns.observer, options.on_mismatch, dropped)
+    return Pairs(parsed.patient[g[:, 0]], parsed.item[g[:, 0]], parsed.observer[g], parsed.row[g], parsed.labels[g])
 
 # %% ../../nbs/23_paired_context.ipynb #05654d3c
 @register_adapter
@@ -403,19 +543,17 @@ class PairedContextAdapter:
         dropped = []
         pairs = match_conditions(parsed[T.context_free], parsed[T.correct_context], cols, options.observers_per_pair,
                                  options.on_mismatch, dropped)
-        if not pairs: raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs", parsed[T.context_free].loc())
-        train = _train_items(parsed[T.train], options, dropped) if T.train else []
+        if not len(pairs): raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs", parsed[T.context_free].loc())
+        train = _train_items(parsed[T.train], options, dropped) if T.train else None
         patients = self._patients(pairs, train, snaps, parsed[T.context_free], cols, options.snapshots)
         free = parsed[T.context_free]
+        has_train = train is not None and len(train) > 0
         ds = Dataset(
-            label_space, tuple(patients),
-            pair_patient=[p for p, _, _ in pairs], pair_item=[i for _, i, _ in pairs],
-            observers=[[o for o, *_ in obs] for _, _, obs in pairs],
-            labels={CONTEXT_FREE: [[f for _, _, f, _ in obs] for _, _, obs in pairs],
-                    CORRECT_CONTEXT: [[c for *_, c in obs] for _, _, obs in pairs]},
-            train_patient=[p for p, _, _ in train], train_item=[i for _, i, _ in train],
-            train_labels=(np.array([labels for _, _, labels in train], dtype=np.uint8) if train else None),
-            origins=[free.loc(min(r for _, r, *_ in obs), cols.item) for _, _, obs in pairs])
+            label_space, tuple(patients), pair_patient=pairs.patient, pair_item=pairs.item, observers=pairs.observer,
+            labels={CONTEXT_FREE: pairs.free, CORRECT_CONTEXT: pairs.correct},
+            train_patient=train.patient if has_train else [], train_item=train.item if has_train else [],
+            train_labels=train.free if has_train else None,
+            origins=[free.loc(r, cols.item) for r in pairs.row.min(1)])
         unused = sorted(set(snaps) - {p.id for p in patients})
         notes = [n for t in parsed.values() for n in t.notes]
         if unused: notes.append(f"{options.snapshots}: {len(unused)} snapshot(s) of patients in no table (not used)")
@@ -425,15 +563,15 @@ class PairedContextAdapter:
     @staticmethod
     def _patients(pairs, train, snaps, free: ParsedTable, cols: ColumnNames, snap_file) -> list:
         "Evaluation patients (each must have a non-empty snapshot), then training-only patients."
-        first_row = {}
-        for (p, _, _), (row, _) in free.records.items(): first_row.setdefault(p, row)
+        first = np.unique(_codes(free.patient), return_index=True)[1]
+        first_row = dict(zip(free.patient[first], free.row[first]))
         out = []
-        for pid in dict.fromkeys(p for p, _, _ in pairs):
+        for pid in pd.unique(pairs.patient):
             loc = free.loc(first_row[pid], cols.patient)
             if pid not in snaps: raise MissingSnapshotError(f"patient {pid!r} has no snapshot in {snap_file}", loc)
             if not snaps[pid].has_context: raise MissingSnapshotError(f"the snapshot of patient {pid!r} in {snap_file} is empty", loc)
             out.append(snaps[pid])
         seen = {p.id for p in out}
-        for pid in dict.fromkeys(p for p, _, _ in train):
+        for pid in (pd.unique(train.patient) if train is not None else ()):
             if pid not in seen: out.append(snaps.get(pid, Patient(pid))); seen.add(pid)
         return out

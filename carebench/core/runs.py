@@ -46,16 +46,19 @@ def current_umask() -> int:
     mask = os.umask(0o022); os.umask(mask)
     return mask
 
-def atomic_write(path, data: str | bytes) -> Path:
-    """Write `data` to `path` through a temporary file in the same folder and a rename: readers never see half a file.
-    The file gets the permissions of a newly created file under the umask (`0666 & ~umask`), not the temporary file's `0600`."""
+def atomic_write(path, data) -> Path:
+    """Write `data` (text, bytes, or a function that writes into the binary file object it is given: a large table streams
+    to disk instead of being built in memory first) to `path` through a temporary file in the same folder and a rename:
+    readers never see half a file. The file gets the permissions of a newly created file under the umask (`0666 & ~umask`),
+    not the temporary file's `0600`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            if callable(data): data(f)
+            else: f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush(); os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

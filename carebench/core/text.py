@@ -6,6 +6,7 @@
 from __future__ import annotations
 import re
 import unicodedata
+from functools import lru_cache
 
 # %% auto #0
 __all__ = ['normalize_text', 'contains_phrase', 'canonical_id']
@@ -15,7 +16,10 @@ _WORD = re.compile(r"[^\W_]+")
 
 def normalize_text(text: str) -> str:
     "Unicode NFKC, casefolded, runs of anything but letters and digits collapsed to one space."
-    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", str(text)).casefold()))
+    return _normalize(str(text))
+
+@lru_cache(maxsize=2 ** 15)          # items and snapshot lines recur across pairs, donors and prompts: normalize each once
+def _normalize(text: str) -> str: return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 # %% ../../nbs/02_text.ipynb #1f51a8ce
 def contains_phrase(haystack: str, needle: str) -> bool:

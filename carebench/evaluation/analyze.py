@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +17,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..core.config import Config, load_config
+from ..core.csvio import write_csv
 from ..core.runs import RunFolder, atomic_write, create_run, write_json
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, PROTOCOL_VERSION, SHUFFLED_CONTEXT
 from ..core.errors import ConfigError
@@ -24,7 +26,7 @@ from ..stats.endpoints import (CONTRASTS, ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS, 
                                       family_decisions, results_to_dict, run_endpoints, to_jsonable)
 from ..adapters.dataset import Dataset, adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
-from .scores import ScoreValidationError, read_scores, score_matrices, validate_scores
+from .scores import ScoreValidationError, read_scores, score_cells, score_matrices, validate_scores
 
 # %% auto #0
 __all__ = ['MISSING_CHECKS', 'model_slug', 'model_slugs', 'endpoint_input', 'endpoint_table', 'paired_cell_deltas',
@@ -73,10 +75,12 @@ def endpoint_table(model: str, name: str, result: dict) -> pd.DataFrame:
 def paired_cell_deltas(model: str, ds: Dataset, mats: dict) -> pd.DataFrame:
     "One row per pair × category: the three scores, reference labels, Δ_ref, Δ_model, Δ_shuf and the shuffled donor(s)."
     C = len(ds.categories)
-    rep = lambda a: np.repeat(np.asarray(a), C)
+    def rep(values):                 # a pair's text on each of its C rows, as categories: each distinct text stored once
+        codes, distinct = pd.factorize(np.asarray(values, dtype=object))
+        return pd.Categorical.from_codes(np.repeat(codes, C), distinct)
     f, c, s = (mats[k].ravel() for k in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT))
-    return pd.DataFrame({"model": model, "patient_id": rep(ds.pair_patient), "item": rep(ds.pair_item),
-                         "category": np.tile(ds.categories, ds.n_pairs), "score_context_free": f, "score_correct_context": c,
+    return pd.DataFrame({"model": pd.Categorical.from_codes(np.zeros(len(f), np.int8), [model]), "patient_id": rep(ds.pair_patient),
+                         "item": rep(ds.pair_item), "category": pd.Categorical.from_codes(np.tile(np.arange(C), ds.n_pairs), list(ds.categories)), "score_context_free": f, "score_correct_context": c,
                          "score_shuffled_context": s, "shuffled_donors": rep(mats["donors"]), "y_free": ds.y_free.ravel(),
                          "y_correct": ds.y_correct.ravel(), "delta_ref": ds.delta_ref.ravel(), "delta_model": c - f,
                          "delta_shuffled": s - f})
@@ -161,7 +165,7 @@ def _write_model(run: RunFolder, slug: str, model: str, ds: Dataset, mats: dict,
         if name in NON_ENDPOINT_KEYS: continue
         atomic_write(folder/f"{name}.csv", endpoint_table(model, name, res).to_csv(index=False))
         run.add_artifact(f"endpoint.{name}.{slug}", folder/f"{name}.csv")
-    atomic_write(folder/"paired_cell_deltas.csv", paired_cell_deltas(model, ds, mats).to_csv(index=False))
+    write_csv(folder/"paired_cell_deltas.csv", paired_cell_deltas(model, ds, mats))
     run.add_artifact(f"paired_cell_deltas.{slug}", folder/"paired_cell_deltas.csv")
     atomic_write(folder/"summary.md", summary_markdown(model, results, ds, config, _run_info(run)))
     run.add_artifact(f"summary.{slug}", folder/"summary.md")
@@ -186,11 +190,25 @@ def model_contrasts(ds: Dataset, kept: dict, config: Config) -> pd.DataFrame:
 # %% ../../nbs/27_analyze.ipynb #66d35aea
 MISSING_CHECKS = ("missing_cells", "missing_condition")
 
+def _write_scores(path: Path, df: pd.DataFrame) -> Path:
+    """The run's copy of the scores. A CSV that already holds every column of the long format, in the frame's order, is
+    copied as it is (its text is what was read; a byte-order mark is left out); anything else is written from the frame."""
+    src, columns = df.attrs.get("scores_file") or {}, [c for c in df.columns if c != "row"]
+    if src.get("csv") and src.get("columns") == columns and Path(src["path"]).is_file():
+        def copy(f):
+            with open(src["path"], "rb") as s:
+                head = s.read(3)
+                if head != b"\xef\xbb\xbf": f.write(head)
+                shutil.copyfileobj(s, f, 1 << 20)
+        return atomic_write(path, copy)
+    return write_csv(path, df[columns])
+
 def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config, scores_file=None,
                    exclude_missing: bool = False, quiet: bool = True, endpoints_for: dict | None = None, validity: bool = True) -> Analysis:
     """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and `carebench run`);
     `endpoints_for` names other endpoints for some models (Track 1 adds the Tracks 1–2 endpoints)."""
-    problems = validate_scores(df, ds)
+    cells = score_cells(df, ds)                          # where each score row lands in the (pairs × categories) grid: once
+    problems = validate_scores(df, ds, cells)
     if "adapter_manifest" not in run.artifacts:           # a folder of `analyze` is as complete for the report as one of `run`
         run.add_artifact("adapter_manifest", write_json(run.path/"adapter_manifest.json", adapter_manifest(ds)))
     atomic_write(run.path/"score_validation.csv", problems.to_csv(index=False))
@@ -203,12 +221,11 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
         raise ScoreValidationError(
             f"{len(fatal)} problem(s) ({', '.join(f'{n} {k}' for k, n in counts.items())}); first: {where}{first['message']}; "
             f"every problem is listed in {run.path/'score_validation.csv'}", fatal, file=str(scores_file) if scores_file else None)
-    if "scores" not in run.artifacts:
-        atomic_write(run.path/"scores.csv", df.drop(columns="row").to_csv(index=False)); run.add_artifact("scores", run.path/"scores.csv")
-    models, results, checked, kept = list(dict.fromkeys(df["model"])), {}, {}, {}
+    if "scores" not in run.artifacts: run.add_artifact("scores", _write_scores(run.path/"scores.csv", df))
+    models, results, checked, kept = list(pd.unique(df["model"])), {}, {}, {}
     slugs = model_slugs(models)
     for model in tqdm(models, desc="endpoints", unit="model", disable=quiet):
-        mats = score_matrices(df, ds, model)
+        mats = score_matrices(df, ds, model, cells)
         complete = ~np.isnan(np.hstack([mats[c] for c in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT)])).any(1)
         donors = mats["n_donors"][complete]
         data = {"n_pairs_analysed": int(complete.sum()), "n_pairs_excluded": int((~complete).sum()),

@@ -4,19 +4,22 @@
 
 # %% ../../nbs/26_scores.ipynb #fa2879b4
 from __future__ import annotations
+import csv
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..core.csvio import release_arrow_memory
 from ..core.errors import DataError, EmptyTableError, InputFileError
 from ..core.inputs import file_problem
 from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..adapters.dataset import Dataset
 
 # %% auto #0
-__all__ = ['SCORE_COLUMNS', 'OPTIONAL_COLUMNS', 'PROBLEM_COLUMNS', 'ScoreValidationError', 'read_scores', 'validate_scores',
-           'score_matrices', 'planted_scores']
+__all__ = ['SCORE_COLUMNS', 'OPTIONAL_COLUMNS', 'PROBLEM_COLUMNS', 'TEXT_COLUMNS', 'ScoreValidationError', 'read_scores',
+           'ScoreCells', 'score_cells', 'validate_scores', 'score_matrices', 'planted_scores']
 
 # %% ../../nbs/26_scores.ipynb #eb000bac
 SCORE_COLUMNS = ("model", "condition", "patient_id", "item", "category", "score")
@@ -30,8 +33,45 @@ class ScoreValidationError(DataError):
         self.problems = problems
 
 # %% ../../nbs/26_scores.ipynb #2c660cad
+TEXT_COLUMNS = tuple(c for c in (*SCORE_COLUMNS, *OPTIONAL_COLUMNS) if c != "score")
+
+def _text(v) -> str:
+    "A Parquet cell as text: text as is, whole numbers without `.0`, missing as `\"\"`."
+    if v is None or (isinstance(v, float) and np.isnan(v)): return ""
+    return str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v)
+
+def _text_column(s: pd.Series) -> pd.Series:
+    "A Parquet column as text (`_text` of every cell), over whole columns where the type allows: text stays, numbers are formatted at once."
+    if pd.api.types.is_string_dtype(s) and not s.isna().any() and (s.dtype != object or s.map(type).eq(str).all()): return s
+    if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s) and not s.isna().any(): return s.astype(str)
+    return s.map(_text)
+
+def _read_csv_text(path: Path) -> pd.DataFrame:
+    """Every cell of a CSV file as text, the long format's text columns as categories (a code per cell, each distinct text once:
+    a tenth of the memory of three million strings). Arrow's multi-threaded reader where it reads the file as pandas would
+    (a header of distinct, non-empty names; any file it refuses goes to pandas' own reader)."""
+    try:
+        import pyarrow as pa, pyarrow.csv as pcsv
+        with open(path, "rb") as f: head = f.read(1 << 16)
+        lines = head.decode("utf-8-sig", errors="replace").splitlines()
+        names = next(csv.reader(lines[:1]))
+        if len(lines) > 1 and names and all(names) and len(set(names)) == len(names):
+            types = {n: pa.dictionary(pa.int32(), pa.string()) if n in TEXT_COLUMNS else pa.string() for n in names}
+            table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(newlines_in_values=True),
+                                  convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                                      quoted_strings_can_be_null=False))
+            if table.column_names == names:
+                df = table.to_pandas()
+                del table
+                release_arrow_memory()                           # the reader's buffers, kept by Arrow's allocator otherwise
+                return df
+    except (ImportError, UnicodeDecodeError, csv.Error, StopIteration, ValueError, OSError): pass   # pyarrow's errors are ValueErrors
+    df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
+    return df.astype({c: "category" for c in TEXT_COLUMNS if c in df.columns})
+
 def read_scores(path) -> pd.DataFrame:
-    "Read a long score file (CSV as text, or Parquet) with a `row` column holding spreadsheet row numbers."
+    """Read a long score file (CSV as text, or Parquet) with a `row` column holding spreadsheet row numbers. The text columns
+    are categorical (they compare, select and print as text)."""
     path = Path(path)
     if problem := file_problem(path): raise InputFileError(f"cannot read the score file ({problem})", file=str(path))
     try:
@@ -39,86 +79,142 @@ def read_scores(path) -> pd.DataFrame:
             df = pd.read_parquet(path)
             first = 1
         else:
-            df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
+            df = _read_csv_text(path)
             first = 2
     except (ValueError, OSError, UnicodeDecodeError, ImportError) as e:
         raise InputFileError(f"cannot read the score file ({type(e).__name__}: {str(e)[:80]})", file=str(path)) from None
+    columns = list(df.columns)
     missing = [c for c in SCORE_COLUMNS if c not in df.columns]
     if missing: raise InputFileError(f"missing column(s) {', '.join(missing)} (needed: {', '.join(SCORE_COLUMNS)})", file=str(path), row=1)
     if not len(df): raise EmptyTableError("the score file has a header but no scores", file=str(path))
     if first == 1 and not pd.api.types.is_numeric_dtype(df["score"]) or pd.api.types.is_bool_dtype(df["score"]):
         df["score"] = df["score"].map(lambda v: v if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
                                       else "" if v is None else str(v))   # true/false or text is not a score: validation names the row
-    for c in (*SCORE_COLUMNS, *OPTIONAL_COLUMNS):
-        if c not in df.columns: df[c] = ""
-        elif c != "score" and first == 1:     # Parquet: text as text, whole numbers without ".0", missing as ""
-            df[c] = df[c].map(lambda v: "" if v is None or (isinstance(v, float) and np.isnan(v)) else
-                              str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v))
+    for c in TEXT_COLUMNS:
+        if c not in df.columns: df[c] = pd.Categorical.from_codes(np.zeros(len(df), np.int8), [""])
+        elif first == 1: df[c] = _text_column(df[c]).astype("category")   # Parquet: text as text, whole numbers without ".0", missing as ""
     df["row"] = np.arange(len(df)) + first
-    return df.reset_index(drop=True)
+    df = df.reset_index(drop=True)
+    df.attrs["scores_file"] = {"path": str(path), "csv": first == 2, "columns": columns}   # the run can copy a complete CSV as it is
+    return df
+
+def _codes_of(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    "Integer codes of a text column's cells (−1: missing) and its distinct texts: a categorical's own, else one hash pass."
+    if isinstance(s.dtype, pd.CategoricalDtype): return s.cat.codes.to_numpy(np.int64), np.asarray(s.cat.categories, dtype=object)
+    codes, values = pd.factorize(s)
+    return codes.astype(np.int64), np.asarray(values, dtype=object)
+
+def _lookup(s: pd.Series, values) -> np.ndarray:
+    "Position of each cell's text among `values` (distinct texts; −1: not there), looked up once per distinct text."
+    codes, distinct = _codes_of(s)
+    at = np.append(pd.Index(list(values), dtype=object).get_indexer(distinct), -1)
+    return at[codes]                                          # code −1 (missing) picks the appended −1
+
+def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
+    "Cell by cell, whether two text columns hold the same text (categories of each compared once)."
+    ca, _ = _codes_of(a)
+    return (ca >= 0) & (_lookup(b, _codes_of(a)[1]) == ca)
 
 # %% ../../nbs/26_scores.ipynb #c2a60d20
+def _reprs(s: pd.Series) -> pd.Series:
+    "`repr` of every value, computed once per distinct value (for messages over many rows)."
+    codes, values = pd.factorize(s, use_na_sentinel=False)
+    return pd.Series(np.array([repr(v) for v in values], dtype=object)[codes], index=s.index, dtype=object)
+
 def _problem_rows(df, mask, check, column, message) -> pd.DataFrame:
-    "Problem records for the rows of `df` in `mask`; `message` is a string or a function of the row."
+    """Problem records for the rows of `df` in `mask`; `message` is a string or a function of those rows (a frame) giving one
+    message per row, built over whole columns."""
+    mask = np.asarray(mask, bool)
+    if not mask.any(): return pd.DataFrame(columns=PROBLEM_COLUMNS)
     sub = df[mask]
-    msgs = sub.apply(message, axis=1) if callable(message) else message
+    msgs = message(sub) if callable(message) else message
     out = sub[["row", "model", "condition", "patient_id", "item", "category"]].assign(check=check, column=column, message=msgs)
     return out[list(PROBLEM_COLUMNS)]
 
 # %% ../../nbs/26_scores.ipynb #ad59cef7
-def validate_scores(df: pd.DataFrame, ds: Dataset) -> pd.DataFrame:
-    "Every problem of a score frame against the dataset, as a validation table (empty when the scores are valid)."
-    keys, pairs, pids = set(ds.categories), set(zip(ds.pair_patient, ds.pair_item)), set(ds.patient_ids)
-    score = pd.to_numeric(df["score"], errors="coerce")
-    shuf, own = df["condition"] == SHUFFLED_CONTEXT, df["context_patient_id"] == df["patient_id"]
-    donor = df["context_patient_id"]
+@dataclass(frozen=True)
+class ScoreCells:
+    "Where each row of a score frame lands: its pair (−1: not a pair of the dataset), its category (−1: not a key) and its score (NaN: not a number)."
+    pair: np.ndarray
+    category: np.ndarray
+    score: np.ndarray
+
+def score_cells(df: pd.DataFrame, ds: Dataset) -> ScoreCells:
+    """Locate every score row in the dataset's (pairs × categories) grid, with no loop over rows: patient and item ids become
+    integer codes, a pair is the pair of codes, looked up among the dataset's pairs."""
+    p_code, p_ids = _codes_of(df["patient_id"])
+    i_code, i_ids = _codes_of(df["item"])
+    dp, di = pd.Index(p_ids, dtype=object).get_indexer(ds.pair_patient), pd.Index(i_ids, dtype=object).get_indexer(ds.pair_item)
+    scored = np.flatnonzero((dp >= 0) & (di >= 0))           # dataset pairs that occur in the file
+    hit = pd.Index(dp[scored] * np.int64(len(i_ids)) + di[scored]).get_indexer(p_code * np.int64(len(i_ids)) + i_code)
+    hit[(p_code < 0) | (i_code < 0)] = -1
+    pair = np.full(len(hit), -1, dtype=np.int64)
+    pair[hit >= 0] = scored[hit[hit >= 0]]
+    score = pd.to_numeric(df["score"], errors="coerce").to_numpy(float)
+    return ScoreCells(pair, _lookup(df["category"], ds.categories), score)
+
+def _row_key(*codes) -> np.ndarray:
+    "One integer per row for a tuple of integer codes, numbered by first appearance (combined column by column: no overflow)."
+    key = None
+    for c in codes:
+        c = np.asarray(c, np.int64) + 1                       # −1 (missing) is a value of its own
+        key = c if key is None else key * (int(c.max(initial=0)) + 1) + c
+        key = pd.factorize(key)[0].astype(np.int64)
+    return key
+
+def validate_scores(df: pd.DataFrame, ds: Dataset, cells: ScoreCells | None = None) -> pd.DataFrame:
+    """Every problem of a score frame against the dataset, as a validation table (empty when the scores are valid). Each check
+    is one comparison over whole columns; messages are built for the offending rows only."""
+    cells = cells if cells is not None else score_cells(df, ds)
+    cond, donor = df["condition"], df["context_patient_id"]
+    shuf, own = (cond == SHUFFLED_CONTEXT).to_numpy(bool), _same(donor, df["patient_id"])
+    no_donor, is_cond = (donor == "").to_numpy(bool), lambda c: (cond == c).to_numpy(bool)
     found = [
-        _problem_rows(df, ~df["condition"].isin(CONDITIONS), "unknown_condition", "condition",
-                      lambda r: f"condition {r.condition!r} is not one of {', '.join(CONDITIONS)}"),
-        _problem_rows(df, ~df["category"].isin(keys), "unknown_category", "category",
-                      lambda r: f"category {r.category!r} is not a key of the label space"),
-        _problem_rows(df, score.isna() | ~np.isfinite(score.fillna(0)), "score_not_numeric", "score", "the score is not a finite number"),
-        _problem_rows(df, score.notna() & ((score < 0) | (score > 1)), "score_out_of_range", "score",
-                      lambda r: f"score {r.score} is outside [0, 1]"),
-        _problem_rows(df, ~pd.Series([p in pairs for p in zip(df["patient_id"], df["item"])], index=df.index, dtype=bool),
-                      "unknown_pair", "item", "no evaluation pair with this patient and item in the dataset"),
-        _problem_rows(df, shuf & (donor == ""), "missing_donor", "context_patient_id", "a shuffled-context score needs context_patient_id"),
+        _problem_rows(df, ~cond.isin(CONDITIONS).to_numpy(bool), "unknown_condition", "condition",
+                      lambda d: "condition " + _reprs(d["condition"]) + f" is not one of {', '.join(CONDITIONS)}"),
+        _problem_rows(df, cells.category < 0, "unknown_category", "category",
+                      lambda d: "category " + _reprs(d["category"]) + " is not a key of the label space"),
+        _problem_rows(df, ~np.isfinite(cells.score), "score_not_numeric", "score", "the score is not a finite number"),
+        _problem_rows(df, (cells.score < 0) | (cells.score > 1), "score_out_of_range", "score",
+                      lambda d: "score " + d["score"].astype(str) + " is outside [0, 1]"),
+        _problem_rows(df, cells.pair < 0, "unknown_pair", "item", "no evaluation pair with this patient and item in the dataset"),
+        _problem_rows(df, shuf & no_donor, "missing_donor", "context_patient_id", "a shuffled-context score needs context_patient_id"),
         _problem_rows(df, shuf & own, "donor_is_own_patient", "context_patient_id", "the shuffled donor is the patient itself"),
-        _problem_rows(df, shuf & (donor != "") & ~own & ~donor.isin(pids), "unknown_donor", "context_patient_id",
-                      lambda r: f"donor {r.context_patient_id!r} is not a patient of the dataset"),
-        _problem_rows(df, (df["condition"] == CORRECT_CONTEXT) & (donor != "") & ~own, "wrong_context_patient", "context_patient_id",
+        _problem_rows(df, shuf & ~no_donor & ~own & (_lookup(donor, ds.patient_ids) < 0), "unknown_donor", "context_patient_id",
+                      lambda d: "donor " + _reprs(d["context_patient_id"]) + " is not a patient of the dataset"),
+        _problem_rows(df, is_cond(CORRECT_CONTEXT) & ~no_donor & ~own, "wrong_context_patient", "context_patient_id",
                       "a correct-context score must show the patient's own snapshot"),
-        _problem_rows(df, (df["condition"] == CONTEXT_FREE) & (donor != ""), "context_on_context_free", "context_patient_id",
+        _problem_rows(df, is_cond(CONTEXT_FREE) & ~no_donor, "context_on_context_free", "context_patient_id",
                       "a context-free score has no context patient"),
     ]
-    key = ["model", "condition", "patient_id", "item", "category", "donor_key"]
-    keyed = df.assign(donor_key=donor.where(shuf, ""))       # only shuffled scores are told apart by their donor
-    dup = keyed.duplicated(key, keep="first")
+    donor_code = np.where(shuf, _codes_of(donor)[0], -1)      # only shuffled scores are told apart by their donor
+    key = _row_key(*(_codes_of(df[c])[0] for c in ("model", "condition", "patient_id", "item", "category")), donor_code)
+    origin = np.unique(key, return_index=True)[1][key]        # each row's first row with the same key
+    dup = origin != np.arange(len(key))
     if dup.any():
-        first_row = keyed.groupby(key, sort=False)["row"].transform("first")
+        first_row = df["row"].to_numpy()[origin]
         found.append(_problem_rows(df.assign(first=first_row), dup, "duplicate", "score",
-                                   lambda r: f"duplicate of row {r['first']} (same model, condition, patient, item, category and donor)"))
-    found.append(_missing_cells(df, ds))
+                                   lambda d: "duplicate of row " + d["first"].astype(str) + " (same model, condition, patient, item, category and donor)"))
+    found.append(_missing_cells(df, ds, cells))
     out = pd.concat([f for f in found if len(f)], ignore_index=True) if any(len(f) for f in found) else pd.DataFrame(columns=PROBLEM_COLUMNS)
     return out.sort_values(["row", "check"], kind="stable", na_position="last").reset_index(drop=True)
 
 # %% ../../nbs/26_scores.ipynb #a71278ed
-def _missing_cells(df: pd.DataFrame, ds: Dataset) -> pd.DataFrame:
+def _missing_cells(df: pd.DataFrame, ds: Dataset, cells: ScoreCells) -> pd.DataFrame:
     "One problem per model × condition that lacks a score for some pair × category of the dataset."
     out, C = [], len(ds.categories)
-    pair_idx = pd.Series(range(ds.n_pairs), index=pd.MultiIndex.from_arrays([ds.pair_patient.astype(str), ds.pair_item.astype(str)]))
-    cat_idx = pd.Series(range(C), index=list(ds.categories))
-    cell = (pair_idx.reindex(pd.MultiIndex.from_arrays([df["patient_id"], df["item"]])).to_numpy() * C
-            + cat_idx.reindex(df["category"]).to_numpy())                       # NaN for unknown pairs or categories
-    for model in dict.fromkeys(df["model"]):
+    known = (cells.pair >= 0) & (cells.category >= 0)
+    cell = cells.pair * C + cells.category
+    for model in pd.unique(df["model"]):
+        is_model = (df["model"] == model).to_numpy(bool)
         for cond in CONDITIONS:
-            sel = ((df["model"] == model) & (df["condition"] == cond)).to_numpy()
+            sel = is_model & (df["condition"] == cond).to_numpy(bool)
             if not sel.any():
                 out.append(dict(check="missing_condition", row=None, column="condition", model=model, condition=cond, patient_id=None,
                                 item=None, category=None, message=f"model {model!r} has no {cond} scores"))
                 continue
             have = np.zeros(ds.n_pairs * C, bool)
-            c = cell[sel]; have[c[~np.isnan(c)].astype(int)] = True
+            have[cell[sel & known]] = True
             miss = np.flatnonzero(~have)
             if len(miss):
                 i, j = divmod(int(miss[0]), C)
@@ -132,34 +228,47 @@ def _missing_cells(df: pd.DataFrame, ds: Dataset) -> pd.DataFrame:
     return pd.DataFrame(out, columns=PROBLEM_COLUMNS)
 
 # %% ../../nbs/26_scores.ipynb #7ac13330
-def score_matrices(df: pd.DataFrame, ds: Dataset, model: str) -> dict:
-    "One model's (pairs × categories) scores per condition, in dataset order; shuffled scores averaged over donors."
-    sub = df[df["model"] == model]
-    pair_idx = pd.Series(range(ds.n_pairs), index=pd.MultiIndex.from_arrays([ds.pair_patient.astype(str), ds.pair_item.astype(str)]))
-    cat_idx = pd.Series(range(len(ds.categories)), index=list(ds.categories))
+def score_matrices(df: pd.DataFrame, ds: Dataset, model: str, cells: ScoreCells | None = None) -> dict:
+    """One model's (pairs × categories) scores per condition, in dataset order (shuffled scores averaged over donors), the donors
+    of each pair, the shuffled scores per cell and each donor's scores (donors × pairs × categories). Rows outside the
+    dataset's grid are left out (validation names them). Sums by `bincount`, in row order."""
+    cells = cells if cells is not None else score_cells(df, ds)
+    N, C = ds.n_pairs, len(ds.categories)
+    mine = (df["model"] == model).to_numpy(bool) & (cells.pair >= 0) & (cells.category >= 0)
+    cell = cells.pair * C + cells.category
     out, counts = {}, {}
     for cond in CONDITIONS:
-        c = sub[sub["condition"] == cond]
-        i = pair_idx.reindex(pd.MultiIndex.from_arrays([c["patient_id"], c["item"]])).to_numpy()
-        j = cat_idx.reindex(c["category"]).to_numpy()
-        total, count = np.zeros((ds.n_pairs, len(ds.categories))), np.zeros((ds.n_pairs, len(ds.categories)))
-        np.add.at(total, (i.astype(int), j.astype(int)), pd.to_numeric(c["score"]).to_numpy(float))
-        np.add.at(count, (i.astype(int), j.astype(int)), 1)
-        with np.errstate(invalid="ignore"): out[cond] = total / count
-        counts[cond] = count
-    shuf = sub[sub["condition"] == SHUFFLED_CONTEXT]
-    donors = shuf.groupby(["patient_id", "item"], sort=False)["context_patient_id"].agg(lambda s: ";".join(sorted(set(s))))
-    out["donors"] = [donors.get((p, i), "") for p, i in zip(ds.pair_patient, ds.pair_item)]
+        sel = mine & (df["condition"] == cond).to_numpy(bool)
+        total = np.bincount(cell[sel], weights=cells.score[sel], minlength=N * C).reshape(N, C)
+        counts[cond] = np.bincount(cell[sel], minlength=N * C).reshape(N, C).astype(float)
+        with np.errstate(invalid="ignore"): out[cond] = total / counts[cond]
+    sh = mine & (df["condition"] == SHUFFLED_CONTEXT).to_numpy(bool)
+    out["donors"] = _donor_lists(cells.pair[sh], df["context_patient_id"][sh], N)
     out["n_donors"] = counts[SHUFFLED_CONTEXT]                # shuffled scores per cell (reported when uneven)
-    i = pair_idx.reindex(pd.MultiIndex.from_arrays([shuf["patient_id"], shuf["item"]])).to_numpy()
-    j = cat_idx.reindex(shuf["category"]).to_numpy()
-    known = ~(np.isnan(i) | np.isnan(j))
-    i, j, v = i[known].astype(int), j[known].astype(int), pd.to_numeric(shuf["score"]).to_numpy(float)[known]
-    slot = pd.Series(i * len(ds.categories) + j).groupby(i * len(ds.categories) + j).cumcount().to_numpy()
-    per = np.full((max(int(slot.max()) + 1 if len(slot) else 1, 1), ds.n_pairs, len(ds.categories)), np.nan)
-    per[slot, i, j] = v
+    c, v = cell[sh], cells.score[sh]
+    order = np.argsort(c, kind="stable")
+    first = np.searchsorted(c[order], c[order])               # the first position of each row's cell in cell order
+    slot = np.empty(len(c), np.int64); slot[order] = np.arange(len(c)) - first   # 0 for a cell's first donor, 1 for its second, ...
+    per = np.full((max(int(slot.max()) + 1 if len(slot) else 1, 1), N, C), np.nan)
+    per[slot, c // C, c % C] = v
     out["donor_scores"] = per                                 # donors × pairs × categories: each donor's score (NaN: fewer donors)
     return out
+
+def _donor_lists(pair: np.ndarray, donor: pd.Series, n_pairs: int) -> list:
+    "Per pair, its distinct donors sorted and joined by `;` (`\"\"` for a pair without shuffled scores)."
+    out = np.full(n_pairs, "", dtype=object)
+    if not len(pair): return out.tolist()
+    code, names = _codes_of(donor)
+    rank = np.empty(len(names), np.int64)
+    rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    code, names = rank[code], np.array(sorted(names), dtype=object)   # codes in the texts' sort order
+    combo = np.unique(pair * len(names) + code)               # distinct (pair, donor), by pair then donor name
+    p, d = combo // len(names), combo % len(names)
+    starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+    single = np.diff(np.r_[starts, len(p)]) == 1
+    out[p[starts[single]]] = names[d[starts[single]]]
+    for s, e in zip(starts[~single], np.r_[starts, len(p)][1:][~single]): out[p[s]] = ";".join(names[d[s:e]])
+    return out.tolist()
 
 # %% ../../nbs/26_scores.ipynb #4341c870
 def planted_scores(ds: Dataset, model: str = "planted", alignment: float = 0.3, noise: float = 0.05, seed: int = 0) -> pd.DataFrame:

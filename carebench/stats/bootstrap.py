@@ -4,14 +4,15 @@
 
 # %% ../../nbs/10_bootstrap.ipynb #8f647ff0
 from __future__ import annotations
+import copy
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
-from scipy.special import ndtr, ndtri      # the normal CDF and its inverse (lighter to import than scipy.stats)
+import numpy as np                 # scipy.special (normal and Student t quantiles) is imported where a method needs it
 
 # %% auto #0
-__all__ = ['MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap_weights', 'BootstrapResult', 'ratio_se', 'ratio_bootstrap']
+__all__ = ['MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap_weights', 'BootstrapDraws', 'BootstrapResult', 'ratio_se',
+           'ratio_bootstrap']
 
 # %% ../../nbs/10_bootstrap.ipynb #8a22375a
 def cluster_sums(values, cluster, n_clusters: int, mask=None):
@@ -34,6 +35,41 @@ def bootstrap_weights(n_clusters: int, n_boot: int, rng: np.random.Generator) ->
     "A (n_boot × n_clusters) matrix of multinomial counts: row b says how often each patient is drawn in resample b."
     return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot).astype(float)
 
+# %% ../../nbs/10_bootstrap.ipynb #80ca50cd
+class BootstrapDraws:
+    """The resamples of `bootstrap_weights(n_clusters, n_boot, rng)` (the same counts, from the same stream), drawn `block`
+    rows at a time; kept as integer counts while they fit in `cache_mb`, else drawn again on every pass. `W @ X` is the
+    product with the (B × P) weight matrix, one block of resamples at a time."""
+    def __init__(self, n_clusters: int, n_boot: int, rng: np.random.Generator, block: int = 256, cache_mb: float = 64):
+        self.n_clusters, self.n_boot, self.block = int(n_clusters), int(n_boot), int(block)
+        self._start = copy.deepcopy(rng)                  # the stream before its first draw: every pass starts here
+        dtype = np.uint16 if n_clusters < 2 ** 16 else np.uint32
+        fits = self.n_boot * self.n_clusters * np.dtype(dtype).itemsize <= cache_mb * 2 ** 20
+        self._counts = np.concatenate([c.astype(dtype) for c in self._draw()]) if fits and self.n_boot else None
+
+    def _draw(self):
+        rng, p = copy.deepcopy(self._start), np.full(self.n_clusters, 1.0 / self.n_clusters)
+        for s in range(0, self.n_boot, self.block): yield rng.multinomial(self.n_clusters, p, size=min(self.block, self.n_boot - s))
+
+    @property
+    def shape(self) -> tuple: return (self.n_boot, self.n_clusters)
+    def __len__(self) -> int: return self.n_boot
+
+    def blocks(self):
+        "The weights (rows of the B × P matrix) as floats, `block` rows at a time, in order."
+        if self._counts is None: yield from (c.astype(float) for c in self._draw())
+        else: yield from (self._counts[s:s + self.block].astype(float) for s in range(0, self.n_boot, self.block))
+
+    def __matmul__(self, X) -> np.ndarray:
+        "W @ X (B × k), one block of resamples at a time."
+        X = np.asarray(X, float)
+        parts = [w @ X for w in self.blocks()]
+        return np.concatenate(parts) if parts else np.zeros((0, *X.shape[1:]))
+
+    def dense(self) -> np.ndarray:
+        "The whole (B × P) weight matrix (small designs, examples)."
+        return np.concatenate(list(self.blocks())) if self.n_boot else np.zeros(self.shape)
+
 # %% ../../nbs/10_bootstrap.ipynb #54f838bf
 @dataclass(frozen=True)
 class BootstrapResult:
@@ -50,6 +86,7 @@ class BootstrapResult:
 def _bca_levels(reps, est, S, n, probs):
     "Per statistic, the BCa quantile levels (M × len(probs)) of the nominal lower-tail probabilities `probs`."
     lo_hi = np.asarray(probs, float)
+    from scipy.special import ndtr, ndtri
     valid = ~np.isnan(reps)
     below = ((reps < est) & valid).sum(0) + 0.5 * ((reps == est) & valid).sum(0)
     z0 = ndtri(np.clip(below / np.maximum(valid.sum(0), 1), 1e-10, 1 - 1e-10))
@@ -91,25 +128,29 @@ def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
             if len(r): out[m] = np.quantile(r, levels[m])
         return out
     se, P = ratio_se(S, n, est), (n > 0).sum(0)
-    from scipy.stats import t as student_t
-    t_bounds = est[:, None] + student_t.ppf(probs[None, :], np.maximum(P - 1, 1)[:, None]) * se[:, None]
-    if method == "t": return t_bounds
+    def t_bounds():                  # the small-sample t interval
+        from scipy.special import stdtrit
+        return est[:, None] + stdtrit(np.maximum(P - 1, 1)[:, None], probs[None, :]) * se[:, None]
+    if method == "t": return t_bounds()
     if method == "studentized":
         with np.errstate(invalid="ignore", divide="ignore"):
-            var = (weights @ S ** 2) - 2 * reps * (weights @ (S * n)) + reps ** 2 * (weights @ n ** 2)
-            se_b = np.sqrt(np.clip(P / (P - 1) * var, 0, None)) / (weights @ n)
+            M = S.shape[1]
+            WQ = weights @ np.hstack([S ** 2, S * n, n ** 2, n])         # one pass over the resamples for every moment
+            var = WQ[:, :M] - 2 * reps * WQ[:, M:2 * M] + reps ** 2 * WQ[:, 2 * M:3 * M]
+            se_b = np.sqrt(np.clip(P / (P - 1) * var, 0, None)) / WQ[:, 3 * M:]
             t = np.clip((reps - est) / se_b, -1e12, 1e12)
         # a resample of one distinct patient has no spread: its t is undefined and left out (with 3 patients that is 1 resample
         # in 9, which would otherwise put the bounds at ±1e12·SE); one whose value is the estimate counts as t = 0
         t = np.where(se_b == 0, np.where(reps == est, 0.0, np.nan), t)
         out = est[:, None] - quantiles(t, 1 - probs) * se[:, None]
         few = P < MIN_STUDENTIZED_PATIENTS                            # too few clusters for bootstrap-t: the small-sample t interval
-        return np.where(few[:, None], t_bounds, out)
+        return np.where(few[:, None], t_bounds(), out) if few.any() else out
     raise ValueError(f"unknown CI method {method!r} (percentile, bca, studentized or t)")
 
 # %% ../../nbs/10_bootstrap.ipynb #e8e63c5e
 def ratio_bootstrap(S, n, weights, level: float = 0.95, method: str = "percentile", lower_alpha: float | None = None) -> BootstrapResult:
-    """Cluster-bootstrap CIs of the ratio statistics sum(S)/sum(n), resampling patients with `weights` (B × P), and with
+    """Cluster-bootstrap CIs of the ratio statistics sum(S)/sum(n), resampling patients with `weights` (B × P: a matrix or
+    `BootstrapDraws`), and with
     `lower_alpha` the one-sided lower bounds at 1 − lower_alpha from the same resamples.
 
     NaN interval when fewer than 2 patients contribute cells; `method` is "percentile", "bca", "studentized" or "t"."""
@@ -117,7 +158,8 @@ def ratio_bootstrap(S, n, weights, level: float = 0.95, method: str = "percentil
     S, n = (S[:, None], n[:, None]) if S.ndim == 1 else (S, n)
     with np.errstate(invalid="ignore", divide="ignore"):
         est = S.sum(0) / n.sum(0)
-        reps = (weights @ S) / (weights @ n)
+        WSn = weights @ np.hstack([S, n])
+        reps = WSn[:, :S.shape[1]] / WSn[:, S.shape[1]:]
     n_pat, valid = (n > 0).sum(0), ~np.isnan(reps)
     ok = (n_pat >= 2) & (valid.sum(0) > 0)
     probs = [(1 - level) / 2, (1 + level) / 2] + ([lower_alpha] if lower_alpha is not None else [])

@@ -10,17 +10,17 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy.special import ndtr, ndtri
+from statistics import NormalDist
 from threadpoolctl import threadpool_limits
 
 from ..core.config import AnalysisConfig, quote_value
 from ..core.errors import ConfigError
 from ..core.seeds import rng_for
 from ..core.vocab import PROTOCOL_VERSION
-from .bootstrap import bootstrap_weights, cluster_sums, ratio_bootstrap
+from .bootstrap import BootstrapDraws, cluster_sums, ratio_bootstrap
 from .measures import effective_epsilon
 from .multiplicity import bh_adjust, holm_adjust
-from .signflip import signflip_patterns, signflip_test
+from .signflip import SignFlips, signflip_test
 
 # %% auto #0
 __all__ = ['ENDPOINTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'CONTRASTS', 'MEAN_CONTRASTS', 'EndpointInput', 'to_jsonable',
@@ -162,20 +162,21 @@ class EndpointResult:
 # %% ../../nbs/15_endpoints.ipynb #8faa0c1a
 @dataclass
 class Resampling:
-    "Bootstrap weights and sign-flip patterns shared by one model's endpoints, and the settings."
+    """Bootstrap resamples and sign-flip patterns shared by one model's endpoints, and the settings. Both are drawn once and
+    kept compactly (`BootstrapDraws`: counts or draws again; `SignFlips`: bits), and expanded a block at a time."""
     settings: AnalysisConfig
     seed: int
     stream: str
     n_patients: int
-    weights: np.ndarray
-    patterns: np.ndarray
+    weights: BootstrapDraws
+    patterns: SignFlips
     exact_flips: bool
 
     @classmethod
     def build(cls, settings: AnalysisConfig, seed: int, stream: str, n_patients: int) -> Resampling:
-        w = bootstrap_weights(n_patients, settings.n_bootstrap, rng_for(seed, stream, "bootstrap"))
-        pat, exact = signflip_patterns(n_patients, settings.n_permutations, rng_for(seed, stream, "signflip"))
-        return cls(settings, seed, stream, n_patients, w, pat, exact)
+        w = BootstrapDraws(n_patients, settings.n_bootstrap, rng_for(seed, stream, "bootstrap"))
+        flips = SignFlips.draw(n_patients, settings.n_permutations, rng_for(seed, stream, "signflip"))
+        return cls(settings, seed, stream, n_patients, w, flips, flips.exact)
 
 # %% ../../nbs/15_endpoints.ipynb #8fd4bdcf
 def _sums(inp: EndpointInput, values, mask=None):
@@ -196,7 +197,9 @@ def signflip_power(S, n, effect: float, alpha: float, floor) -> np.ndarray:
         theta = S.sum(0) / n.sum(0)
         spread = np.sqrt(((S - np.nan_to_num(theta) * n) ** 2).sum(0))
         z = effect * n.sum(0) / spread
-    power = np.where(spread > 0, ndtr(z - ndtri(1 - alpha)), np.where(n.sum(0) > 0, 1.0, np.nan))
+    normal = NormalDist()
+    cdf = np.frompyfunc(normal.cdf, 1, 1)
+    power = np.where(spread > 0, cdf(z - normal.inv_cdf(1 - alpha)).astype(float), np.where(n.sum(0) > 0, 1.0, np.nan))
     return np.where(np.asarray(floor) > alpha, 0.0, power)
 
 # %% ../../nbs/15_endpoints.ipynb #20a01223

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 # %% auto #0
-__all__ = ['signflip_patterns', 'TestResult', 'signflip_test']
+__all__ = ['signflip_patterns', 'SignFlips', 'TestResult', 'signflip_test']
 
 # %% ../../nbs/11_signflip.ipynb #8c424000
 def signflip_patterns(n_clusters: int, n_flips: int, rng: np.random.Generator | None = None):
@@ -19,6 +19,35 @@ def signflip_patterns(n_clusters: int, n_flips: int, rng: np.random.Generator | 
         return 1.0 - 2.0 * (codes & 1), True
     if rng is None: raise ValueError("a random generator is needed for Monte Carlo sign flips")
     return rng.choice(np.array([-1.0, 1.0]), size=(n_flips, n_clusters)), False
+
+# %% ../../nbs/11_signflip.ipynb #eecfa6ac
+@dataclass(frozen=True)
+class SignFlips:
+    "Sign patterns as bits, one row of ⌈P/8⌉ bytes per pattern (bit 1: that patient's contribution is flipped to −1)."
+    n_clusters: int
+    bits: np.ndarray
+    exact: bool
+
+    @classmethod
+    def draw(cls, n_clusters: int, n_flips: int, rng: np.random.Generator | None = None, block: int = 2048) -> SignFlips:
+        "The patterns of `signflip_patterns(n_clusters, n_flips, rng)`, drawn `block` at a time and kept as bits."
+        if n_clusters < 63 and 2 ** n_clusters <= n_flips:
+            codes = np.arange(2 ** n_clusters)[:, None] >> np.arange(n_clusters)[None, :]
+            return cls(n_clusters, np.packbits((codes & 1).astype(bool), axis=1), True)
+        if rng is None: raise ValueError("a random generator is needed for Monte Carlo sign flips")
+        parts = [np.packbits(rng.integers(0, 2, size=(min(block, n_flips - s), n_clusters)) == 0, axis=1) for s in range(0, n_flips, block)]
+        return cls(n_clusters, np.concatenate(parts) if parts else np.zeros((0, -(-n_clusters // 8)), np.uint8), False)
+
+    def __len__(self) -> int: return len(self.bits)
+
+    def blocks(self, rows: int = 2048):
+        "The patterns as ±1 floats, `rows` patterns at a time, in order."
+        for s in range(0, len(self.bits), rows): yield 1.0 - 2.0 * np.unpackbits(self.bits[s:s + rows], axis=1, count=self.n_clusters)
+
+    @property
+    def patterns(self) -> np.ndarray:
+        "All patterns as one (patterns × P) matrix of ±1 (small designs, examples)."
+        return np.concatenate(list(self.blocks())) if len(self) else np.zeros((0, self.n_clusters))
 
 # %% ../../nbs/11_signflip.ipynb #d041535d
 @dataclass(frozen=True)
@@ -35,13 +64,18 @@ def _tol(scale):
     return 1e-9 * (np.abs(scale) + 1e-12)
 
 # %% ../../nbs/11_signflip.ipynb #b99f8a38
-def signflip_test(S, patterns, exact: bool, alpha: float = 0.05) -> TestResult:
+def signflip_test(S, patterns, exact: bool | None = None, alpha: float = 0.05) -> TestResult:
     """One-sided cluster sign-flip test of H0: each patient's contribution S_p (rows of S, P × M) is symmetric about 0.
+    `patterns`: a (B × P) matrix of ±1 with its `exact` flag, or `SignFlips` (expanded a block at a time).
 
     p = #{T* ≥ T}/2^P when `exact` (all patterns), else (1 + #{T* ≥ T})/(B + 1)."""
     S = np.asarray(S, float)
     S = S[:, None] if S.ndim == 1 else S
-    obs, null = S.sum(0), patterns @ S
+    if isinstance(patterns, SignFlips):
+        exact = patterns.exact
+        null = np.concatenate([e @ S for e in patterns.blocks()]) if len(patterns) else np.zeros((0, S.shape[1]))
+    else: null = patterns @ S
+    obs = S.sum(0)
     tol = _tol(np.abs(S).sum(0))
     hits = (null >= obs - tol).sum(0)
     B = len(patterns)

@@ -211,11 +211,12 @@ RECORD = ["scenario", "n_patients", "dataset", "quantity", "estimate", "ci_low",
 # %% ../../nbs/16_simulate.ipynb #b29e64de
 def clopper_pearson(k, n, level: float = 0.95):
     "Exact binomial interval of a rate k/n (arrays allowed)."
-    from scipy.stats import beta
+    from scipy.special import betaincinv        # the beta quantile (as scipy.stats.beta.ppf, without importing scipy.stats)
     k, n = np.asarray(k, float), np.asarray(n, float)
     a = (1 - level) / 2
-    lo = np.where(k > 0, beta.ppf(a, k, n - k + 1), 0.0)
-    hi = np.where(k < n, beta.ppf(1 - a, k + 1, n - k), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = np.where(k > 0, betaincinv(k, n - k + 1, a), 0.0)
+        hi = np.where(k < n, betaincinv(k + 1, n - k, 1 - a), 1.0)
     return lo, hi
 
 # %% ../../nbs/16_simulate.ipynb #06657aff

@@ -6,6 +6,8 @@
 from __future__ import annotations
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..core.seeds import rng_for
 
 # %% auto #0
@@ -22,11 +24,11 @@ def grouped_folds(patients, k: int | None, seed: int = 0, stream: str = "outer")
     "k folds of patients (seeded, balanced), or leave-one-patient-out when `k` is None or ≥ the number of patients."
     pts = sorted(dict.fromkeys(patients))
     if len(pts) < 2: raise ValueError("cross-validation needs at least 2 patients")
-    if k is None or k >= len(pts): groups = [[p] for p in pts]
-    else:
-        order = [pts[i] for i in rng_for(seed, "folds", stream).permutation(len(pts))]
-        groups = [order[i::k] for i in range(k)]
-    return [Fold(tuple(p for p in pts if p not in set(g)), tuple(sorted(g))) for g in groups]
+    if k is None or k >= len(pts): return [Fold(tuple(pts[:i] + pts[i + 1:]), (p,)) for i, p in enumerate(pts)]
+    group = np.empty(len(pts), int)                      # position j of the seeded order goes to group j mod k
+    group[rng_for(seed, "folds", stream).permutation(len(pts))] = np.arange(len(pts)) % k
+    arr = np.array(pts, dtype=object)
+    return [Fold(tuple(arr[group != g]), tuple(arr[group == g])) for g in range(k)]   # both sides sorted, as `pts`
 
 # %% ../../nbs/3a_splits.ipynb #7c1952f6
 def nested_folds(patients, outer: int | None, inner: int, seed: int = 0) -> list:

@@ -1,0 +1,40 @@
+"""Scale work (issue 14) changed how the statistics are computed, not what: every endpoint of protocol 2 on small designs, and
+`analyze` on the bundled example, equal the values computed before it (tests/golden/endpoints_protocol2.json) to 1e-12."""
+import json
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent / "golden"
+sys.path.insert(0, str(HERE))
+from cases import CASES, analyze_example  # noqa: E402
+
+GOLDEN = json.loads((HERE / "endpoints_protocol2.json").read_text())
+
+
+def same(a, b, path="", tol=1e-12):
+    "Every number of `a` equals the one of `b` within `tol` (absolute, or relative for large values); the same keys and texts."
+    if isinstance(b, dict):
+        assert isinstance(a, dict) and set(a) == set(b), f"{path}: keys differ: {sorted(set(a) ^ set(b))}"
+        for k in b: same(a[k], b[k], f"{path}.{k}", tol)
+    elif isinstance(b, list):
+        assert isinstance(a, list) and len(a) == len(b), f"{path}: lengths differ"
+        for i, (x, y) in enumerate(zip(a, b)): same(x, y, f"{path}[{i}]", tol)
+    elif isinstance(b, float) and not isinstance(b, bool):
+        assert isinstance(a, (int, float)) and not isinstance(a, bool), f"{path}: {a!r} is not a number ({b!r})"
+        assert math.isclose(a, b, rel_tol=tol, abs_tol=tol), f"{path}: {a!r} != {b!r}"
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_endpoints_equal_the_protocol2_values(name):
+    same(CASES[name](), GOLDEN["cases"][name], name)
+
+
+def test_analyze_equals_the_protocol2_values():
+    with tempfile.TemporaryDirectory() as tmp:
+        same(analyze_example(Path(tmp)), GOLDEN["analyze_example"], "analyze_example")
