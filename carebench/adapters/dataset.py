@@ -133,14 +133,14 @@ class Dataset:
         "Reference label (observer mean) per pair × category in a labelled condition."
         if condition not in self.labels: raise KeyError(f"no reference labels for condition {condition!r}")
         return self.labels[condition].mean(axis=1)
-    @property
-    def y_free(self) -> np.ndarray: return self.y(CONTEXT_FREE)
-    @property
-    def y_correct(self) -> np.ndarray: return self.y(CORRECT_CONTEXT)
-    @property
+    @cached_property                   # the dataset never changes: computed once, kept read-only (a loop may read them per pair)
+    def y_free(self) -> np.ndarray: return _frozen(self.y(CONTEXT_FREE))
+    @cached_property
+    def y_correct(self) -> np.ndarray: return _frozen(self.y(CORRECT_CONTEXT))
+    @cached_property
     def delta_ref(self) -> np.ndarray:
         "Δ_ref = y_correct − y_free per pair × category."
-        return self.y_correct - self.y_free
+        return _frozen(self.y_correct - self.y_free)
     @property
     def train_y(self) -> np.ndarray:
         "Context-free reference labels (observer mean) of the training items."

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.config import Config, load_config
+from ..core.csvio import release_memory
 from ..core.errors import ConfigError
 from .base import adapter_options, load_checked
 from .dataset import first_patients
@@ -25,6 +26,7 @@ def load_dataset(config: Config | str | Path) -> Dataset:
     try:
         adapter, options = adapter_options(config)
         ds = load_checked(adapter, options, config.labels)             # the contract's leakage check and provenance, for every adapter
+        release_memory()                                              # what reading and checking the tables left behind
         return first_patients(ds, config.limit_patients) if config.limit_patients else ds
     except ConfigError as e:
         if e.file is None and config.source: raise ConfigError(e.detail, config.source, e.key) from None

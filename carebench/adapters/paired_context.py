@@ -9,6 +9,7 @@ import dataclasses
 import json
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -148,11 +149,19 @@ def _grid(records) -> tuple[np.ndarray, np.ndarray]:
     return g, lengths
 
 def _as_text(g: np.ndarray) -> np.ndarray:
-    "Every cell of a grid as its text (`_cell_text`); cells that are text already are kept as they are (they are their text)."
-    other = np.frompyfunc(lambda c: type(c) is not str, 1, 1)(g).astype(bool) if g.size else np.zeros(g.shape, bool)
+    """Every cell of a grid as its text (`_cell_text`); cells that are text already are kept as they are (they are their text),
+    and plain numbers (a workbook's labels: millions of 0.0 and 1.0) are turned into text once per distinct value."""
+    if not g.size: return g
+    kind = np.frompyfunc(type, 1, 1)(g)
+    other = kind != str
     if other.any():
-        g = g.copy()
-        g[other] = [_cell_text(c) for c in g[other]]
+        g, cells, floats = g.copy(), g[other], kind[other] == float
+        text = np.empty(len(cells), dtype=object)
+        if floats.any():
+            code, distinct = pd.factorize(cells[floats].astype(np.float64), use_na_sentinel=False)
+            text[floats] = np.array([_cell_text(float(v)) for v in distinct], dtype=object)[code]
+        text[~floats] = [_cell_text(c) for c in cells[~floats]]
+        g[other] = text
     return g
 
 _isspace = np.frompyfunc(str.isspace, 1, 1)
@@ -195,8 +204,9 @@ def _numeric_ids(g: np.ndarray, texts: np.ndarray, text_columns) -> bool:
     if not filled.any(): return False
     h = int(filled.argmax())
     idx = [j for j, c in enumerate(texts[h]) if c.strip() in set(text_columns)]
-    number = np.frompyfunc(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), 1, 1)
-    return bool(idx) and bool(number(g[h + 1:, idx]).astype(bool).any())
+    if not idx: return False
+    kind = np.frompyfunc(type, 1, 1)(g[h + 1:, idx])         # a bool is no number here (its type is bool, not int)
+    return bool(((kind == int) | (kind == float)).any())
 
 def _read_workbook(path: Path, names, text_columns) -> dict:
     """Sheets of a workbook: read with python-calamine (fast) when installed; a sheet whose id columns hold number cells,
@@ -210,8 +220,14 @@ def _read_workbook(path: Path, names, text_columns) -> dict:
         for name in names:
             if name not in wb.sheet_names:
                 raise MissingTableError(f"no sheet named {name!r} (sheets: {', '.join(wb.sheet_names)})", file=str(path), table=name)
-            try: g, _ = _grid(wb.get_sheet_by_name(name).to_python(skip_empty_area=False))
-            except Exception as e: raise InputFileError(f"cannot read the sheet ({type(e).__name__})", file=str(path), table=name) from None
+        def sheet(name):              # calamine parses outside the GIL: two sheets at once, each from its own handle
+            try: return CalamineWorkbook.from_path(str(path)).get_sheet_by_name(name).to_python(skip_empty_area=False)
+            except Exception as e: return e
+        with ThreadPoolExecutor(max(1, min(2, len(names)))) as ex: sheets = dict(zip(names, ex.map(sheet, names)))
+        for name in names:
+            rows = sheets.pop(name)
+            if isinstance(rows, Exception): raise InputFileError(f"cannot read the sheet ({type(rows).__name__})", file=str(path), table=name)
+            g, _ = _grid(rows); del rows
             texts = _as_text(g)
             if not _numeric_ids(g, texts, text_columns): out[name] = _raw_table(path, name, texts, texts=True)
         pending = [n for n in names if n not in out]
@@ -537,7 +553,7 @@ class PairedContextAdapter:
         T, cols = options.tables, options.columns
         names = [T.context_free, T.correct_context] + ([T.train] if T.train else [])
         raw = read_tables(options.path, names, dataclasses.astuple(cols))
-        parsed = {n: parse_table(raw[n], cols, headers, options.ignore_columns) for n in names}
+        parsed = {n: parse_table(raw.pop(n), cols, headers, options.ignore_columns) for n in names}   # each raw table dropped once parsed
         snaps = read_snapshots(options.snapshots)
         check_spellings(list(parsed.values()), cols, snaps, options.snapshots)
         dropped = []

@@ -5,8 +5,8 @@
 # %% ../../nbs/24_synth.ipynb #e4860fa8
 from __future__ import annotations
 import csv
-import io
 import json
+import os
 import re
 import zipfile
 from dataclasses import asdict, dataclass
@@ -18,7 +18,8 @@ from ..core.text import contains_phrase
 from ..core.vocab import SHARES, SNAPSHOT_FIELDS
 
 # %% auto #0
-__all__ = ['CATALOGUE', 'Twist', 'ItemSpec', 'SynthParams', 'generate', 'expected_labels', 'write_tables', 'write_synthetic']
+__all__ = ['CATALOGUE', 'Twist', 'ItemSpec', 'SynthParams', 'generate', 'expected_labels', 'write_workbook', 'write_tables',
+           'write_synthetic']
 
 # %% ../../nbs/24_synth.ipynb #9a6cac24
 _K = dict(bh="behavioral_health", dx="diagnoses", dis="disabilities", inf="infectious_diseases", gen="genetics",
@@ -277,19 +278,82 @@ def expected_labels(truth: dict) -> dict:
 
 # %% ../../nbs/24_synth.ipynb #04c5da83
 _FIXED = "2026-01-01T00:00:00Z"
+_NS = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_BAD_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
-def _stable_xlsx(data: bytes) -> bytes:
-    "Rewrite an .xlsx archive with fixed timestamps (core properties and zip entries)."
-    src, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            body = src.read(info.filename)
-            if info.filename == "docProps/core.xml":
-                body = re.sub(rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:\2>)", rb"\g<1>" + _FIXED.encode() + rb"\g<3>", body)
-            zi = zipfile.ZipInfo(info.filename, date_time=(2026, 1, 1, 0, 0, 0))
-            zi.compress_type, zi.external_attr = zipfile.ZIP_DEFLATED, 0o600 << 16
-            dst.writestr(zi, body)
-    return out.getvalue()
+def _col(j: int) -> str:
+    "Spreadsheet column letters of 0-based column `j` (A, B, …, Z, AA, …)."
+    s = ""
+    j += 1
+    while j: j, r = divmod(j - 1, 26); s = chr(65 + r) + s
+    return s
+
+def _cell(ref: str, v) -> str:
+    if v is None: return ""
+    if isinstance(v, bool): return f'<c r="{ref}" t="b"><v>{int(v)}</v></c>'
+    if isinstance(v, (int, float)): return f'<c r="{ref}"><v>{v!r}</v></c>'
+    v = str(v)
+    if _BAD_XML.search(v): raise ValueError(f"cell {ref}: a control character cannot be stored in a workbook")
+    return f'<c r="{ref}" t="inlineStr"><is><t xml:space="preserve">{v.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")}</t></is></c>'
+
+def _sheet_xml(rows, block: int = 4096):
+    "A worksheet's XML in chunks of `block` rows (bytes)."
+    yield f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet {_NS}><sheetData>'.encode()
+    cols, out = [], []
+    for n, row in enumerate(rows, start=1):
+        while len(cols) < len(row): cols.append(_col(len(cols)))
+        out.append(f'<row r="{n}">' + "".join(_cell(f"{cols[j]}{n}", v) for j, v in enumerate(row)) + "</row>")
+        if len(out) == block: yield "".join(out).encode("utf-8"); out = []
+    yield ("".join(out) + "</sheetData></worksheet>").encode("utf-8")
+
+def write_workbook(path: Path, tables: dict) -> Path:
+    "Write `{sheet name: rows}` (each row a list of text, numbers or None) as an .xlsx workbook, streamed, with fixed dates."
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    names = list(tables)
+    sheets = "".join(f'<sheet name="{n.replace("&", "&amp;").replace("<", "&lt;").replace(chr(34), "&quot;")}" sheetId="{k}" r:id="rId{k}"/>'
+                     for k, n in enumerate(names, start=1))
+    parts = {
+        "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+            '<Default Extension="xml" ContentType="application/xml"/>'
+            '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+            '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>'
+            '<Override PartName="/docProps/core.xml" ContentType="application/vnd.openxmlformats-package.core-properties+xml"/>'
+            + "".join(f'<Override PartName="/xl/worksheets/sheet{k}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+                      for k in range(1, len(names) + 1)) + "</Types>",
+        "_rels/.rels": '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            f'<Relationship Id="rId1" Type="{_REL}/officeDocument" Target="xl/workbook.xml"/>'
+            '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" Target="docProps/core.xml"/>'
+            "</Relationships>",
+        "docProps/core.xml": '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
+            'xmlns:dcterms="http://purl.org/dc/terms/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
+            f'<dcterms:created xsi:type="dcterms:W3CDTF">{_FIXED}</dcterms:created><dcterms:modified xsi:type="dcterms:W3CDTF">{_FIXED}</dcterms:modified>'
+            "</cp:coreProperties>",
+        "xl/workbook.xml": f'<workbook {_NS} xmlns:r="{_REL}"><sheets>{sheets}</sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            + "".join(f'<Relationship Id="rId{k}" Type="{_REL}/worksheet" Target="worksheets/sheet{k}.xml"/>' for k in range(1, len(names) + 1))
+            + f'<Relationship Id="rId{len(names) + 1}" Type="{_REL}/styles" Target="styles.xml"/></Relationships>',
+        "xl/styles.xml": f'<styleSheet {_NS}><fonts count="1"><font><sz val="11"/><name val="Calibri"/></font></fonts>'
+            '<fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills>'
+            '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
+            '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
+            '<cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs>'
+            '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>',
+    }
+    def entry(name):
+        zi = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+        zi.compress_type, zi.external_attr = zipfile.ZIP_DEFLATED, 0o600 << 16
+        return zi
+    tmp = path.with_name(f".{path.name}.tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in parts.items(): z.writestr(entry(name), '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' + text)
+        for k, name in enumerate(names, start=1):
+            with z.open(entry(f"xl/worksheets/sheet{k}.xml"), "w", force_zip64=len(tables[name]) > 500_000) as w:
+                for chunk in _sheet_xml(tables[name]): w.write(chunk)
+    os.replace(tmp, path)
+    return path
 
 # %% ../../nbs/24_synth.ipynb #85b52c0a
 def write_tables(path: Path, tables: dict, header: list, fmt: str = "xlsx") -> Path:
@@ -301,15 +365,7 @@ def write_tables(path: Path, tables: dict, header: list, fmt: str = "xlsx") -> P
             with open(path/f"{name}.csv", "w", encoding="utf-8", newline="") as f: csv.writer(f, lineterminator="\n").writerows([header, *rows])
         return path
     if fmt != "xlsx": raise ValueError(f"unknown format {fmt!r} (xlsx or csv)")
-    import openpyxl
-    wb = openpyxl.Workbook(); wb.remove(wb.active)
-    for name, rows in tables.items():
-        ws = wb.create_sheet(name)
-        for r in [header, *rows]: ws.append(r)
-    buf = io.BytesIO(); wb.save(buf)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(_stable_xlsx(buf.getvalue()))
-    return path
+    return write_workbook(path, {name: [header, *rows] for name, rows in tables.items()})
 
 # %% ../../nbs/24_synth.ipynb #2723dda9
 _CONFIG = """\

@@ -9,7 +9,7 @@ import numpy as np
 from .runs import atomic_write
 
 # %% auto #0
-__all__ = ['FAST_ROWS', 'float_text', 'column_text', 'release_arrow_memory', 'csv_blocks', 'write_csv']
+__all__ = ['FAST_ROWS', 'float_text', 'column_text', 'release_arrow_memory', 'release_memory', 'csv_blocks', 'write_csv']
 
 # %% ../../nbs/08_csvio.ipynb #f45ab2bb
 _LAYOUTS_AGREE = (1e-4, 1e9)        # |x| in this range (or 0): Arrow's shortest digits are laid out as Python's repr (bar ".0")
@@ -61,6 +61,14 @@ def release_arrow_memory():
     "Hand memory Arrow's allocator keeps for reuse back to the system (after reading or writing a large table)."
     import pyarrow as pa
     pa.default_memory_pool().release_unused()
+
+def release_memory():
+    """After a phase that built and dropped many objects (loading a dataset): hand the C allocator's free pages back to the system
+    (glibc's `malloc_trim`, where there is one), so that Arrow's allocator, which cannot reuse them, does not add to the peak."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError): pass                   # not glibc: nothing to do
 
 def csv_blocks(frame, rows: int = 65_536):
     """The CSV text of a data frame without its index, as bytes in blocks of `rows` rows (header first), each block built by

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import re
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 # %% auto #0
 __all__ = ['PROTOCOL_VERSION', 'CONTEXT_FREE', 'CORRECT_CONTEXT', 'SHUFFLED_CONTEXT', 'CONDITIONS', 'LABELLED_CONDITIONS',
@@ -46,9 +47,12 @@ class Category:
                 raise ValueError(f"category {self.key!r} needs a non-empty {attr}")
 
 # %% ../../nbs/01_vocab.ipynb #fb710a9c
+_WORDS = re.compile(r"[0-9a-z]+")
+
+@lru_cache(maxsize=4096)                 # answers name the same few categories again and again
 def _loose(text: str) -> str:
     "Casefold and join words with `_`, so that a display name and a key compare equal loosely."
-    return "_".join(re.findall(r"[0-9a-z]+", text.casefold()))
+    return "_".join(_WORDS.findall(text.casefold()))
 
 # %% ../../nbs/01_vocab.ipynb #0b5c20ac
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class LabelSpace:
             dup = sorted({v for v in values if values.count(v) > 1})
             if dup: raise ValueError(f"duplicate category {what}: {', '.join(dup)}")
 
-    @property
+    @cached_property                   # read for every answer a model gives
     def keys(self) -> tuple[str, ...]: return tuple(c.key for c in self.categories)
     @property
     def names(self) -> tuple[str, ...]: return tuple(c.name for c in self.categories)
@@ -80,10 +84,15 @@ class LabelSpace:
 
     def lookup(self, text: str) -> str | None:
         "The key whose key or display name matches `text` loosely (case, spaces, punctuation); else `None`."
-        wanted = _loose(text)
+        return self._loose_keys.get(_loose(text))
+
+    @cached_property
+    def _loose_keys(self) -> dict:
+        "The loose form of every key and display name → its key (the first category wins, in label-space order)."
+        out = {}
         for c in self.categories:
-            if wanted in (_loose(c.key), _loose(c.name)): return c.key
-        return None
+            for form in (_loose(c.key), _loose(c.name)): out.setdefault(form, c.key)
+        return out
 
     def to_records(self) -> list[dict]:
         "Plain dicts (key, name, definition), e.g. for manifests and YAML."

@@ -14,14 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from ..core.config import Config, load_config
 from ..core.csvio import write_csv
 from ..core.runs import RunFolder, atomic_write, create_run, write_json
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, PROTOCOL_VERSION, SHUFFLED_CONTEXT
 from ..core.errors import ConfigError
-from ..stats.simulate import design_validity
 from ..stats.endpoints import (CONTRASTS, ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS, PRIMARY, EndpointInput, check_analysis, model_contrast,
                                       family_decisions, results_to_dict, run_endpoints, to_jsonable)
 from ..adapters.dataset import Dataset, adapter_manifest
@@ -83,7 +81,7 @@ def paired_cell_deltas(model: str, ds: Dataset, mats: dict) -> pd.DataFrame:
                          "item": rep(ds.pair_item), "category": pd.Categorical.from_codes(np.tile(np.arange(C), ds.n_pairs), list(ds.categories)), "score_context_free": f, "score_correct_context": c,
                          "score_shuffled_context": s, "shuffled_donors": rep(mats["donors"]), "y_free": ds.y_free.ravel(),
                          "y_correct": ds.y_correct.ravel(), "delta_ref": ds.delta_ref.ravel(), "delta_model": c - f,
-                         "delta_shuffled": s - f})
+                         "delta_shuffled": s - f}, copy=False)        # the arrays as they are: no second copy of a million rows
 
 # %% ../../nbs/27_analyze.ipynb #4a937f02
 def _fmt(x, nd=3):
@@ -224,7 +222,11 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
     if "scores" not in run.artifacts: run.add_artifact("scores", _write_scores(run.path/"scores.csv", df))
     models, results, checked, kept = list(pd.unique(df["model"])), {}, {}, {}
     slugs = model_slugs(models)
-    for model in tqdm(models, desc="endpoints", unit="model", disable=quiet):
+    if quiet: progress = models
+    else:                                                # the progress bar's module only when a bar is shown
+        from tqdm.auto import tqdm
+        progress = tqdm(models, desc="endpoints", unit="model")
+    for model in progress:
         mats = score_matrices(df, ds, model, cells)
         complete = ~np.isnan(np.hstack([mats[c] for c in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT)])).any(1)
         donors = mats["n_donors"][complete]
@@ -237,6 +239,7 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
         if validity and config.analysis.design_validity and complete.any():     # the tests' behaviour at this very design
             D = max(int(donors.max()), 1)
             if D not in checked:
+                from carebench.stats.simulate import design_validity     # the simulation machinery, only when it runs
                 checked[D] = design_validity(ds.n_patients, int(np.median(np.bincount(ds.cluster))), len(ds.categories),
                                              ds.observers_per_pair, D, config.analysis, config.seed)
             res["validity"] = checked[D]

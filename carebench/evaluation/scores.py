@@ -5,6 +5,7 @@
 # %% ../../nbs/26_scores.ipynb #fa2879b4
 from __future__ import annotations
 import csv
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +19,9 @@ from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CON
 from ..adapters.dataset import Dataset
 
 # %% auto #0
-__all__ = ['SCORE_COLUMNS', 'OPTIONAL_COLUMNS', 'PROBLEM_COLUMNS', 'TEXT_COLUMNS', 'ScoreValidationError', 'read_scores',
-           'ScoreCells', 'score_cells', 'validate_scores', 'score_matrices', 'planted_scores']
+__all__ = ['SCORE_COLUMNS', 'OPTIONAL_COLUMNS', 'PROBLEM_COLUMNS', 'TEXT_COLUMNS', 'ScoreValidationError', 'read_csv_text',
+           'concat_scores', 'read_scores', 'ScoreCells', 'score_cells', 'validate_scores', 'score_matrices',
+           'planted_scores']
 
 # %% ../../nbs/26_scores.ipynb #eb000bac
 SCORE_COLUMNS = ("model", "condition", "patient_id", "item", "category", "score")
@@ -46,8 +48,8 @@ def _text_column(s: pd.Series) -> pd.Series:
     if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s) and not s.isna().any(): return s.astype(str)
     return s.map(_text)
 
-def _read_csv_text(path: Path) -> pd.DataFrame:
-    """Every cell of a CSV file as text, the long format's text columns as categories (a code per cell, each distinct text once:
+def read_csv_text(path: Path, categories=TEXT_COLUMNS) -> pd.DataFrame:
+    """Every cell of a CSV file as text, the columns named in `categories` (default: the long format's text columns) as categories (a code per cell, each distinct text once:
     a tenth of the memory of three million strings). Arrow's multi-threaded reader where it reads the file as pandas would
     (a header of distinct, non-empty names; any file it refuses goes to pandas' own reader)."""
     try:
@@ -56,7 +58,7 @@ def _read_csv_text(path: Path) -> pd.DataFrame:
         lines = head.decode("utf-8-sig", errors="replace").splitlines()
         names = next(csv.reader(lines[:1]))
         if len(lines) > 1 and names and all(names) and len(set(names)) == len(names):
-            types = {n: pa.dictionary(pa.int32(), pa.string()) if n in TEXT_COLUMNS else pa.string() for n in names}
+            types = {n: pa.dictionary(pa.int32(), pa.string()) if n in categories else pa.string() for n in names}
             table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(newlines_in_values=True),
                                   convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False,
                                                                       quoted_strings_can_be_null=False))
@@ -67,7 +69,21 @@ def _read_csv_text(path: Path) -> pd.DataFrame:
                 return df
     except (ImportError, UnicodeDecodeError, csv.Error, StopIteration, ValueError, OSError): pass   # pyarrow's errors are ValueErrors
     df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
-    return df.astype({c: "category" for c in TEXT_COLUMNS if c in df.columns})
+    return df.astype({c: "category" for c in categories if c in df.columns})
+
+def concat_scores(frames: list) -> pd.DataFrame:
+    """Score frames one below the other; a text column that is categorical in every frame stays categorical (the union of their
+    categories), instead of becoming one string object per cell."""
+    frames = [f for f in frames]
+    if len(frames) == 1: return frames[0].reset_index(drop=True)
+    out = {}
+    for c in dict.fromkeys(c for f in frames for c in f.columns):
+        cols = [f[c] if c in f.columns else pd.Series([pd.NA] * len(f), dtype=object) for f in frames]
+        if all(isinstance(s.dtype, pd.CategoricalDtype) for s in cols):
+            from pandas.api.types import union_categoricals
+            out[c] = union_categoricals([s.array for s in cols])
+        else: out[c] = pd.concat(cols, ignore_index=True)
+    return pd.DataFrame(out)
 
 def read_scores(path) -> pd.DataFrame:
     """Read a long score file (CSV as text, or Parquet) with a `row` column holding spreadsheet row numbers. The text columns
@@ -79,7 +95,7 @@ def read_scores(path) -> pd.DataFrame:
             df = pd.read_parquet(path)
             first = 1
         else:
-            df = _read_csv_text(path)
+            df = read_csv_text(path)
             first = 2
     except (ValueError, OSError, UnicodeDecodeError, ImportError) as e:
         raise InputFileError(f"cannot read the score file ({type(e).__name__}: {str(e)[:80]})", file=str(path)) from None
@@ -148,18 +164,21 @@ def score_cells(df: pd.DataFrame, ds: Dataset) -> ScoreCells:
     scored = np.flatnonzero((dp >= 0) & (di >= 0))           # dataset pairs that occur in the file
     hit = pd.Index(dp[scored] * np.int64(len(i_ids)) + di[scored]).get_indexer(p_code * np.int64(len(i_ids)) + i_code)
     hit[(p_code < 0) | (i_code < 0)] = -1
-    pair = np.full(len(hit), -1, dtype=np.int64)
+    pair = np.full(len(hit), -1, dtype=np.int32 if len(scored) < 2 ** 31 else np.int64)
     pair[hit >= 0] = scored[hit[hit >= 0]]
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(float)
-    return ScoreCells(pair, _lookup(df["category"], ds.categories), score)
+    return ScoreCells(pair, _lookup(df["category"], ds.categories).astype(np.int32), score)
 
-def _row_key(*codes) -> np.ndarray:
-    "One integer per row for a tuple of integer codes, numbered by first appearance (combined column by column: no overflow)."
-    key = None
+def _row_key(codes) -> np.ndarray:
+    """One integer per row for a tuple of integer codes (an iterable of code arrays, taken one at a time): equal tuples, equal
+    integers. Mixed radix; renumbered in between only where the product of the ranges could overflow."""
+    key, radix = None, 1
     for c in codes:
         c = np.asarray(c, np.int64) + 1                       # −1 (missing) is a value of its own
-        key = c if key is None else key * (int(c.max(initial=0)) + 1) + c
-        key = pd.factorize(key)[0].astype(np.int64)
+        size = int(c.max(initial=0)) + 1
+        if key is not None and radix * size >= 2 ** 62:
+            key = pd.factorize(key)[0].astype(np.int64); radix = int(key.max(initial=0)) + 1
+        key, radix = (c, size) if key is None else (key * size + c, radix * size)
     return key
 
 def validate_scores(df: pd.DataFrame, ds: Dataset, cells: ScoreCells | None = None) -> pd.DataFrame:
@@ -188,11 +207,15 @@ def validate_scores(df: pd.DataFrame, ds: Dataset, cells: ScoreCells | None = No
                       "a context-free score has no context patient"),
     ]
     donor_code = np.where(shuf, _codes_of(donor)[0], -1)      # only shuffled scores are told apart by their donor
-    key = _row_key(*(_codes_of(df[c])[0] for c in ("model", "condition", "patient_id", "item", "category")), donor_code)
-    origin = np.unique(key, return_index=True)[1][key]        # each row's first row with the same key
-    dup = origin != np.arange(len(key))
+    key = _row_key(itertools.chain((_codes_of(df[c])[0] for c in ("model", "condition", "patient_id", "item", "category")), [donor_code]))
+    del donor_code
+    order = np.argsort(key, kind="stable")                   # equal keys side by side, each group in row order
+    key = key[order]
+    start = np.r_[True, key[1:] != key[:-1]]
+    dup = np.zeros(len(key), bool); dup[order] = ~start
     if dup.any():
-        first_row = df["row"].to_numpy()[origin]
+        first = order[np.maximum.accumulate(np.where(start, np.arange(len(key)), 0))]   # each sorted row's group's first row
+        first_row = np.empty(len(key), np.int64); first_row[order] = df["row"].to_numpy()[first]
         found.append(_problem_rows(df.assign(first=first_row), dup, "duplicate", "score",
                                    lambda d: "duplicate of row " + d["first"].astype(str) + " (same model, condition, patient, item, category and donor)"))
     found.append(_missing_cells(df, ds, cells))
@@ -204,7 +227,7 @@ def _missing_cells(df: pd.DataFrame, ds: Dataset, cells: ScoreCells) -> pd.DataF
     "One problem per model × condition that lacks a score for some pair × category of the dataset."
     out, C = [], len(ds.categories)
     known = (cells.pair >= 0) & (cells.category >= 0)
-    cell = cells.pair * C + cells.category
+    cell = cells.pair.astype(np.int64) * C + cells.category
     for model in pd.unique(df["model"]):
         is_model = (df["model"] == model).to_numpy(bool)
         for cond in CONDITIONS:
@@ -235,7 +258,7 @@ def score_matrices(df: pd.DataFrame, ds: Dataset, model: str, cells: ScoreCells 
     cells = cells if cells is not None else score_cells(df, ds)
     N, C = ds.n_pairs, len(ds.categories)
     mine = (df["model"] == model).to_numpy(bool) & (cells.pair >= 0) & (cells.category >= 0)
-    cell = cells.pair * C + cells.category
+    cell = cells.pair.astype(np.int64) * C + cells.category
     out, counts = {}, {}
     for cond in CONDITIONS:
         sel = mine & (df["condition"] == cond).to_numpy(bool)

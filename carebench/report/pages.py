@@ -24,11 +24,12 @@ from ..core.errors import CareBenchError
 from ..core.vocab import CONDITIONS, CONTEXT_FREE, PROTOCOL_VERSION
 from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
+from ..evaluation.scores import read_csv_text
 
 # %% auto #0
-__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'AUTHOR', 'read_table', 'RunView',
-           'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names', 'ReportParameterError', 'pick',
-           'mock_models', 'track_models', 'failed_models', 'banner', 'dataset_table', 'delta_ref_table',
+__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'AUTHOR', 'read_table',
+           'RunView', 'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names', 'ReportParameterError',
+           'pick', 'mock_models', 'track_models', 'failed_models', 'banner', 'dataset_table', 'delta_ref_table',
            'observer_agreement', 'endpoint_table', 'endpoint_definitions', 'per_category_table', 'condition_table',
            'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement',
            'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'reliability_table',
@@ -46,7 +47,7 @@ def read_table(path) -> pd.DataFrame:
     as numbers when all its non-empty cells are numbers (an empty cell, e.g. a delta left out, is then NaN)."""
     problem = file_problem(path)
     if problem: raise RunFolderError(f"{path}: {problem}")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    df = read_csv_text(path, TEXT_COLUMNS)                  # Arrow's reader for the large ones, text columns as categories
     for c in df.columns:
         if c in TEXT_COLUMNS: continue
         filled = df[c] != ""
@@ -155,10 +156,13 @@ def _column_format(col: pd.Series, digits: int):
         return str(v)
     return fmt, bool(nums) and len(nums) == len(vals)
 
+MAX_ROWS = 2000        # a page shows at most this many rows of a table (a browser chokes on 50,000); the caption says so
+
 class Table:
     """A table as a page shows it: no index column and no empty header row (the index becomes ordinary columns), numbers
     rounded, "–" where a value does not apply, long values wrapped (never cut), and a caption that says what to read."""
-    def __init__(self, df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False):
+    def __init__(self, df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False,
+                 max_rows: int | None = MAX_ROWS):
         named = df.index.nlevels > 1 or df.index.name is not None
         frame = (df.reset_index() if named else df.reset_index(drop=True)) if len(df.columns) or named else df
         if {"CI low", "CI high"} <= set(frame.columns):            # one interval column: [low, high]
@@ -168,14 +172,15 @@ class Table:
             frame = frame.drop(columns=["CI low", "CI high"])
             frame.insert(at, "CI", ci)
         self.frame = frame.rename(columns=COLUMN_NAMES)
-        self.caption, self.digits, self.empty, self.collapsed = caption, digits, empty, collapsed
+        self.caption, self.digits, self.empty, self.collapsed, self.max_rows = caption, digits, empty, collapsed, max_rows
 
     def _formats(self) -> list: return [_column_format(self.frame[c], self.digits) for c in self.frame.columns]
 
-    def rows(self, formats=None) -> list:
-        "The cells as the page writes them (header first)."
+    def rows(self, formats=None, limit: int | None = None) -> list:
+        "The cells as the page writes them (header first; the first `limit` rows when given)."
         fmts = [f for f, _ in formats or self._formats()]
-        return [list(map(str, self.frame.columns))] + [[f(v) for f, v in zip(fmts, r)] for r in self.frame.itertuples(index=False)]
+        body = self.frame if limit is None else self.frame.head(limit)
+        return [list(map(str, self.frame.columns))] + [[f(v) for f, v in zip(fmts, r)] for r in body.itertuples(index=False)]
 
     def _repr_html_(self) -> str:
         esc = html.escape
@@ -183,22 +188,28 @@ class Table:
         if self.frame.empty: return f'<p class="cb-empty"><em>{esc(self.empty)}</em></p>'
         formats = self._formats()                                   # once per column, for the cells and their alignment
         numeric = [n for _, n in formats]
-        head, *body = self.rows(formats)
+        head, *body = self.rows(formats, self.max_rows)
+        n = len(self.frame)
+        note = f'<p class="cb-caption">The first {len(body):,} of {n:,} rows are shown.</p>' if len(body) < n else ""
         long = lambda v: max(map(len, v.split()), default=0) > 24          # a hash or a path: may break anywhere, never widen the page
         td = lambda v, n: (f'<td style="text-align:{"right" if n else "left"}'
                            f'{";word-break:break-all;min-width:12em" if long(v) else ""}">{esc(v)}</td>')
         out = ('<div style="overflow-x:auto"><table class="cb-table"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
                + "".join("<tr>" + "".join(td(v, n) for v, n in zip(r, numeric)) + "</tr>" for r in body) + "</tbody></table></div>")
-        folded = self.collapsed is True or (not isinstance(self.collapsed, bool) and len(body) > self.collapsed)
-        if folded: return f"<details><summary>{esc(self.caption or 'table')} ({len(body):,} rows)</summary>{out}</details>"
-        return out + cap
+        folded = self.collapsed is True or (not isinstance(self.collapsed, bool) and n > self.collapsed)
+        if folded: return f"<details><summary>{esc(self.caption or 'table')} ({n:,} rows)</summary>{out}{note}</details>"
+        return out + note + cap
 
-    def __repr__(self) -> str: return (self.caption + "\n" if self.caption else "") + (self.frame.to_string(index=False) if len(self.frame) else self.empty)
+    def __repr__(self) -> str:
+        shown = self.frame if self.max_rows is None else self.frame.head(self.max_rows)
+        more = f"\n(the first {len(shown):,} of {len(self.frame):,} rows)" if len(shown) < len(self.frame) else ""
+        return (self.caption + "\n" if self.caption else "") + (shown.to_string(index=False) + more if len(self.frame) else self.empty)
 
-def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False) -> Table:
+def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False,
+          max_rows: int | None = MAX_ROWS) -> Table:
     """Show `df` on a page (see `Table`); `empty` is said instead of an empty table, `collapsed` folds the table under its caption
     (`True`), or when it has more rows than a number."""
-    return Table(df, caption, digits, empty, collapsed)
+    return Table(df, caption, digits, empty, collapsed, max_rows)
 
 # %% ../../nbs/40_report.ipynb #4c57c511
 def _plt():

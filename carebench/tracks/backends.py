@@ -149,6 +149,7 @@ class DryRunBackend(Backend):
         ds = self.ctx.dataset
         if ds is None: raise ValueError("the dry_run backend needs the dataset (for the planted alignment with Δ_ref)")
         self._dref = {(p, i): d for p, i, d in zip(ds.pair_patient, ds.pair_item, ds.delta_ref)}
+        self._bases, self._shifts = {}, {}
 
     def identity(self) -> dict: return {"name": self.name, **{k: v for k, v in dataclasses.asdict(self.options).items()
                                                                if k not in ("delay_s", "call_log")}}
@@ -179,15 +180,14 @@ class DryRunBackend(Backend):
         "The mock's scores for one request, a function of (seed, model, condition, patient, item, context patient, variant) only."
         o, keys, m = self.options, self.ctx.label_space.keys, self.model.id
         p, item, cond, ctxp = meta["patient_id"], meta["item"], meta["condition"], meta.get("context_patient_id") or ""
-        base_rng = rng_for(o.seed, m, "base", p, item)
-        base, zero = base_rng.uniform(0.05, 0.95, len(keys)), base_rng.random(len(keys)) < o.zero_inflation
+        base, zero = self._base(p, item)
         k = int(meta.get("format") or 0)
         variant = [v for v in (meta.get("perturbation"), f"format {k}" if k else None) if v]     # another prompt: noise of its own
         s = base.copy()
         if cond == CONTEXT_FREE and o.retest_noise:
             s = np.clip(base + o.retest_noise * rng_for(o.seed, m, "retest", p, item, int(meta.get("replicate") or 0), *variant).normal(size=len(keys)), 0, 1)
         if cond != CONTEXT_FREE:
-            shift = o.nonspecific * rng_for(o.seed, m, "context", ctxp).normal(size=len(keys))
+            shift = self._shift(ctxp)
             noise = o.noise * rng_for(o.seed, m, "noise", cond, p, item, ctxp, *variant).normal(size=len(keys))
             sees = o.field_dependence is None or o.field_dependence in (meta.get("fields") or ())
             dref = self._dref[(p, item)]
@@ -195,6 +195,22 @@ class DryRunBackend(Backend):
             s = np.clip(base + aligned + shift + noise, 0, 1)
         s = np.where(zero, 0.0, s)
         return dict(zip(keys, np.round(s, 4).tolist()))
+
+    def _base(self, p: str, item: str) -> tuple:
+        "A pair's context-free scores and zeroed categories (drawn once per pair: its three conditions share them)."
+        got = self._bases.get((p, item))
+        if got is None:
+            o, C = self.options, len(self.ctx.label_space.keys)
+            r = rng_for(o.seed, self.model.id, "base", p, item)
+            got = self._bases[(p, item)] = (r.uniform(0.05, 0.95, C), r.random(C) < o.zero_inflation)
+        return got
+
+    def _shift(self, ctxp: str):
+        "The nonspecific shift any chart of patient `ctxp` causes (drawn once per context patient)."
+        if ctxp not in self._shifts:
+            o = self.options
+            self._shifts[ctxp] = o.nonspecific * rng_for(o.seed, self.model.id, "context", ctxp).normal(size=len(self.ctx.label_space.keys))
+        return self._shifts[ctxp]
 
     def _text(self, meta: dict, scores: dict) -> str:
         o = self.options

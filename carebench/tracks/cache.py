@@ -143,17 +143,19 @@ class ResponseCache:
         keys = list(keys)[:500]
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            q = f"SELECT key, status, updated, lease_owner, lease_until, recorded_by FROM responses WHERE key IN ({','.join('?' * len(keys))})"
-            rows = {k: rest for k, *rest in self.db.execute(q, keys)} if keys else {}
-            examined = 0
-            for k in keys:
-                if len(claimed) == n: break
-                examined += 1
-                st, updated, owner, until, by = rows.get(k, ("pending", 0.0, None, None, None))
-                peer = by not in (None, self.owner) and alive.setdefault((by, round(updated)), _owner_alive(by, updated, self.lease_s))
-                if st == "done" or (st == "failed" and (updated >= since or peer)): settled.append(k)
-                elif owner and owner != self.owner and (until or 0) > now and alive.setdefault(owner, _owner_alive(owner)): busy.append(k)
-                else: claimed.append(k)
+            examined, step = 0, max(4 * n, 32)             # read the keys' states a few batches at a time, not all 500
+            while examined < len(keys) and len(claimed) < n:
+                chunk = keys[examined:examined + step]
+                q = f"SELECT key, status, updated, lease_owner, lease_until, recorded_by FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+                rows = {k: rest for k, *rest in self.db.execute(q, chunk)}
+                for k in chunk:
+                    if len(claimed) == n: break
+                    examined += 1
+                    st, updated, owner, until, by = rows.get(k, ("pending", 0.0, None, None, None))
+                    peer = by not in (None, self.owner) and alive.setdefault((by, round(updated)), _owner_alive(by, updated, self.lease_s))
+                    if st == "done" or (st == "failed" and (updated >= since or peer)): settled.append(k)
+                    elif owner and owner != self.owner and (until or 0) > now and alive.setdefault(owner, _owner_alive(owner)): busy.append(k)
+                    else: claimed.append(k)
             self.db.executemany("UPDATE responses SET lease_owner = ?, lease_until = ? WHERE key = ?",
                                 [(self.owner, now + self.lease_s, k) for k in claimed])
             self.db.execute("COMMIT")
@@ -173,9 +175,10 @@ class ResponseCache:
         "Give up every lease this process holds (its unfinished keys become claimable at once)."
         self.db.execute("UPDATE responses SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", (self.owner,))
 
-    def work(self, keys: list, batch_size: int, since: float, poll_s: float = 0.2):
+    def work(self, keys: list, batch_size: int, since: float, poll_s: float = 0.2, ahead: int = 8):
         """Yield batches of `keys` leased to this process until every key is settled here or elsewhere; leases are renewed
-        meanwhile and released at the end (also on an error or an interrupt). Keys leased by others are waited for."""
+        meanwhile and released at the end (also on an error or an interrupt). Keys leased by others are waited for. Up to `ahead`
+        batches are leased in one transaction (each is still recorded as soon as it is answered)."""
         stop = threading.Event()
         keeper = threading.Thread(target=self._renew, args=(stop,), daemon=True); keeper.start()
         queue, pos, later, progressed = list(keys), 0, [], False
@@ -184,11 +187,11 @@ class ResponseCache:
                 if pos >= len(queue):
                     if not progressed: time.sleep(poll_s)          # all that is left is leased by others: let them finish
                     queue, pos, later, progressed = later, 0, [], False
-                claimed, settled, busy, examined = self.claim(queue[pos:pos + 500], batch_size, since)
+                claimed, settled, busy, examined = self.claim(queue[pos:pos + 500], batch_size * ahead, since)
                 pos += examined; later += busy
                 progressed |= bool(claimed or settled)
                 if settled: yield [], settled
-                if claimed: yield claimed, []
+                for b in range(0, len(claimed), batch_size): yield claimed[b:b + batch_size], []
         finally:
             stop.set(); keeper.join()
             self.release()
@@ -201,6 +204,14 @@ class ResponseCache:
             q = f"SELECT key, status, response, scores, error_kind, error, attempts FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
             for k, st, resp, sc, kind, err, att in self.db.execute(q, chunk):
                 out[k] = dict(status=st, response=resp, scores=json.loads(sc) if sc else None, error_kind=kind, error=err, attempts=att)
+        return out
+
+    def statuses(self, keys) -> dict:
+        "key → status (pending, done or failed) for the keys present: what resuming needs, without loading the answers."
+        out, keys = {}, list(keys)
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            out.update(self.db.execute(f"SELECT key, status FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk))
         return out
 
     def status(self) -> list[dict]:

@@ -9,7 +9,6 @@ from typing import Literal, Protocol
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .splits import Fold, nested_folds
 
@@ -55,6 +54,7 @@ def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categor
     nested = nested_folds(evaluation, outer, inner, seed)
     fold_of = {p: o for o, (f, _) in enumerate(nested) for p in f.test}
     rows_loss, refits = [], {}                      # refits by their training patients: (f, g) and (g, f) share one
+    from tqdm.auto import tqdm                     # here, not at import: reading a config loads every track module
     for o, (fold, inners) in enumerate(tqdm(nested, desc=desc, unit="fold", disable=quiet)):
         learner.prepare(fold)
         losses = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .settings import PromptConfig
 from ..core.seeds import rng_for
@@ -16,7 +17,7 @@ from ..adapters.dataset import Patient
 # %% auto #0
 __all__ = ['DEFAULT_SYSTEM', 'DEFAULT_INSTRUCTIONS', 'DEFAULT_QUESTION', 'DEFAULT_LINES_INSTRUCTIONS', 'FORMAT_WORDINGS',
            'SEPARATORS', 'category_block', 'render_snapshot', 'Prompt', 'PromptFormat', 'sample_formats',
-           'build_prompt']
+           'build_prompt', 'PromptRecipe']
 
 # %% ../../nbs/30_prompts.ipynb #d451f28d
 DEFAULT_SYSTEM = ("You are a clinical informatics expert. You classify single items from electronic health records into "
@@ -126,13 +127,16 @@ def sample_formats(k: int, seed: int, label_space: LabelSpace) -> tuple:
     return tuple(out)
 
 # %% ../../nbs/30_prompts.ipynb #6706a7ee
+_rendered = lru_cache(maxsize=8192)(render_snapshot)           # a patient's chart is shown with each of its items: render it once
+_category_block = lru_cache(maxsize=64)(category_block)
+
 def build_prompt(item: str, patient: Patient | None, label_space: LabelSpace, settings: PromptConfig | None = None,
                  mode: str = "json", fmt: PromptFormat | None = None) -> Prompt:
     """The prompt for `item`, with `patient`'s snapshot as context (or none), laid out in format `fmt` (None: the default); a pure
     function of its arguments. Logprob questions stay in the label space's order (each is asked on its own)."""
     s, f = settings or PromptConfig(), fmt or PromptFormat()
-    system = (s.system or DEFAULT_SYSTEM) + "\n\n" + category_block(label_space, s.include_definitions, f.category_order)
-    parts = ([render_snapshot(patient, f.separator)] if patient is not None else []) + [f"EHR item: {item}"]
+    system = (s.system or DEFAULT_SYSTEM) + "\n\n" + _category_block(label_space, s.include_definitions, f.category_order)
+    parts = ([_rendered(patient, f.separator)] if patient is not None else []) + [f"EHR item: {item}"]
     shown = f.category_order or label_space.keys
     if mode == "json":
         if f.layout == "lines":
@@ -148,3 +152,24 @@ def build_prompt(item: str, patient: Patient | None, label_space: LabelSpace, se
         questions = tuple(q.replace("{name}", c.name).replace("{key}", c.key).replace("{definition}", c.definition) for c in label_space)
         return Prompt(({"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}), mode, questions)
     raise ValueError(f"unknown scoring mode {mode!r} (json or logprob)")
+
+# %% ../../nbs/30_prompts.ipynb #f63221a5
+class PromptRecipe:
+    "The arguments of `build_prompt`, standing for the prompt they build: every attribute of a `Prompt`, built when read."
+    __slots__ = ("args", "layout")
+
+    def __init__(self, item: str, patient: Patient | None, label_space: LabelSpace, settings: PromptConfig | None = None,
+                 mode: str = "json", fmt: PromptFormat | None = None):
+        self.args = (item, patient, label_space, settings, mode, fmt)
+        self.layout = (fmt or PromptFormat()).layout if mode == "json" else "json"    # what the parser needs for every answer
+
+    def build(self) -> Prompt: return build_prompt(*self.args)
+    @property
+    def messages(self) -> tuple: return self.build().messages
+    @property
+    def questions(self) -> tuple: return self.build().questions
+    @property
+    def mode(self) -> str: return self.args[4]
+    @property
+    def hash(self) -> str: return self.build().hash
+    def with_question(self, q: str) -> tuple: return self.build().with_question(q)

@@ -8,15 +8,18 @@ import dataclasses
 import hashlib
 import json
 import time
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from ..core.config import Config, redact_secrets, redact_text, to_plain
 from ..core.errors import ConfigError
+from ..core.csvio import write_csv
 from ..core.runs import atomic_write, write_json
+from ..evaluation.scores import concat_scores, read_csv_text
 from ..core.seeds import rng_for
 from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..adapters.dataset import Dataset
@@ -27,7 +30,7 @@ from .cache import ResponseCache, cache_key, default_cache_path
 from .donors import assign_donors
 from .parsing import ParseError, parse_scores
 from .perturbations import format_spread, parse_perturbations, perturb, perturbation_effects, replicate_noise
-from .prompts import Prompt, build_prompt, sample_formats
+from .prompts import Prompt, PromptRecipe, build_prompt, sample_formats
 from .settings import ModelConfig, ReasoningConfig
 from .track import Merged, Track, register_track
 import carebench.tracks.hf_backend, carebench.tracks.vllm_backend, carebench.tracks.openai_backend   # register the backends
@@ -55,22 +58,25 @@ def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend
     repair = {"attempts": rc.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} \
         if model.scoring_mode == "json" else None                 # a repaired answer is another answer
     patients = {p.id: p for p in ds.patients}
-    by_pair = donors.groupby(["patient_id", "item"], sort=False)
+    by_pair = {}                                                  # (patient, item) → its donor slots, in the map's order
+    for p, i, d, s in zip(donors["patient_id"], donors["item"], donors["donor_patient_id"], donors["slot"]):
+        by_pair.setdefault((p, i), []).append((d, int(s)))
+    identity = backend.identity()
     perts = parse_perturbations(rc.perturbations, snapshot_field_names(ds)) if rc.perturbations else []
     pool = tuple((p.id, f, t) for p in ds.patients for f, t in p.texts() if t.strip()) if perts else ()
     formats = sample_formats(rc.formats, config.seed, ds.label_space)
     retest = rng_for(config.seed, "replicate_order").permutation(ds.n_pairs) if rc.replicates > 1 else None
 
     def request(item, shown, meta, fmt=None, replicate=0):
-        prompt = build_prompt(item, shown, ds.label_space, rc.prompt, model.scoring_mode, fmt)
-        key = cache_key(model=model.id, revision=model.revision, backend=backend.identity(), mode=model.scoring_mode, generation=gen,
-                        prompt=prompt.hash, repair=repair, extra=backend.key_extra(meta), **({"replicate": replicate} if replicate else {}))
+        prompt = PromptRecipe(item, shown, ds.label_space, rc.prompt, model.scoring_mode, fmt)   # built when asked: no text is kept
+        key = cache_key(model=model.id, revision=model.revision, backend=identity, mode=model.scoring_mode, generation=gen,
+                        prompt=prompt.build().hash, repair=repair, extra=backend.key_extra(meta), **({"replicate": replicate} if replicate else {}))
         return Request(key, prompt, meta)
 
     out = []
     for i, (pid, item) in enumerate(zip(ds.pair_patient, ds.pair_item)):
         ctx = [(CONTEXT_FREE, None, None), (CORRECT_CONTEXT, pid, None)]
-        ctx += [(SHUFFLED_CONTEXT, d.donor_patient_id, int(d.slot)) for d in by_pair.get_group((pid, item)).itertuples()]
+        ctx += [(SHUFFLED_CONTEXT, d, s) for d, s in by_pair.get((pid, item), ())]
         for k, fmt in enumerate(formats):
             for cond, cpid, slot in ctx:
                 meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=cpid, slot=slot,
@@ -172,6 +178,33 @@ def _compute(model: str, device: str, reqs: list, asked: set, usage: dict, secon
                          cache_hit_rate=round((len(ks) - n_asked) / len(ks), 4) if ks else None))
     return pd.DataFrame(rows)
 
+class _Rows:
+    """A long table of scores gathered request by request: each request's own fields once, its scores as (category, value)
+    in the answer's order; `frame` repeats a request's fields on each of its rows (text as categories, numbers as numbers)."""
+    def __init__(self, columns: list, keys: tuple):
+        self.columns, self.keys = columns, tuple(keys)
+        self.names = [c for c in columns if c not in ("category", "score")]
+        self.fields, self.code = [[] for _ in self.names], {k: j for j, k in enumerate(self.keys)}
+        self.count, self.cat, self.val = array("q"), array("q"), array("d")
+
+    def add(self, fields: tuple, scores: dict):
+        for col, v in zip(self.fields, fields): col.append(v)
+        self.count.append(len(scores)); self.cat.extend(map(self.code.__getitem__, scores)); self.val.extend(scores.values())
+
+    def frame(self) -> pd.DataFrame:
+        n = np.frombuffer(self.count, dtype=np.int64) if len(self.count) else np.zeros(0, np.int64)
+        out = {}
+        for c in self.columns:
+            if c == "category": out[c] = pd.Categorical.from_codes(np.frombuffer(self.cat, dtype=np.int64) if len(self.cat) else np.zeros(0, np.int64), self.keys)
+            elif c == "score": out[c] = np.frombuffer(self.val, dtype=np.float64).copy() if len(self.val) else np.zeros(0)
+            else:
+                col = self.fields[self.names.index(c)]
+                if col and all(type(v) is int for v in col): out[c] = np.repeat(np.asarray(col, dtype=np.int64), n)
+                else:
+                    codes, values = pd.factorize(np.asarray(col, dtype=object))
+                    out[c] = pd.Categorical.from_codes(np.repeat(codes, n), values)
+        return pd.DataFrame(out, columns=self.columns)
+
 def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: Backend, config: Config,
                 cache: ResponseCache, quiet: bool = True) -> ModelScores:
     "Plan, resume, ask, parse and collect one model's scores under the three conditions, counting what the calls cost."
@@ -180,9 +213,10 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     reqs = plan_requests(ds, donors, model, backend, config)
     unique = {r.key: r for r in reqs}
     cache.register(list(unique), model.id, backend.name, mode)
-    known = cache.get(list(unique))
-    todo = [k for k in unique if known[k]["status"] != "done"]
+    known = cache.statuses(list(unique))
+    todo = [k for k in unique if known[k] != "done"]
     asked, usage, seconds = set(), {}, {}
+    from tqdm.auto import tqdm                     # here, not at import: reading a config loads every track module
     with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=model.id, unit="call", disable=quiet) as bar:
         for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=t0):   # shared with other processes
             if claimed:
@@ -191,24 +225,25 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
                 share = (time.perf_counter() - t) / len(claimed)                 # a batch's wall time, shared out by its calls
                 seconds.update((k, share) for k in claimed); asked.update(claimed)
             bar.update(len(claimed) + len(settled))
-    final = cache.get(list(unique))
-    rows, errs, prows, frows, rrows = [], [], [], [], []
-    for r in reqs:
-        rec, m = final[r.key], r.meta
-        cond, pert, fmt, rep = _variant(m)
-        if rec["status"] != "done":
-            errs.append((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", rec["error_kind"] or "pending",
-                         rec["error"] or "", rec["attempts"], pert, fmt, rep)); continue
-        for k, v in rec["scores"].items():
-            if pert: prows.append((model.id, pert, m["patient_id"], m["item"], k, v, mode))
-            elif fmt: frows.append((model.id, fmt, cond, m["patient_id"], m["item"], k, v, m["context_patient_id"] or "", mode))
-            elif rep: rrows.append((model.id, rep, m["patient_id"], m["item"], k, v, mode))
-            else: rows.append((model.id, cond, m["patient_id"], m["item"], k, v, m["context_patient_id"] or "", mode))
     cols = ["model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"]
-    scores = pd.DataFrame(rows, columns=cols)
-    perturbed = pd.DataFrame(prows, columns=["model", "perturbation", "patient_id", "item", "category", "score", "scoring_mode"])
-    formats = pd.DataFrame(frows, columns=["model", "format", *cols[1:]])
-    replicates = pd.DataFrame(rrows, columns=["model", "replicate", "patient_id", "item", "category", "score", "scoring_mode"])
+    tables = dict(main=_Rows(cols, ds.label_space.keys), pert=_Rows(["model", "perturbation", "patient_id", "item", "category", "score", "scoring_mode"], ds.label_space.keys),
+                  fmt=_Rows(["model", "format", *cols[1:]], ds.label_space.keys), rep=_Rows(["model", "replicate", "patient_id", "item", "category", "score", "scoring_mode"], ds.label_space.keys))
+    errs, failed = [], set()
+    for start in range(0, len(reqs), 4096):                 # the answers a block at a time: never all of them in memory
+        part = reqs[start:start + 4096]
+        final = cache.get([r.key for r in part])
+        for r in part:
+            rec, m = final[r.key], r.meta
+            cond, pert, fmt, rep = _variant(m)
+            if rec["status"] != "done":
+                failed.add(r.key)
+                errs.append((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", rec["error_kind"] or "pending",
+                             rec["error"] or "", rec["attempts"], pert, fmt, rep)); continue
+            if pert: tables["pert"].add((model.id, pert, m["patient_id"], m["item"], mode), rec["scores"])
+            elif fmt: tables["fmt"].add((model.id, fmt, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", mode), rec["scores"])
+            elif rep: tables["rep"].add((model.id, rep, m["patient_id"], m["item"], mode), rec["scores"])
+            else: tables["main"].add((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", mode), rec["scores"])
+    scores, perturbed, formats, replicates = (t.frame() for t in tables.values())
     errors = pd.DataFrame(errs, columns=["model", "condition", "patient_id", "item", "context_patient_id", "error_kind", "message", "attempts",
                                          "perturbation", "format", "replicate"])
     main = [r for r in reqs if _variant(r.meta)[1:] == ("", 0, 0)]      # the call table is the three conditions' of the main prompt
@@ -218,8 +253,7 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     calls = calls.join(fails, on="condition").fillna(0)
     calls["n_failed"] = calls[[c for c in fails.columns]].sum(1) if len(fails) else 0
     calls["n_done"] = calls["n_calls"] - calls["n_failed"]
-    compute = _compute(model.id, backend.device_name(), reqs, asked, usage, seconds,
-                       {k for k, v in final.items() if v["status"] != "done"})
+    compute = _compute(model.id, backend.device_name(), reqs, asked, usage, seconds, failed)
     stats = dict(model=model.id, backend=backend.name, scoring_mode=mode, n_requests=len(reqs), n_unique=len(unique),
                  n_from_cache=len(unique) - len(asked), n_asked=len(asked), n_failed=len(errors), seconds=round(time.time() - t0, 3),
                  prompt_tokens=int(compute["prompt_tokens"].sum()), completion_tokens=int(compute["completion_tokens"].sum()),
@@ -255,7 +289,7 @@ def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_pa
     folder.mkdir(parents=True, exist_ok=True)
     for name, df in (("scores", res.scores), ("errors", res.errors), ("calls", res.calls), ("compute", res.compute),
                      ("perturbation_scores", res.perturbed), ("format_scores", res.formats), ("replicate_scores", res.replicates)):
-        atomic_write(folder/f"{name}.csv", df.to_csv(index=False))
+        write_csv(folder/f"{name}.csv", df)
     write_json(folder/"stats.json", res.stats)
     return res.stats
 
@@ -319,7 +353,7 @@ class ReasoningTrack(Track):
         extra, rc, seed = {}, self.ctx.config.reasoning, self.ctx.config.seed
         for role, on in (("perturbation_scores", rc.perturbations), ("format_scores", rc.formats > 1), ("replicate_scores", rc.replicates > 1)):
             if not on: continue                                    # the suite's, the other formats' and the replicates' scores
-            atomic_write(run.path/f"{role}.csv", pd.concat([read(f/f"{role}.csv") for f in folders], ignore_index=True).to_csv(index=False))
+            write_csv(run.path/f"{role}.csv", concat_scores([read_csv_text(f/f"{role}.csv") for f in folders]))
             run.add_artifact(role, run.path/f"{role}.csv")
         if rc.perturbations:                                       # what each perturbation and format is, with its hash and seed
             extra["perturbations"] = [dict(spec=p.spec, target=p.target, hash=p.hash, seed=seed) for p in
@@ -329,7 +363,7 @@ class ReasoningTrack(Track):
                                      category_order=list(f.category_order or self.ctx.ds.label_space.keys))
                                 for k, f in enumerate(sample_formats(rc.formats, seed, self.ctx.ds.label_space))]
         if rc.replicates > 1: extra["replicates"] = dict(n=rc.replicates, condition=CONTEXT_FREE, seed=seed)
-        return Merged([read(f/"scores.csv") for f in folders], dict(calls=stats, compute=json.loads(compute.to_json(orient="records")), **extra))
+        return Merged([read_csv_text(f/"scores.csv") for f in folders], dict(calls=stats, compute=json.loads(compute.to_json(orient="records")), **extra))
 
     def analyse(self, run, analysis):
         """With the perturbation suite, per model and perturbation, the change of each contrast endpoint (`perturbation_effects.csv`);

@@ -15,10 +15,12 @@ import pandas as pd
 from ..core.config import Config, load_config, quote_value
 from ..core.errors import ConfigError
 from ..core.executors import run_jobs
+from ..core.csvio import write_csv
 from ..core.runs import atomic_write, create_run, write_json
 from ..adapters.dataset import adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
 from ..evaluation.analyze import Analysis, write_analysis
+from ..evaluation.scores import concat_scores
 from ..stats.endpoints import check_analysis
 from .donors import assign_donors
 from .track import TRACKS, RunContext, configured_tracks, track_names
@@ -112,8 +114,8 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
         for t, js in jobs:
             merged.append(t.merge(run, stats[at:at + len(js)])); at += len(js)
         run.update_manifest(**{k: v for m in merged for k, v in m.manifest.items()})
-        all_scores = pd.concat([s for m in merged for s in m.scores], ignore_index=True)
-        atomic_write(run.path/"scores.csv", all_scores.to_csv(index=False)); run.add_artifact("scores", run.path/"scores.csv")
+        all_scores = concat_scores([s for m in merged for s in m.scores])
+        write_csv(run.path/"scores.csv", all_scores); run.add_artifact("scores", run.path/"scores.csv")
         endpoints = {m: names for t in tracks for m, names in t.endpoints().items()}
         log.info("analysis: %d score rows of %d model(s)", len(all_scores), len(endpoints))
         res = write_analysis(run, ds, all_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, run.path/"scores.csv",
