@@ -4,7 +4,9 @@ Workload W1: 64 patients x 20 items x 10 categories, 1,000 bootstrap resamples, 
 endpoints of protocol 2 overall and per category (the loop reference computes percentile intervals, the package the
 configured method, studentized by default). Reports the median wall time of the whole battery and of each endpoint over
 --runs runs, peak memory, the speed-up over a Python-loop reference (bench/reference.py) and over
-scipy.stats.permutation_test for the sign-flip case, and the wall time of a whole `carebench analyze` process.
+scipy.stats.permutation_test for the sign-flip case, how far the battery is from the floor (`fused_floor`: the overall
+contrasts' sums, one product with all sign patterns and one with all bootstrap weights, in plain numpy), and the wall time
+of a whole `carebench analyze` process.
 
     python bench/stats.py [--runs 5] [--quick] [--json FILE]
 """
@@ -39,6 +41,29 @@ def timed(fn, runs):
     return float(np.median(times)), times
 
 
+def fused_floor(inp, cfg, seed=0):
+    """The least work the battery's inference needs, fused in plain numpy: the per-cell contrast of each tested endpoint, its
+    per-patient sums (one bincount), one product with all sign patterns (p-value) and one with all bootstrap weights
+    (percentile interval), overall only. What the package adds beyond this (per-category estimates, studentized intervals,
+    floors, power, described means) is what `battery / floor` measures."""
+    from carebench.stats.endpoints import MEAN_CONTRASTS
+    from carebench.stats.measures import effective_epsilon
+    rng = np.random.default_rng(seed)
+    P, eps = inp.n_patients, effective_epsilon(cfg.epsilon)
+    E = rng.choice(np.array([-1.0, 1.0]), size=(cfg.n_permutations, P))
+    W = rng.multinomial(P, np.full(P, 1.0 / P), size=cfg.n_bootstrap).astype(float)
+    out = {}
+    for name in ("context_specificity", "directional_alignment", "context_sensitivity"):
+        values, mask = MEAN_CONTRASTS[name](inp, eps)
+        m = np.ones(values.shape, bool) if mask is None else mask
+        S = np.bincount(inp.cluster, weights=np.where(m, values, 0.0).sum(1), minlength=P)
+        n = np.bincount(inp.cluster, weights=m.sum(1).astype(float), minlength=P)
+        p = (1 + (E @ S >= S.sum() - 1e-9 * np.abs(S).sum()).sum()) / (len(E) + 1)
+        reps = (W @ S) / (W @ n)
+        out[name] = (S.sum() / n.sum(), p, np.nanquantile(reps, [0.025, 0.975]))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
@@ -71,12 +96,19 @@ def main():
     figures["signflip_speedup_vs_scipy"] = t_scipy / t_ours
     figures["signflip_p_ours_vs_scipy"] = [float(ours()), float(scipy_version())]
 
+    floor_s, _ = timed(lambda: fused_floor(inp, cfg), runs)
+    figures["fused_floor_s"] = floor_s
+    figures["battery_over_floor"] = figures["battery_median_s"] / floor_s
+    figures["floor_overall_estimates_equal"] = all(abs(v[0] - run_endpoints(inp, cfg, 0, "W1", [k])[k].overall.estimate) < 1e-12
+                                                   for k, v in fused_floor(inp, cfg).items())
+
     if not args.quick:
         ref_runs = []
         for i in range(3):
             t = time.perf_counter(); ref = reference.battery(inp, seed=i); ref_runs.append(time.perf_counter() - t)
         figures["reference_loop_s"] = float(np.median(ref_runs))
         figures["speedup_vs_loop_reference"] = figures["reference_loop_s"] / figures["battery_median_s"]
+        figures["floor_speedup_vs_loop_reference"] = figures["reference_loop_s"] / floor_s
         mine = run_endpoints(inp, cfg, 0, "W1")
         figures["check_agreement_p_ours_vs_reference"] = [mine["directional_alignment"].overall.p_value, float(ref["directional_alignment"][1][-1])]
         figures["check_chance_rate_ours_vs_reference"] = [mine["directional_alignment"].overall.values["chance_rate"], float(ref["directional_alignment"][2][-1])]
