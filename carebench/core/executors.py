@@ -4,10 +4,8 @@
 
 # %% ../../nbs/06_executors.ipynb #efb85007
 from __future__ import annotations
-import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -43,6 +41,8 @@ def run_inline(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
 def run_local(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
     "Run the jobs in a pool of spawned processes."
     workers = settings.workers or min(len(jobs), os.cpu_count() or 1)
+    import multiprocessing                          # here: reading a config (which loads the track modules) never starts a pool
+    from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [(j, pool.submit(j.fn, *j.args, **j.kwargs)) for j in jobs]
         from concurrent.futures import as_completed

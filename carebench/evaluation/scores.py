@@ -6,6 +6,7 @@
 from __future__ import annotations
 import csv
 import itertools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,9 +20,9 @@ from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CON
 from ..adapters.dataset import Dataset
 
 # %% auto #0
-__all__ = ['SCORE_COLUMNS', 'OPTIONAL_COLUMNS', 'PROBLEM_COLUMNS', 'TEXT_COLUMNS', 'ScoreValidationError', 'read_csv_text',
-           'concat_scores', 'read_scores', 'ScoreCells', 'score_cells', 'validate_scores', 'score_matrices',
-           'planted_scores']
+__all__ = ['SCORE_COLUMNS', 'OPTIONAL_COLUMNS', 'PROBLEM_COLUMNS', 'TEXT_COLUMNS', 'ARROW_BYTES', 'ScoreValidationError',
+           'read_csv_text', 'concat_scores', 'read_scores', 'ScoreCells', 'score_cells', 'validate_scores',
+           'score_matrices', 'planted_scores']
 
 # %% ../../nbs/26_scores.ipynb #eb000bac
 SCORE_COLUMNS = ("model", "condition", "patient_id", "item", "category", "score")
@@ -48,11 +49,14 @@ def _text_column(s: pd.Series) -> pd.Series:
     if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s) and not s.isna().any(): return s.astype(str)
     return s.map(_text)
 
+ARROW_BYTES = 16 * 2 ** 20       # CSV files from this size on are read by Arrow
+
 def read_csv_text(path: Path, categories=TEXT_COLUMNS) -> pd.DataFrame:
     """Every cell of a CSV file as text, the columns named in `categories` (default: the long format's text columns) as categories (a code per cell, each distinct text once:
     a tenth of the memory of three million strings). Arrow's multi-threaded reader where it reads the file as pandas would
     (a header of distinct, non-empty names; any file it refuses goes to pandas' own reader)."""
     try:
+        if os.path.getsize(path) < ARROW_BYTES: raise ImportError    # small: pandas' reader, without Arrow's threads and buffers
         import pyarrow as pa, pyarrow.csv as pcsv
         with open(path, "rb") as f: head = f.read(1 << 16)
         lines = head.decode("utf-8-sig", errors="replace").splitlines()

@@ -4,13 +4,10 @@
 
 # %% ../../nbs/38_openai.ipynb #a6db71bb
 from __future__ import annotations
-import http.client
 import ipaddress
 import json
 import os
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlparse
@@ -52,9 +49,13 @@ class OpenAIOptions:
 class _Failed(Exception):
     def __init__(self, msg, retry): super().__init__(msg); self.retry = retry
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    "Never follow a redirect: urllib then raises the 3xx answer as an `HTTPError`, which `_post` reports."
-    def redirect_request(self, req, fp, code, msg, headers, newurl): return None
+def _no_redirect():
+    """A handler that never follows a redirect: urllib then raises the 3xx answer as an `HTTPError`, which `_post` reports. (urllib,
+    and with it ssl, is imported when a backend is made, not when a config is read.)"""
+    import urllib.request
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl): return None
+    return NoRedirect()
 
 def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
     """The server's own error text (`error.message`, `message` or `detail` of a JSON body, else the body), on one line, at most
@@ -97,7 +98,8 @@ class OpenAIBackend(Backend):
         super().__init__(*a, **kw)
         o = self.options
         # a loopback server is reached directly, never through a proxy from the environment (which would carry the text away)
-        handlers = [_NoRedirect()] + ([urllib.request.ProxyHandler({})] if is_loopback(o.base_url) else [])
+        import urllib.request
+        handlers = [_no_redirect()] + ([urllib.request.ProxyHandler({})] if is_loopback(o.base_url) else [])
         self._opener = urllib.request.build_opener(*handlers)
         self._token = (os.environ.get(o.api_key_env) or "").strip() if o.api_key_env else None     # a .env file's stray \r or \n
         if o.api_key_env and not self._token: raise ConfigError("the environment variable named in api_key_env is not set", key="api_key_env")
@@ -114,6 +116,7 @@ class OpenAIBackend(Backend):
 
     def _post(self, body: dict) -> dict:
         "POST /chat/completions with retries; returns the JSON answer or raises _Failed."
+        import http.client, urllib.error, urllib.request
         o = self.options
         data = json.dumps({"model": o.served_model or self.model.id, **body}).encode("utf-8")
         headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {self._token}"} if self._token else {})}
