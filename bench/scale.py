@@ -4,8 +4,8 @@ For each design (patients x items; 10 SHARES categories, 2 observers) it writes 
 measures
 
 * whole processes, as `/usr/bin/time` would: wall seconds and peak RSS of `carebench synth` (CSV folder and workbook),
-  `carebench validate`, `carebench analyze` (without and with the design-validity study, the latter with a warm cache) and,
-  with --run, `carebench run --track reasoning` with the dry_run mock (no report);
+  `carebench validate`, `carebench analyze` (without the design-validity study, with it the first time at this design, and
+  with it cached) and, with --run, `carebench run --track reasoning` with the dry_run mock and its report;
 * the analysis in process, phase by phase: load (read + every data check), validate (read the score file + check it),
   matrices (aligned score matrices + the statistics' input), each endpoint, write (endpoints.json, CSVs, paired deltas,
   summary), each with its wall time and its own peak of traced memory (tracemalloc, numpy arrays included; a separate pass,
@@ -33,15 +33,22 @@ from pathlib import Path
 EXE = Path(sys.executable).with_name("carebench")
 
 
+TIME = shutil.which("time")                                 # GNU time: the child's own peak, whatever ours
+
+
 def rusage_process(args, env=None) -> dict:
-    "Like `process`, with the child's rusage read through os.wait4 (Popen.communicate must not reap it first)."
-    t = time.perf_counter()
-    p = subprocess.Popen([str(EXE), *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t
-    err = p.stderr.read().decode(); p.stderr.close(); p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode: raise SystemExit(f"carebench {' '.join(map(str, args))} failed:\n{err[-2000:]}")
-    return {"wall_s": wall, "max_rss_mib": usage.ru_maxrss / 1024}
+    """One process's wall time and peak resident memory, measured by GNU time when installed. (A child of this Python process
+    inherits its peak at exec on Linux, so `os.wait4` would report this process's memory, not the child's.)"""
+    cmd = [str(EXE), *map(str, args)]
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        if TIME: cmd = [TIME, "-f", "%M", "-o", out.name, *cmd]
+        t = time.perf_counter()
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        wall = time.perf_counter() - t
+        if p.returncode: raise SystemExit(f"carebench {' '.join(map(str, args))} failed:\n{p.stderr.decode()[-2000:]}")
+        text = Path(out.name).read_text().strip().splitlines()
+    rss = float(text[-1]) / 1024 if text and text[-1].strip().isdigit() else float("nan")
+    return {"wall_s": wall, "max_rss_mib": rss}
 
 
 def whole(args, runs: int, env=None) -> dict:
@@ -117,12 +124,13 @@ def design(P: int, I: int, root: Path, args) -> dict:
     env = {**os.environ, "CAREBENCH_CACHE": str(folder / "cache.sqlite"), "XDG_CACHE_HOME": str(folder / "xdg")}
     if not args.no_validity:
         process_env = dict(env)
-        rusage_process(["analyze", "--config", config, "--scores", scores, "--out", folder / "warm", "-q"], process_env)   # fills the validity cache
+        fig["analyze_validity_first"] = whole(["analyze", "--config", config, "--scores", scores, "--out", folder / "warm", "-q"], 1,
+                                              process_env)         # the design-validity study runs once per design, then is cached
         fig["analyze_validity_cached"] = whole(["analyze", "--config", config, "--scores", scores, "--out", folder / "av{i}", "-q"], runs, process_env)
     fig["phases_s"] = phases(config, scores, folder / "ph", trace=False)
     fig["phases_peak_traced_mib"] = phases(config, scores, folder / "ph", trace=True)
     if args.run:
-        fig["run_dry_run"] = whole(["run", config, "--track", "reasoning", "--out", folder / "run{i}", "--no-report", "--no-validity",
+        fig["run_dry_run"] = whole(["run", config, "--track", "reasoning", "--out", folder / "run{i}", "--no-validity",
                                     "--cache", folder / "run-cache{i}.sqlite", "-q"], 1, env)
     return fig
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 # %% auto #0
-__all__ = ['signflip_patterns', 'SignFlips', 'TestResult', 'signflip_test']
+__all__ = ['signflip_patterns', 'flip_block', 'SignFlips', 'TestResult', 'signflip_test']
 
 # %% ../../nbs/11_signflip.ipynb #8c424000
 def signflip_patterns(n_clusters: int, n_flips: int, rng: np.random.Generator | None = None):
@@ -21,6 +21,10 @@ def signflip_patterns(n_clusters: int, n_flips: int, rng: np.random.Generator | 
     return rng.choice(np.array([-1.0, 1.0]), size=(n_flips, n_clusters)), False
 
 # %% ../../nbs/11_signflip.ipynb #eecfa6ac
+def flip_block(n_clusters: int) -> int:
+    "Patterns per block: about 2^20 signs (8 MB as floats), whatever the number of patients."
+    return max(16, 2 ** 20 // max(n_clusters, 1))
+
 @dataclass(frozen=True)
 class SignFlips:
     "Sign patterns as bits, one row of ⌈P/8⌉ bytes per pattern (bit 1: that patient's contribution is flipped to −1)."
@@ -29,19 +33,21 @@ class SignFlips:
     exact: bool
 
     @classmethod
-    def draw(cls, n_clusters: int, n_flips: int, rng: np.random.Generator | None = None, block: int = 2048) -> SignFlips:
-        "The patterns of `signflip_patterns(n_clusters, n_flips, rng)`, drawn `block` at a time and kept as bits."
+    def draw(cls, n_clusters: int, n_flips: int, rng: np.random.Generator | None = None, block: int | None = None) -> SignFlips:
+        "The patterns of `signflip_patterns(n_clusters, n_flips, rng)`, drawn `block` at a time (default: about a million signs) and kept as bits."
         if n_clusters < 63 and 2 ** n_clusters <= n_flips:
             codes = np.arange(2 ** n_clusters)[:, None] >> np.arange(n_clusters)[None, :]
             return cls(n_clusters, np.packbits((codes & 1).astype(bool), axis=1), True)
         if rng is None: raise ValueError("a random generator is needed for Monte Carlo sign flips")
+        block = block or flip_block(n_clusters)
         parts = [np.packbits(rng.integers(0, 2, size=(min(block, n_flips - s), n_clusters)) == 0, axis=1) for s in range(0, n_flips, block)]
         return cls(n_clusters, np.concatenate(parts) if parts else np.zeros((0, -(-n_clusters // 8)), np.uint8), False)
 
     def __len__(self) -> int: return len(self.bits)
 
-    def blocks(self, rows: int = 2048):
-        "The patterns as ±1 floats, `rows` patterns at a time, in order."
+    def blocks(self, rows: int | None = None):
+        "The patterns as ±1 floats, `rows` patterns at a time (default: about a million signs), in order."
+        rows = rows or flip_block(self.n_clusters)
         for s in range(0, len(self.bits), rows): yield 1.0 - 2.0 * np.unpackbits(self.bits[s:s + rows], axis=1, count=self.n_clusters)
 
     @property
