@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np                 # scipy.special (normal and Student t quantiles) is imported where a method needs it
 
 # %% auto #0
-__all__ = ['MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap_weights', 'BootstrapDraws', 'BootstrapResult', 'ratio_se',
-           'ratio_bootstrap']
+__all__ = ['DENSE_CELLS', 'MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap_weights', 'BootstrapDraws', 'BootstrapResult',
+           'ratio_se', 'ratio_bootstrap']
 
 # %% ../../nbs/10_bootstrap.ipynb #8a22375a
 def cluster_sums(values, cluster, n_clusters: int, mask=None):
@@ -36,6 +36,8 @@ def bootstrap_weights(n_clusters: int, n_boot: int, rng: np.random.Generator) ->
     return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot).astype(float)
 
 # %% ../../nbs/10_bootstrap.ipynb #80ca50cd
+DENSE_CELLS = 2 ** 20     # resamples × patients up to this (8 MB as floats) are kept as one matrix: one product, no blocks
+
 class BootstrapDraws:
     """The resamples of `bootstrap_weights(n_clusters, n_boot, rng)` (the same counts, from the same stream), drawn `block`
     rows at a time; kept as integer counts while they fit in `cache_mb`, else drawn again on every pass. `W @ X` is the
@@ -46,6 +48,8 @@ class BootstrapDraws:
         dtype = np.uint16 if n_clusters < 2 ** 16 else np.uint32
         fits = self.n_boot * self.n_clusters * np.dtype(dtype).itemsize <= cache_mb * 2 ** 20
         self._counts = np.concatenate([c.astype(dtype) for c in self._draw()]) if fits and self.n_boot else None
+        small = self._counts is not None and self._counts.size <= DENSE_CELLS        # small designs: one product, as floats
+        self._dense = self._counts.astype(float) if small else None
 
     def _draw(self):
         rng, p = copy.deepcopy(self._start), np.full(self.n_clusters, 1.0 / self.n_clusters)
@@ -57,12 +61,14 @@ class BootstrapDraws:
 
     def blocks(self):
         "The weights (rows of the B × P matrix) as floats, `block` rows at a time, in order."
-        if self._counts is None: yield from (c.astype(float) for c in self._draw())
+        if self._dense is not None: yield from (self._dense[s:s + self.block] for s in range(0, self.n_boot, self.block))
+        elif self._counts is None: yield from (c.astype(float) for c in self._draw())
         else: yield from (self._counts[s:s + self.block].astype(float) for s in range(0, self.n_boot, self.block))
 
     def __matmul__(self, X) -> np.ndarray:
         "W @ X (B × k), one block of resamples at a time."
         X = np.asarray(X, float)
+        if self._dense is not None: return self._dense @ X
         parts = [w @ X for w in self.blocks()]
         return np.concatenate(parts) if parts else np.zeros((0, *X.shape[1:]))
 

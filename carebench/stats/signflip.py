@@ -5,6 +5,7 @@
 # %% ../../nbs/11_signflip.ipynb #e47ac011
 from __future__ import annotations
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -45,9 +46,15 @@ class SignFlips:
 
     def __len__(self) -> int: return len(self.bits)
 
+    @cached_property
+    def _dense(self):
+        "All patterns as ±1 floats when they fit in one block (kept: a small design's tests use one product each)."
+        return None if len(self.bits) > flip_block(self.n_clusters) else 1.0 - 2.0 * np.unpackbits(self.bits, axis=1, count=self.n_clusters)
+
     def blocks(self, rows: int | None = None):
-        "The patterns as ±1 floats, `rows` patterns at a time (default: about a million signs), in order."
+        "The patterns as ±1 floats, `rows` patterns at a time (default: about a million signs, all of them for a small design), in order."
         rows = rows or flip_block(self.n_clusters)
+        if rows >= len(self.bits) and self._dense is not None: yield self._dense; return
         for s in range(0, len(self.bits), rows): yield 1.0 - 2.0 * np.unpackbits(self.bits[s:s + rows], axis=1, count=self.n_clusters)
 
     @property
