@@ -121,7 +121,12 @@ def design(P: int, I: int, root: Path, args) -> dict:
     planted_scores(load_dataset(config), "planted", alignment=0.3, seed=1).to_csv(scores, index=False)
     fig["validate"] = whole(["validate", config], runs)
     fig["analyze_no_validity"] = whole(["analyze", "--config", config, "--scores", scores, "--out", folder / "an{i}", "--no-validity", "-q"], runs)
-    env = {**os.environ, "CAREBENCH_CACHE": str(folder / "cache.sqlite"), "XDG_CACHE_HOME": str(folder / "xdg")}
+    if not args.no_xlsx:                                                         # the same data as one workbook (synth's default)
+        book = folder / "xlsx0" / "config.yaml"
+        book.write_text(book.read_text().replace("\n  enabled: true", "\n  enabled: false"))
+        fig["validate_xlsx"] = whole(["validate", book], runs)
+        fig["analyze_xlsx_no_validity"] = whole(["analyze", "--config", book, "--scores", scores, "--out", folder / "ax{i}", "--no-validity", "-q"], runs)
+    env = {**os.environ, "CAREBENCH_CACHE": str(folder / "cache.sqlite"), "CAREBENCH_VALIDITY_CACHE": str(folder / "validity")}
     if not args.no_validity:
         process_env = dict(env)
         fig["analyze_validity_first"] = whole(["analyze", "--config", config, "--scores", scores, "--out", folder / "warm", "-q"], 1,

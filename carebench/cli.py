@@ -332,16 +332,17 @@ def cache_command(args) -> int:
 
 # %% ../nbs/50_cli.ipynb #bd643367
 def _configure_bench(p):
-    p.add_argument("suite", choices=("stats", "reasoning", "representation"), help="which benchmark")
+    p.add_argument("suite", choices=("stats", "scale", "reasoning", "representation"), help="which benchmark")
     p.add_argument("--runs", type=int, default=5, help="timed runs (median reported; default 5)")
-    p.add_argument("--quick", action="store_true", help="skip the slow loop reference and the analyze process timing")
+    p.add_argument("--quick", action="store_true", help="skip the slow loop reference and the analyze process timing (scale: the 64 x 20 design only)")
 
 @register_command("bench", "run a benchmark of a source checkout (bench/<suite>.py)", _configure_bench)
 def bench_command(args) -> int:
     import runpy
     script = Path(carebench.__file__).resolve().parents[1]/"bench"/f"{args.suite}.py"
     if not script.is_file(): raise UsageError(f"{script} not found: benchmarks are part of the source checkout, not the installed package")
-    argv = [str(script), "--runs", str(args.runs)] + (["--quick"] if args.quick and args.suite != "representation" else [])
+    quick = {"stats": ["--quick"], "reasoning": ["--quick"], "scale": ["--designs", "64x20"]}.get(args.suite, []) if args.quick else []
+    argv = [str(script), "--runs", str(args.runs)] + quick
     old, sys.argv = sys.argv, argv
     try: runpy.run_path(str(script), run_name="__main__")
     finally: sys.argv = old

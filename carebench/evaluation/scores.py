@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core.csvio import release_arrow_memory
+from ..core.csvio import release_arrow_memory, release_memory
 from ..core.errors import DataError, EmptyTableError, InputFileError
 from ..core.inputs import file_problem
 from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
@@ -116,6 +116,7 @@ def read_scores(path) -> pd.DataFrame:
     df["row"] = np.arange(len(df)) + first
     df = df.reset_index(drop=True)
     df.attrs["scores_file"] = {"path": str(path), "csv": first == 2, "columns": columns}   # the run can copy a complete CSV as it is
+    release_arrow_memory(); release_memory()                  # what reading (and turning text into categories) left behind
     return df
 
 def _codes_of(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
