@@ -51,41 +51,45 @@ def _text_column(s: pd.Series) -> pd.Series:
 
 ARROW_BYTES = 16 * 2 ** 20       # CSV files from this size on are read by Arrow
 
-def read_csv_text(path: Path, categories=TEXT_COLUMNS) -> pd.DataFrame:
-    """Every cell of a CSV file as text, the columns named in `categories` (default: the long format's text columns) as categories (a code per cell, each distinct text once:
-    a tenth of the memory of three million strings). Arrow's multi-threaded reader where it reads the file as pandas would
-    (a header of distinct, non-empty names; any file it refuses goes to pandas' own reader)."""
+def _arrow_csv(path: Path, categories) -> pd.DataFrame | None:
+    """The file through Arrow's multi-threaded reader, or `None` where Arrow refuses it or might read it otherwise than pandas
+    (a header with an empty or a repeated name; any file Arrow cannot parse)."""
     try:
-        if os.path.getsize(path) < ARROW_BYTES: raise ImportError    # small: pandas' reader, without Arrow's threads and buffers
         import pyarrow as pa, pyarrow.csv as pcsv
         with open(path, "rb") as f: head = f.read(1 << 16)
         lines = head.decode("utf-8-sig", errors="replace").splitlines()
         names = next(csv.reader(lines[:1]))
-        if len(lines) > 1 and names and all(names) and len(set(names)) == len(names):
-            types = {n: pa.dictionary(pa.int32(), pa.string()) if n in categories else pa.string() for n in names}
-            table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(newlines_in_values=True),
-                                  convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                                                      quoted_strings_can_be_null=False))
-            if table.column_names == names:
-                df = table.to_pandas()
-                del table
-                release_arrow_memory()                           # the reader's buffers, kept by Arrow's allocator otherwise
-                return df
-    except (ImportError, UnicodeDecodeError, csv.Error, StopIteration, ValueError, OSError): pass   # pyarrow's errors are ValueErrors
-    df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
-    return df.astype({c: "category" for c in categories if c in df.columns})
+        if len(lines) < 2 or not names or not all(names) or len(set(names)) != len(names): return None
+        types = {n: pa.dictionary(pa.int32(), pa.string()) if n in categories else pa.string() for n in names}
+        table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(newlines_in_values=True),
+                              convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (ImportError, UnicodeDecodeError, csv.Error, StopIteration, ValueError, OSError): return None   # Arrow's errors are ValueErrors
+    if table.column_names != names: return None
+    df = table.to_pandas()
+    del table
+    release_arrow_memory()                                   # the reader's buffers, kept by Arrow's allocator otherwise
+    return df
+
+def read_csv_text(path: Path, categories=TEXT_COLUMNS) -> pd.DataFrame:
+    """Every cell of a CSV file as text; the columns named in `categories` (default: the long format's text columns) as
+    categories (a code per cell, each distinct text once: a tenth of the memory of three million strings). Files from
+    `ARROW_BYTES` on go through Arrow where it reads them as pandas would; the others, and any it refuses, through pandas."""
+    df = _arrow_csv(path, categories) if os.path.getsize(path) >= ARROW_BYTES else None
+    if df is None:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
+        df = df.astype({c: "category" for c in categories if c in df.columns})
+    return df
 
 def concat_scores(frames: list) -> pd.DataFrame:
     """Score frames one below the other; a text column that is categorical in every frame stays categorical (the union of their
     categories), instead of becoming one string object per cell."""
-    frames = [f for f in frames]
+    from pandas.api.types import union_categoricals
+    frames = list(frames)
     if len(frames) == 1: return frames[0].reset_index(drop=True)
     out = {}
     for c in dict.fromkeys(c for f in frames for c in f.columns):
         cols = [f[c] if c in f.columns else pd.Series([pd.NA] * len(f), dtype=object) for f in frames]
-        if all(isinstance(s.dtype, pd.CategoricalDtype) for s in cols):
-            from pandas.api.types import union_categoricals
-            out[c] = union_categoricals([s.array for s in cols])
+        if all(isinstance(s.dtype, pd.CategoricalDtype) for s in cols): out[c] = union_categoricals([s.array for s in cols])
         else: out[c] = pd.concat(cols, ignore_index=True)
     return pd.DataFrame(out)
 
@@ -133,8 +137,8 @@ def _lookup(s: pd.Series, values) -> np.ndarray:
 
 def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
     "Cell by cell, whether two text columns hold the same text (categories of each compared once)."
-    ca, _ = _codes_of(a)
-    return (ca >= 0) & (_lookup(b, _codes_of(a)[1]) == ca)
+    ca, texts = _codes_of(a)
+    return (ca >= 0) & (_lookup(b, texts) == ca)
 
 # %% ../../nbs/26_scores.ipynb #c2a60d20
 def _reprs(s: pd.Series) -> pd.Series:
