@@ -197,7 +197,9 @@ class Table:
         out = ('<div style="overflow-x:auto"><table class="cb-table"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
                + "".join("<tr>" + "".join(td(v, n) for v, n in zip(r, numeric)) + "</tr>" for r in body) + "</tbody></table></div>")
         folded = self.collapsed is True or (not isinstance(self.collapsed, bool) and n > self.collapsed)
-        if folded: return f"<details><summary>{esc(self.caption or 'table')} ({n:,} rows)</summary>{out}{note}</details>"
+        if folded:
+            shown = f"; the first {len(body):,} shown" if len(body) < n else ""
+            return f"<details><summary>{esc(self.caption or 'table')} ({n:,} rows{shown})</summary>{out}</details>"
         return out + note + cap
 
     def __repr__(self) -> str:
