@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # GPU check of the vllm backend, for a lent GPU machine (no network there): install vLLM from carried wheels if it is
 # not in the image, build the tiny local model, run the bundled example with vLLM in both scoring modes, and the
-# openai backend's logprob mode against `vllm serve` on loopback. Prints a short report; exit code 0 when all ran.
+# openai backend's logprob mode against `vllm serve` on loopback. Prints a short report, with the prefix-cache hit rate
+# (prompt tokens the engine served from its prefix cache / all prompt tokens, per model and condition, from compute.csv);
+# exit code 0 when all ran.
 #   bash bench/device_vllm.sh [WHEELS_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,9 +26,12 @@ import sys, pandas as pd
 run = sys.argv[1]
 print(pd.read_csv(f"{run}/call_summary.csv").to_string(index=False))
 s = pd.read_csv(f"{run}/scores.csv"); print("scores per model:", s.groupby("model").size().to_dict())
+c = pd.read_csv(f"{run}/compute.csv"); c["prefix_cache_hit_rate"] = (c["cached_tokens"] / c["prompt_tokens"]).round(3)
+print(c[["model", "condition", "prompt_tokens", "cached_tokens", "computed_tokens", "prefix_cache_hit_rate"]].to_string(index=False))
 PY
 # logprob mode over HTTP: vllm serve on loopback, the openai backend
-vllm serve "$OUT/tiny" --host 127.0.0.1 --port 8011 --gpu-memory-utilization 0.3 > "$OUT/serve.log" 2>&1 &
+vllm serve "$OUT/tiny" --host 127.0.0.1 --port 8011 --gpu-memory-utilization 0.3 --enable-prefix-caching \
+  --enable-prompt-tokens-details > "$OUT/serve.log" 2>&1 &
 SERVER=$!; trap 'kill $SERVER' EXIT
 for i in $(seq 1 180); do curl -sf 127.0.0.1:8011/health >/dev/null && break; sleep 1; done
 cat > "$OUT/config_http.yaml" <<YAML
@@ -37,4 +42,10 @@ reasoning:
     - {id: $OUT/tiny, backend: openai, base_url: "http://127.0.0.1:8011/v1", scoring_mode: logprob, max_concurrency: 16}
 YAML
 time carebench run "$OUT/config_http.yaml" --out "$OUT/run_http" --cache "$OUT/cache.sqlite" --quiet
-python3 -c "import pandas as pd; print(pd.read_csv('$OUT/run_http/call_summary.csv').to_string(index=False))"
+python3 - "$OUT/run_http" <<'PY'
+import sys, pandas as pd
+run = sys.argv[1]
+print(pd.read_csv(f"{run}/call_summary.csv").to_string(index=False))
+c = pd.read_csv(f"{run}/compute.csv"); c["prefix_cache_hit_rate"] = (c["cached_tokens"] / c["prompt_tokens"]).round(3)
+print(c[["model", "condition", "prompt_tokens", "cached_tokens", "computed_tokens", "prefix_cache_hit_rate"]].to_string(index=False))
+PY

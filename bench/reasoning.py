@@ -1,14 +1,16 @@
-"""Benchmark of Track 3's transformers backend: prompt tokens processed per (item, condition) with and without
-shared-prefix reuse, and items per second, for the tiny local model on the bundled example (logprob mode); with
-`--suite`, the same again with the perturbation suite, two more prompt formats and a replicate switched on.
+"""Benchmark of Track 3's transformers backend: prompt tokens computed per scored cell (and per item and condition)
+with and without prefix reuse, beside the ideal (every distinct prefix token of the run computed once, what an
+unbounded engine-wide prefix cache would do), and items per second, for the tiny local model on the bundled example
+(logprob mode); with `--suite`, the same again with the perturbation suite, two more prompt formats and a replicate.
 
     python bench/reasoning.py [--patients 4] [--runs 1] [--suite] [--json FILE]
 
-Prefix reuse: the sequences of a forward pass that share leading tokens (system text and categories, a patient's
-snapshot, the item for the ten category questions) run that prefix once; the scores are identical either way
-(checked here too).
+Prefix reuse: each batch runs as its prefix tree (system text, a patient's context, an item, its category questions),
+and the key/value states of prefixes that served more than one request stay in an LRU store across batches; the
+requests are planned patient-major. The scores must equal those of whole prompts (the largest difference is printed).
 """
 import argparse
+import os
 import json
 import tempfile
 import time
@@ -23,6 +25,7 @@ from carebench.tracks.backends import BackendContext, make_backend
 from carebench.tracks.donors import assign_donors
 from carebench.tracks.reasoning import plan_requests
 from carebench.tracks.tiny_model import build_tiny_causal_lm
+from carebench.tracks.hf_backend import _render
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,22 +51,33 @@ def main():
         m = ModelConfig("tiny", "transformers", scoring_mode="logprob", options={"path": str(tiny), "prefix_reuse": reuse, "device": "cpu"})
         be = make_backend(m, cfg.reasoning, BackendContext(ds.label_space, ds))
         reqs = [r for r in plan_requests(ds, assign_donors(ds, 1, cfg.seed), m, be, cfg) if r.meta["patient_id"] in keep]
-        times, tokens, scores = [], 0, None
+        times, scores = [], None
         for _ in range(max(args.runs, 1)):
-            t, tokens, out = time.perf_counter(), 0, []
+            be.store = type(be.store)(be.store.max_bytes)          # every run from an empty store
+            t, computed, full, out = time.perf_counter(), 0, 0, []
             for i in range(0, len(reqs), cfg.reasoning.batch_size):
                 replies = be.generate(reqs[i:i + cfg.reasoning.batch_size], "logprob")
-                tokens += sum(r.prompt_tokens for r in replies); out += [list(r.scores.values()) for r in replies]
+                full += sum(r.prompt_tokens for r in replies); computed += sum(r.prompt_tokens - r.cached_tokens for r in replies)
+                out += [list(r.scores.values()) for r in replies]
             times.append(time.perf_counter() - t); scores = np.array(out)
         tag = prefix + ("with_reuse" if reuse else "without_reuse")
         results[tag] = scores
+        cells = len(reqs) * len(ds.label_space.keys)
         figures[f"requests_{tag}"] = len(reqs)
-        figures[f"prompt_tokens_per_item_condition_{tag}"] = tokens / len(reqs)
-        figures[f"prompt_tokens_per_scored_cell_{tag}"] = tokens / (len(reqs) * len(ds.label_space.keys))
+        figures[f"prompt_tokens_per_scored_cell_{tag}"] = full / cells
+        figures[f"computed_tokens_per_item_condition_{tag}"] = computed / len(reqs)
+        figures[f"computed_tokens_per_scored_cell_{tag}"] = computed / cells
         figures[f"items_per_second_{tag}"] = len(reqs) / float(np.median(times))
+        if reuse:
+            seqs = sorted(tuple(be.tok(_render(be.tok, r.prompt.build().with_question(q)), add_special_tokens=False)["input_ids"])
+                          for r in reqs for q in r.prompt.questions)
+            ideal = sum(len(s) - len(os.path.commonprefix([s, p])) for s, p in zip(seqs, [()] + seqs[:-1]))
+            figures[f"{prefix}ideal_computed_tokens_per_scored_cell"] = ideal / cells
+            figures[f"{prefix}store_hits"] = be.store.hits
     for prefix, _ in variants:
-        figures[f"{prefix}prefill_token_ratio"] = (figures[f"prompt_tokens_per_item_condition_{prefix}without_reuse"]
-                                                   / figures[f"prompt_tokens_per_item_condition_{prefix}with_reuse"])
+        plain, reused = (figures[f"computed_tokens_per_scored_cell_{prefix}{t}"] for t in ("without_reuse", "with_reuse"))
+        figures[f"{prefix}computed_token_ratio"] = plain / reused
+        figures[f"{prefix}ideal_token_ratio"] = plain / figures[f"{prefix}ideal_computed_tokens_per_scored_cell"]
         figures[f"{prefix}max_abs_score_difference"] = float(np.abs(results[prefix + "with_reuse"] - results[prefix + "without_reuse"]).max())
     width = max(map(len, figures))
     for k, v in figures.items(): print(f"{k:<{width}}  {v:.4g}" if isinstance(v, float) else f"{k:<{width}}  {v}")

@@ -125,6 +125,13 @@ def test_transformers_backend_on_the_tiny_model_in_both_modes(tmp_path, tiny, sm
     assert len(lp) == 18 * 10 and lp["score"].between(0, 1).all() and lp["score"].nunique() > 10
     summary = pd.read_csv(tmp_path / "run/call_summary.csv")
     assert summary.loc[summary["model"] == "tiny-json", "n_failed"].sum() == 18
+    # token accounting 2: the prompts in full, what the prefix store served, what was computed (per model and condition)
+    compute = pd.read_csv(tmp_path / "run/compute.csv").set_index(["model", "condition"])
+    assert (compute["computed_tokens"] == compute["prompt_tokens"] - compute["cached_tokens"]).all()
+    lpc = compute.loc["tiny-logprob"]
+    assert (lpc.loc[["correct_context", "shuffled_context"], "cached_tokens"] > 0.8 * lpc.loc[["correct_context", "shuffled_context"], "prompt_tokens"]).all()
+    manifest = json.loads((tmp_path / "run/run_manifest.json").read_text())
+    assert manifest["token_accounting"] == 2 and manifest["compute"][0]["computed_tokens"] >= 0
 
 
 def _free_port():

@@ -872,10 +872,12 @@ def provenance_table(view: RunView) -> pd.DataFrame:
     rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)") for i in m.get("inputs", [])]
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
 
-def compute_table(view: RunView, fitted: bool = False) -> pd.DataFrame:
+def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> pd.DataFrame:
     """What the run cost (TRIPOD-LLM's compute item): per Track 3 model and condition the requests, distinct prompts, the share
     served from the response cache, calls asked, failures, prompt and generated tokens, wall time and device; with `fitted`, per
-    fitted model of the other tracks (Tracks 1 and 2) its wall time, device and work instead."""
+    fitted model of the other tracks (Tracks 1 and 2) its wall time, device and work instead. With `tokens`, per Track 3 model
+    and condition the tokens instead (two tables fit a page where one would not): the prompts' in full, those served from a
+    prefix cache, those computed, and those generated."""
     m, rows = view.manifest, []
     if fitted:
         for name in m.get("tracks", []):
@@ -888,10 +890,12 @@ def compute_table(view: RunView, fitted: bool = False) -> pd.DataFrame:
                                     "asked": c["n_asked"], "failed": c["n_failed"]} for c in m.get("calls", [])]:   # runs before compute.csv
         variant = [v for v in (c.get("perturbation") or "", f"format {c['format']}" if c.get("format") else "",
                                f"replicate {c['replicate']}" if c.get("replicate") else "") if v]
-        rows.append({"model": c["model"], "condition": " · ".join([c["condition"], *variant]), "requests": c["requests"],
-                     "distinct prompts": c["unique_prompts"], "cache hit rate": c.get("cache_hit_rate"), "asked": c["asked"],
-                     "failed": c["failed"], "prompt tokens": c.get("prompt_tokens"), "generated tokens": c.get("completion_tokens"),
-                     "seconds": c.get("seconds"), "device": c.get("device", "unknown")})
+        row = {"model": c["model"], "condition": " · ".join([c["condition"], *variant])}
+        if tokens: row.update({"prompt tokens": c.get("prompt_tokens"), "from a prefix cache": c.get("cached_tokens"),
+                               "computed": c.get("computed_tokens"), "generated tokens": c.get("completion_tokens")})
+        else: row.update({"requests": c["requests"], "distinct prompts": c["unique_prompts"], "cache hit rate": c.get("cache_hit_rate"),
+                          "asked": c["asked"], "failed": c["failed"], "seconds": c.get("seconds"), "device": c.get("device", "unknown")})
+        rows.append(row)
     return pd.DataFrame(rows).set_index(["model", "condition"]) if rows else pd.DataFrame()
 
 # %% ../../nbs/40_report.ipynb #98b57672

@@ -23,7 +23,7 @@ from .prompts import Prompt
 
 # %% auto #0
 __all__ = ['BACKENDS', 'Request', 'Reply', 'BackendContext', 'Backend', 'register_backend', 'backend_options', 'make_backend',
-           'DryRunOptions', 'DryRunBackend']
+           'warm_order', 'DryRunOptions', 'DryRunBackend']
 
 # %% ../../nbs/34_backends.ipynb #88a45abf
 @dataclass(frozen=True)
@@ -35,13 +35,16 @@ class Request:
 
 @dataclass
 class Reply:
-    """A backend's answer: `text` (json mode) or `scores` (logprob mode), or a failure (`error_kind`, `error`); the prompt tokens the
-    model processed and the tokens it generated (for the run's compute accounting)."""
+    """A backend's answer: `text` (json mode) or `scores` (logprob mode), or a failure (`error_kind`, `error`); for the run's compute
+    accounting, the prompt tokens of the call (every sequence the model was asked to read, in full), how many of those were
+    served from a cache (a reused prefix's key/value states, or a server's prefix cache) rather than computed, and the tokens
+    it generated. Token accounting 2: before, the transformers backend counted only the tokens it computed as `prompt_tokens`."""
     text: str | None = None
     scores: dict | None = None
     error_kind: str | None = None
     error: str | None = None
     prompt_tokens: int = 0
+    cached_tokens: int = 0          # of prompt_tokens, served from a cache (not computed)
     completion_tokens: int = 0
 
 # %% ../../nbs/34_backends.ipynb #1d989dd7
@@ -112,6 +115,18 @@ def make_backend(model: ModelConfig, reasoning: ReasoningConfig, ctx: BackendCon
     "The backend a model entry names, with its options validated (errors name `reasoning.models[i].<key>`)."
     cls, opts = backend_options(model, ctx, index, config_file)
     return cls(model, opts, model.generation or reasoning.generation, ctx)
+
+# %% ../../nbs/34_backends.ipynb #c77c6abc
+def warm_order(requests: list) -> tuple[list, list]:
+    """Request shaping for servers with an automatic prefix cache: the indices of the first request of each shared context (prompt
+    format, context patient, perturbation), then the others. Sent in that order, every shared prefix is computed once by its
+    first request before the requests that repeat it arrive, instead of by all of them at once."""
+    first, rest, seen = [], [], set()
+    for i, r in enumerate(requests):
+        m = r.meta
+        key = (m.get("format", 0), m.get("context_patient_id"), m.get("perturbation"))
+        (rest if key in seen else first).append(i); seen.add(key)
+    return first, rest
 
 # %% ../../nbs/34_backends.ipynb #c940965d
 @dataclass(frozen=True)

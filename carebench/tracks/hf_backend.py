@@ -4,17 +4,20 @@
 
 # %% ../../nbs/36_transformers.ipynb #5a623a17
 from __future__ import annotations
-import copy
 import hashlib
 import inspect
+import os
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
+
 from .backends import Backend, Reply, register_backend
 
 # %% auto #0
-__all__ = ['TransformersOptions', 'model_fingerprint', 'TransformersBackend']
+__all__ = ['TransformersOptions', 'model_fingerprint', 'PrefixStore', 'PrefixTask', 'prefix_plan', 'TransformersBackend']
 
 # %% ../../nbs/36_transformers.ipynb #05210d31
 @dataclass(frozen=True)
@@ -25,8 +28,13 @@ class TransformersOptions:
     device: str | None = None        # "cpu", "cuda", "cuda:1"; None: cuda if available
     device_map: str | None = None    # e.g. "auto" to spread a large model (then `device` is ignored)
     prefix_reuse: bool = True
+    prefix_cache_mb: float = 512.0   # key/value states of shared prefixes kept across batches (LRU); 0: within a batch only
     max_batch_sequences: int = 64    # sequences per forward pass in logprob mode
     trust_remote_code: bool = False
+
+    def __post_init__(self):
+        if self.prefix_cache_mb < 0: raise ValueError("prefix_cache_mb must be 0 (no cache across batches) or more")
+        if self.max_batch_sequences < 1: raise ValueError("max_batch_sequences must be at least 1")
 
 # %% ../../nbs/36_transformers.ipynb #584259e5
 def _yes_no_ids(tok) -> tuple[list, list]:
@@ -52,6 +60,99 @@ def model_fingerprint(path) -> str | None:
     for f in sorted(x for x in p.rglob("*") if x.is_file()):
         st = f.stat(); h.update(f"{f.relative_to(p)}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()
+
+# %% ../../nbs/36_transformers.ipynb #4fcc2292
+def _nbytes(states) -> int: return sum(int(t.nbytes) for kv in states for t in kv)
+
+def _lcp(a, b) -> int:
+    "Length of the longest common prefix of two token arrays."
+    n = min(len(a), len(b))
+    d = np.flatnonzero(a[:n] != b[:n])
+    return int(d[0]) if len(d) else n
+
+class PrefixStore:
+    """Key/value states of token sequences (per layer, [1, heads, tokens, head dim]). Any prefix of a stored sequence is served
+    by slicing: a prefix's states are the first positions of the longer sequence's, attention being causal. Least recently
+    used first out beyond `max_bytes` or `max_entries`; `hits`/`misses` count the lookups that found something / nothing."""
+    def __init__(self, max_bytes: float, max_entries: int = 64):
+        self.max_bytes, self.max_entries, self.bytes, self.hits, self.misses = max_bytes, max_entries, 0, 0, 0
+        self.items = OrderedDict()                       # tuple(tokens) → (token array, states, bytes)
+
+    def __len__(self): return len(self.items)
+
+    def get(self, tokens, lo: int, hi: int):
+        "The longest prefix of `tokens[:hi]` that the store can serve, as (length, states), if at least `lo` long; else None."
+        if lo > hi or not self.items: return None
+        q, best, arg = np.asarray(tokens[:hi]), 0, None
+        for key, (arr, _, _) in reversed(self.items.items()):
+            n = _lcp(q, arr)
+            if n > best: best, arg = n, key
+        if best < lo: self.misses += 1; return None
+        self.items.move_to_end(arg); self.hits += 1
+        return best, [(k[..., :best, :], v[..., :best, :]) for k, v in self.items[arg][1]]
+
+    def put(self, tokens, states):
+        "Keep `states` for `tokens` (not if a stored sequence starts with them; stored ones they extend are dropped), evicting the oldest."
+        q, size = np.asarray(tokens), _nbytes(states)
+        if size > self.max_bytes: return
+        for key, (arr, _, n) in list(self.items.items()):
+            m = _lcp(q, arr)
+            if m == len(q): self.items.move_to_end(key); return
+            if m == len(arr): del self.items[key]; self.bytes -= n
+        self.items[tuple(tokens)] = (q, states, size); self.bytes += size
+        while self.bytes > self.max_bytes or len(self.items) > self.max_entries:
+            self.bytes -= self.items.popitem(last=False)[1][2]
+
+# %% ../../nbs/36_transformers.ipynb #6a36db08
+@dataclass(frozen=True)
+class PrefixTask:
+    """One segment of a prefix plan: tokens `start:end` of sequence `seq`, continuing the key/value states of task `parent` (-1:
+    none). An `inner` task's states are needed by its children; a leaf's last logits are the answer for sequence `seq`.
+    `serves`: the sequences whose prefix it is; `level`: its depth in the tree (tasks of one level run together)."""
+    seq: int
+    start: int
+    end: int
+    parent: int
+    serves: tuple
+    inner: bool
+    level: int
+
+def prefix_plan(seqs: list) -> list:
+    """The prefix tree of distinct token sequences as tasks, parents before children: a shared segment wherever two or more
+    sequences agree, then one task per branch; every sequence ends in a leaf of at least one token."""
+    if len(set(map(tuple, seqs))) != len(seqs): raise ValueError("prefix_plan needs distinct sequences")
+    if any(len(s) == 0 for s in seqs): raise ValueError("prefix_plan needs sequences of at least one token")
+    tasks = []
+    def grow(idx, depth, parent, level):
+        if len(idx) == 1:
+            tasks.append(PrefixTask(idx[0], depth, len(seqs[idx[0]]), parent, tuple(idx), False, level)); return
+        shared = min(len(os.path.commonprefix([seqs[i] for i in idx])), min(len(seqs[i]) for i in idx) - 1)
+        if shared > depth:
+            tasks.append(PrefixTask(idx[0], depth, shared, parent, tuple(idx), True, level))
+            parent, depth, level = len(tasks) - 1, shared, level + 1
+        groups = {}
+        for i in idx: groups.setdefault(seqs[i][depth], []).append(i)
+        if len(groups) == 1:                       # one of them ends at the next token: nothing more is shared
+            tasks.extend(PrefixTask(i, depth, len(seqs[i]), parent, (i,), False, level) for i in idx)
+        else:
+            for g in groups.values(): grow(g, depth, parent, level)
+    grow(list(range(len(seqs))), 0, -1, 0)
+    return tasks
+
+# %% ../../nbs/36_transformers.ipynb #e0d8c372
+def _states(cache) -> list:
+    "Per layer (keys, values) of a model's cache, each [batch, heads, tokens, head dim]."
+    if hasattr(cache, "layers"): return [(l.keys, l.values) for l in cache.layers]
+    if hasattr(cache, "key_cache"): return list(zip(cache.key_cache, cache.value_cache))
+    return [tuple(kv[:2]) for kv in cache]
+
+def _plain_cache(cache) -> bool:
+    "Whether a cache keeps every layer's keys and values whole (no sliding window, no recurrent state): reuse needs that."
+    layers = getattr(cache, "layers", None)
+    if layers is None: return hasattr(cache, "key_cache")
+    return all(type(l).__name__ == "DynamicLayer" and not getattr(l, "is_sliding", False) for l in layers)
+
+def _output_cache(out): return out.cache if getattr(out, "cache", None) is not None else out.past_key_values
 
 # %% ../../nbs/36_transformers.ipynb #0a193462
 @register_backend
@@ -79,7 +180,12 @@ class TransformersBackend(Backend):
             self.lm.to(self.device)
         else: self.device = self.lm.device
         self.yes, self.no = _yes_no_ids(self.tok)
-        self._cache_kw = "cache" if "cache" in inspect.signature(self.lm.forward).parameters else "past_key_values"
+        takes = inspect.signature(self.lm.forward).parameters
+        self._cache_kw = "cache" if "cache" in takes else "past_key_values"
+        self._keep = "logits_to_keep" in takes
+        with torch.no_grad(): probe = self.lm(input_ids=torch.tensor([[self.tok.pad_token_id]], device=self.device), use_cache=True)
+        self.reuse = o.prefix_reuse and _plain_cache(_output_cache(probe))   # a sliding-window or recurrent model runs without
+        self.store = PrefixStore(o.prefix_cache_mb * 2**20 if self.reuse else 0)
 
     def identity(self) -> dict:
         "Name, model path, dtype, and for a local folder a fingerprint of its files (a model rebuilt in place gets new keys)."
@@ -91,57 +197,134 @@ class TransformersBackend(Backend):
     def generate(self, requests: list, mode: str) -> list:
         return self._logprob(requests) if mode == "logprob" else self._json(requests)
 
-    def _json(self, requests) -> list:
-        "Batched decoding (greedy at temperature 0), left padding."
-        torch, tok, g = self.torch, self.tok, self.generation
-        tok.padding_side = "left"
-        enc = tok([_render(tok, r.prompt.messages) for r in requests], return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
-        kw = dict(max_new_tokens=g.max_new_tokens, pad_token_id=tok.pad_token_id, do_sample=g.temperature > 0)
-        if g.temperature > 0: kw.update(temperature=g.temperature, top_p=g.top_p); torch.manual_seed(self.seed_for(requests[0].meta))
-        with torch.no_grad(): out = self.lm.generate(**enc, **kw)
-        new = out[:, enc["input_ids"].shape[1]:]
-        lengths = enc["attention_mask"].sum(1).tolist()
-        made = (new != tok.pad_token_id).sum(1).tolist()          # generated tokens (padding after the end not counted)
-        return [Reply(text=tok.decode(row, skip_special_tokens=True), prompt_tokens=int(n), completion_tokens=int(m))
-                for row, n, m in zip(new, lengths, made)]
+    def _cache(self, states):
+        "A model cache holding per-layer (keys, values)."
+        from transformers import DynamicCache
+        c = DynamicCache()
+        for i, (k, v) in enumerate(states): c.update(k, v, i)
+        return c
+
+    def _forward(self, parts: list, keep: list) -> tuple:
+        """Run token segments as one batch, each `(past, n, tokens)` continuing its own past states (per-layer keys and values of
+        `n` tokens of one sequence, or None and 0); the past is right-padded and masked, positions continue from each `n`. Returns
+        each segment's last next-token logits and, where `keep`, its whole states (past and segment)."""
+        torch, N = self.torch, len(parts)
+        P, W = max(n for _, n, _ in parts), max(len(t) for _, _, t in parts)
+        ids = torch.full((N, W), self.tok.pad_token_id, dtype=torch.long)
+        mask, pos = torch.zeros((N, P + W), dtype=torch.long), torch.zeros((N, W), dtype=torch.long)
+        for b, (_, n, toks) in enumerate(parts):
+            ids[b, :len(toks)] = torch.tensor(toks); mask[b, :n] = 1; mask[b, P:P + len(toks)] = 1; pos[b] = n + torch.arange(W)
+        kw = {}
+        if P:
+            ref, stacked = next(s for s, n, _ in parts if n == P), []
+            for li, (k, v) in enumerate(ref):
+                K, V = k.new_zeros((N, k.shape[1], P, k.shape[3])), v.new_zeros((N, v.shape[1], P, v.shape[3]))
+                for b, (s, n, _) in enumerate(parts):
+                    if n: K[b, :, :n], V[b, :, :n] = s[li][0][0], s[li][1][0]
+                stacked.append((K, V))
+            kw[self._cache_kw] = self._cache(stacked)
+        ends = [len(t) - 1 for _, _, t in parts]
+        cols = sorted(set(ends))                                   # logits only where a segment ends (not a vocabulary per token)
+        if self._keep: kw["logits_to_keep"] = torch.tensor(cols, device=self.device)
+        dev = self.device
+        with torch.no_grad():
+            out = self.lm(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev), use_cache=any(keep), **kw)
+        at = [cols.index(e) for e in ends] if self._keep else ends
+        last = out.logits[torch.arange(N), torch.tensor(at)].float()
+        kept = [None] * N
+        if any(keep):
+            new = _states(_output_cache(out))
+            for b, (_, n, toks) in enumerate(parts):
+                if keep[b]: kept[b] = [(torch.cat([k[b:b + 1, :, :n], k[b:b + 1, :, P:P + len(toks)]], 2),
+                                        torch.cat([v[b:b + 1, :, :n], v[b:b + 1, :, P:P + len(toks)]], 2)) for k, v in new]
+        return last, kept
+
+    def _yes(self, last) -> list:
+        "P(yes)/(P(yes)+P(no)) from next-token logits."
+        p = last.softmax(-1)
+        py, pn = p[:, self.yes].sum(-1), p[:, self.no].sum(-1)
+        return (py / (py + pn).clamp_min(1e-30)).tolist()
+
+    def next_token_probs(self, seqs: list, owners: list | None = None) -> tuple[list, list]:
+        """P(yes)/(P(yes)+P(no)) after each token sequence, and the tokens computed for each (a shared segment's tokens shared out
+        over the sequences it serves). The batch runs as its prefix tree, a level at a time, each segment starting from the
+        longest prefix in the store; each batch's roots and the segments that serve more than one owner (`owners`: the request of
+        each sequence) are stored."""
+        if not seqs: return [], []
+        owners = list(range(len(seqs))) if owners is None else owners
+        if not self.reuse: seqs_at = list(range(len(seqs)))                # without reuse, every sequence in full
+        else:
+            first = {}                                                     # with reuse, a sequence asked twice is computed once
+            seqs_at = [first.setdefault(tuple(s), len(first)) for s in seqs]
+        uniq = [None] * (max(seqs_at) + 1)
+        u_owners = [set() for _ in uniq]
+        for i, u in enumerate(seqs_at): uniq[u] = list(seqs[i]); u_owners[u].add(owners[i])
+        tasks = prefix_plan(uniq) if self.reuse else [PrefixTask(i, 0, len(s), -1, (i,), False, 0) for i, s in enumerate(uniq)]
+        states, probs, spent, step = {}, [0.0] * len(uniq), [0.0] * len(uniq), self.options.max_batch_sequences
+        for level in range(max(t.level for t in tasks) + 1):
+            parts, mine = [], []
+            for k, t in enumerate(tasks):
+                if t.level != level: continue
+                toks, past, start = uniq[t.seq], (states[t.parent] if t.parent >= 0 else None), t.start
+                hit = None                                               # the batch's roots look in the store
+                if t.parent < 0 and self.store.max_bytes: hit = self.store.get(toks, start + 1, t.end if t.inner else t.end - 1)
+                if hit: start, past = hit
+                if t.inner and start == t.end: states[k] = past; continue
+                parts.append((past, start, toks[start:t.end])); mine.append((k, t))
+            for i in range(0, len(parts), step):
+                last, kept = self._forward(parts[i:i + step], [t.inner for _, t in mine[i:i + step]])
+                for (k, t), (_, _, seg), p, st in zip(mine[i:i + step], parts[i:i + step], self._yes(last), kept):
+                    for j in t.serves: spent[j] += len(seg) / len(t.serves)
+                    if not t.inner: probs[t.seq] = p; continue
+                    states[k] = st
+                    if self.store.max_bytes and (t.parent < 0 or len(set().union(*(u_owners[j] for j in t.serves))) > 1):
+                        self.store.put(uniq[t.seq][:t.end], st)          # a root, or shared by requests: later batches may need it
+            for k in [k for k in states if tasks[k].level < level]: del states[k]   # their children have all run
+        n = Counter(seqs_at)
+        return [probs[u] for u in seqs_at], [spent[u] / n[u] for u in seqs_at]
 
     def _logprob(self, requests) -> list:
-        "P(yes) per category from next-token logits, each request's C questions sharing its prefix."
+        "P(yes) per category from next-token logits, every request's C questions in one prefix tree."
         tok, keys = self.tok, self.ctx.label_space.keys
-        C = len(keys)                                              # each request: C questions, consecutive
-        seqs = [tok(_render(tok, r.prompt.with_question(q)), add_special_tokens=False)["input_ids"]
-                for r in requests for q in r.prompt.questions]
-        probs, used = [], 0
-        step = self.options.max_batch_sequences
-        for i in range(0, len(seqs), step):
-            p, n = self.next_token_probs(seqs[i:i + step])
-            probs += p; used += n
-        lengths = [sum(map(len, seqs[j * C:(j + 1) * C])) for j in range(len(requests))]
-        total = max(1, sum(lengths))                               # tokens actually run, shared out by prompt length
-        return [Reply(scores=dict(zip(keys, probs[j * C:(j + 1) * C])), prompt_tokens=int(round(used * lengths[j] / total)))
-                for j in range(len(requests))]
+        seqs, owners = [], []
+        for j, r in enumerate(requests):
+            p = r.prompt.build() if hasattr(r.prompt, "build") else r.prompt       # a recipe is built once, not once per question
+            for q in p.questions:
+                seqs.append(tok(_render(tok, p.with_question(q)), add_special_tokens=False)["input_ids"]); owners.append(j)
+        probs, spent = self.next_token_probs(seqs, owners)
+        out = []
+        for j in range(len(requests)):
+            mine = [i for i, o in enumerate(owners) if o == j]
+            total = sum(len(seqs[i]) for i in mine)
+            out.append(Reply(scores=dict(zip(keys, (probs[i] for i in mine))), prompt_tokens=total,
+                             cached_tokens=max(0, total - round(sum(spent[i] for i in mine)))))
+        return out
 
-    def next_token_probs(self, seqs: list) -> tuple[list, int]:
-        "P(yes)/(P(yes)+P(no)) after each token sequence, and the number of tokens run through the model."
-        torch = self.torch
-        L = 0
-        if self.options.prefix_reuse and len(seqs) > 1:
-            while all(len(s) > L + 1 for s in seqs) and len({s[L] for s in seqs}) == 1: L += 1
-        rem = [s[L:] for s in seqs]
-        W = max(map(len, rem))
-        ids = torch.full((len(seqs), W), self.tok.pad_token_id, dtype=torch.long)
-        mask = torch.zeros((len(seqs), L + W), dtype=torch.long)
-        mask[:, :L] = 1
-        for b, r in enumerate(rem): ids[b, :len(r)] = torch.tensor(r); mask[b, L:L + len(r)] = 1
-        with torch.no_grad():
-            kw = {}
-            if L:
-                pre = self.lm(input_ids=torch.tensor([seqs[0][:L]], device=self.device), use_cache=True)
-                cache = copy.deepcopy(getattr(pre, "cache", None) or pre.past_key_values)
-                cache.batch_repeat_interleave(len(seqs))
-                kw = {self._cache_kw: cache}
-            logits = self.lm(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), use_cache=bool(L), **kw).logits
-        last = logits[torch.arange(len(seqs)), torch.tensor([len(r) - 1 for r in rem])].float().softmax(-1)
-        py, pn = last[:, self.yes].sum(-1), last[:, self.no].sum(-1)
-        score = (py / (py + pn).clamp_min(1e-30)).tolist()
-        return score, L + sum(map(len, rem))
+    def _json(self, requests) -> list:
+        """Batched decoding (greedy at temperature 0). The prefix all requests share (or the longest stored one) is computed once
+        and continued by every request; the rest is left-padded after it, so each token keeps its position."""
+        torch, tok, g = self.torch, self.tok, self.generation
+        seqs = [tok(_render(tok, r.prompt.messages), add_special_tokens=False)["input_ids"] for r in requests]
+        B, top, L, past, made_here = len(seqs), min(map(len, seqs)) - 1, 0, None, 0
+        if self.reuse and top > 0:
+            shared = min(len(os.path.commonprefix(seqs)), top)        # a request alone: all but its last token
+            hit = self.store.get(seqs[0], 1, shared) if self.store.max_bytes else None
+            start, past = hit or (0, None)
+            L = shared if (B > 1 or self.store.max_bytes) else start
+            if L > start:
+                past = self._forward([(past, start, seqs[0][start:L])], [True])[1][0]; made_here = L - start
+                if self.store.max_bytes: self.store.put(seqs[0][:L], past)
+        R = max(len(s) - L for s in seqs)
+        ids, mask = torch.full((B, L + R), tok.pad_token_id, dtype=torch.long), torch.zeros((B, L + R), dtype=torch.long)
+        for b, s in enumerate(seqs):
+            ids[b, :L], mask[b, :L] = torch.tensor(s[:L], dtype=torch.long), 1
+            ids[b, L + R - (len(s) - L):], mask[b, L + R - (len(s) - L):] = torch.tensor(s[L:]), 1
+        kw = dict(max_new_tokens=g.max_new_tokens, pad_token_id=tok.pad_token_id, do_sample=g.temperature > 0)
+        if L: kw["past_key_values"] = self._cache([(k.expand(B, -1, -1, -1).contiguous(), v.expand(B, -1, -1, -1).contiguous()) for k, v in past])
+        if g.temperature > 0: kw.update(temperature=g.temperature, top_p=g.top_p); torch.manual_seed(self.seed_for(requests[0].meta))
+        with torch.no_grad(): out = self.lm.generate(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), **kw)
+        new = out[:, L + R:]
+        made = (new != tok.pad_token_id).sum(1).tolist()          # generated tokens (padding after the end not counted)
+        return [Reply(text=tok.decode(row, skip_special_tokens=True), prompt_tokens=len(s),
+                      cached_tokens=max(0, len(s) - round(len(s) - L + made_here / B)), completion_tokens=int(m))
+                for row, s, m in zip(new, seqs, made)]

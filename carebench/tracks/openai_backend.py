@@ -14,7 +14,7 @@ from urllib.parse import urljoin, urlparse
 
 from ..core.config import redact_text, url_userinfo
 from ..core.errors import ConfigError
-from .backends import Backend, Reply, register_backend
+from .backends import Backend, Reply, register_backend, warm_order
 from .vllm_backend import yes_probability
 
 # %% auto #0
@@ -40,6 +40,7 @@ class OpenAIOptions:
     backoff_s: float = 1.0
     max_concurrency: int = 4
     top_logprobs: int = 20
+    prefix_warmup: bool = True       # send the first request of each shared context before the others (the server's prefix cache)
 
     def __post_init__(self):
         if self.max_concurrency < 1 or self.max_retries < 0 or self.timeout_s <= 0 or self.backoff_s < 0 or not 1 <= self.top_logprobs <= 20:
@@ -48,6 +49,11 @@ class OpenAIOptions:
 # %% ../../nbs/38_openai.ipynb #3230415e
 class _Failed(Exception):
     def __init__(self, msg, retry): super().__init__(msg); self.retry = retry
+
+def _cached(usage: dict) -> int:
+    "Prompt tokens the server served from its prefix cache, when it says (`usage.prompt_tokens_details.cached_tokens`); else 0."
+    try: return int(((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
+    except (AttributeError, TypeError, ValueError): return 0
 
 def _no_redirect():
     """A handler that never follows a redirect: urllib then raises the 3xx answer as an `HTTPError`, which `_post` reports. (urllib,
@@ -148,8 +154,8 @@ class OpenAIBackend(Backend):
                 ans = self._post({**base, "messages": list(r.prompt.messages), "max_tokens": g.max_new_tokens})
                 use = ans.get("usage") or {}
                 return Reply(text=ans["choices"][0]["message"]["content"], prompt_tokens=int(use.get("prompt_tokens") or 0),
-                             completion_tokens=int(use.get("completion_tokens") or 0))
-            scores, used, made = {}, 0, 0
+                             cached_tokens=_cached(use), completion_tokens=int(use.get("completion_tokens") or 0))
+            scores, used, made, cached = {}, 0, 0, 0
             for key, q in zip(self.ctx.label_space.keys, r.prompt.questions):
                 ans = self._post({**base, "messages": list(r.prompt.with_question(q)), "max_tokens": 1, "logprobs": True,
                                   "top_logprobs": self.options.top_logprobs})
@@ -157,10 +163,17 @@ class OpenAIBackend(Backend):
                 if not content: return Reply(error_kind="transport", error="the server returned no logprobs (it may ignore them)")
                 scores[key] = yes_probability({t["token"]: t["logprob"] for t in content[0].get("top_logprobs", [])})
                 if scores[key] != scores[key]: return Reply(error_kind="transport", error="neither yes nor no among the top next tokens")
-                used += int((ans.get("usage") or {}).get("prompt_tokens") or 0); made += int((ans.get("usage") or {}).get("completion_tokens") or 0)
-            return Reply(scores=scores, prompt_tokens=used, completion_tokens=made)
+                use = ans.get("usage") or {}
+                used += int(use.get("prompt_tokens") or 0); made += int(use.get("completion_tokens") or 0); cached += _cached(use)
+            return Reply(scores=scores, prompt_tokens=used, cached_tokens=cached, completion_tokens=made)
         except _Failed as e: return Reply(error_kind="transport", error=str(e))
         except (KeyError, IndexError, TypeError): return Reply(error_kind="transport", error="unexpected answer layout from the server")
 
     def generate(self, requests: list, mode: str) -> list:
-        with ThreadPoolExecutor(self.options.max_concurrency) as ex: return list(ex.map(lambda r: self._one(r, mode), requests))
+        "The batch, concurrently; with `prefix_warmup`, the first request of each shared context first (`warm_order`)."
+        out = [None] * len(requests)
+        waves = warm_order(requests) if self.options.prefix_warmup else (list(range(len(requests))),)
+        with ThreadPoolExecutor(self.options.max_concurrency) as ex:
+            for wave in waves:
+                for i, rep in zip(wave, ex.map(lambda i: self._one(requests[i], mode), wave)): out[i] = rep
+        return out

@@ -104,12 +104,13 @@ def _check_logprob(scores, keys) -> tuple:
 
 def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict | None = None) -> list:
     """Ask one batch; return cache records `(key, status, response, scores, error_kind, error)`. `usage` (key → [prompt tokens,
-    generated tokens]) adds up what each call cost, its repair included."""
+    generated tokens, prompt tokens served from a cache]) adds up what each call cost, its repair included."""
     keys = backend.ctx.label_space.keys
     def count(reqs, replies):
         if usage is None: return
         for r, rep in zip(reqs, replies):
-            u = usage.setdefault(r.key.removesuffix(":repair"), [0, 0]); u[0] += rep.prompt_tokens; u[1] += rep.completion_tokens
+            u = usage.setdefault(r.key.removesuffix(":repair"), [0, 0, 0])
+            u[0] += rep.prompt_tokens; u[1] += rep.completion_tokens; u[2] += rep.cached_tokens
     try: replies = backend.generate(batch, mode)
     except Exception as e:                                    # a backend crash fails this batch, not the run
         return [(r.key, "failed", None, None, "transport", redact_text(f"{type(e).__name__}: {str(e)[:200]}")) for r in batch]
@@ -159,8 +160,8 @@ def _variant(meta: dict) -> tuple:
     return meta["condition"], meta.get("perturbation") or "", meta.get("format", 0), meta.get("replicate", 0)
 
 def _compute(model: str, device: str, reqs: list, asked: set, usage: dict, seconds: dict, failed: set) -> pd.DataFrame:
-    """Per condition (and perturbation, format, replicate): requests, distinct prompts, from the cache, asked, failed, tokens, wall
-    time, device, cache hit rate."""
+    """Per condition (and perturbation, format, replicate): requests, distinct prompts, from the cache, asked, failed, tokens (the
+    prompts' in full, those served from a prefix cache, those computed, those generated), wall time, device, cache hit rate."""
     first, n_req = {}, {(c, "", 0, 0): 0 for c in CONDITIONS}
     for r in reqs:
         g = _variant(r.meta)
@@ -173,7 +174,8 @@ def _compute(model: str, device: str, reqs: list, asked: set, usage: dict, secon
         n_asked = sum(k in asked for k in ks)
         rows.append(dict(model=model, condition=c, perturbation=pert, format=fmt, replicate=rep, requests=n_req[(c, pert, fmt, rep)], unique_prompts=len(ks),
                          from_cache=len(ks) - n_asked, asked=n_asked, failed=sum(k in failed for k in ks),
-                         prompt_tokens=sum(usage.get(k, (0, 0))[0] for k in ks), completion_tokens=sum(usage.get(k, (0, 0))[1] for k in ks),
+                         prompt_tokens=(p := sum(usage.get(k, (0, 0, 0))[0] for k in ks)), cached_tokens=(h := sum(usage.get(k, (0, 0, 0))[2] for k in ks)),
+                         computed_tokens=p - h, completion_tokens=sum(usage.get(k, (0, 0, 0))[1] for k in ks),
                          seconds=round(sum(seconds.get(k, 0.0) for k in ks), 3), device=device,
                          cache_hit_rate=round((len(ks) - n_asked) / len(ks), 4) if ks else None))
     return pd.DataFrame(rows)
@@ -256,7 +258,8 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     compute = _compute(model.id, backend.device_name(), reqs, asked, usage, seconds, failed)
     stats = dict(model=model.id, backend=backend.name, scoring_mode=mode, n_requests=len(reqs), n_unique=len(unique),
                  n_from_cache=len(unique) - len(asked), n_asked=len(asked), n_failed=len(errors), seconds=round(time.time() - t0, 3),
-                 prompt_tokens=int(compute["prompt_tokens"].sum()), completion_tokens=int(compute["completion_tokens"].sum()),
+                 prompt_tokens=int(compute["prompt_tokens"].sum()), cached_tokens=int(compute["cached_tokens"].sum()),
+                 computed_tokens=int(compute["computed_tokens"].sum()), completion_tokens=int(compute["completion_tokens"].sum()),
                  device=backend.device_name())
     return ModelScores(scores, errors, calls, stats, compute, perturbed, formats, replicates)
 
@@ -363,6 +366,7 @@ class ReasoningTrack(Track):
                                      category_order=list(f.category_order or self.ctx.ds.label_space.keys))
                                 for k, f in enumerate(sample_formats(rc.formats, seed, self.ctx.ds.label_space))]
         if rc.replicates > 1: extra["replicates"] = dict(n=rc.replicates, condition=CONTEXT_FREE, seed=seed)
+        extra["token_accounting"] = 2          # prompt_tokens: the prompts in full; cached_tokens of them reused; computed_tokens the rest
         return Merged([read_csv_text(f/"scores.csv") for f in folders], dict(calls=stats, compute=json.loads(compute.to_json(orient="records")), **extra))
 
     def analyse(self, run, analysis):
@@ -390,6 +394,8 @@ class ReasoningTrack(Track):
     def summary(cls, manifest: dict) -> list:
         return [(s["model"], [f"requests: {s['n_requests']} ({s['n_unique']} distinct prompts: {s['n_from_cache']} from the cache, "
                               f"{s['n_asked']} asked), failed requests: {s['n_failed']} of {s['n_requests']}",
-                              f"compute: {s.get('prompt_tokens', 0):,} prompt and {s.get('completion_tokens', 0):,} generated tokens, "
+                              f"compute: {s.get('prompt_tokens', 0):,} prompt tokens"
+                              + (f" ({s['computed_tokens']:,} computed, {s['cached_tokens']:,} from a prefix cache)" if "cached_tokens" in s else "")
+                              + f" and {s.get('completion_tokens', 0):,} generated tokens, "
                               f"{s['seconds']} s on {s.get('device', 'unknown')}"])
                 for s in manifest.get("calls", [])]

@@ -71,8 +71,8 @@ class CVResult:
 # %% ../../nbs/3e_representation.ipynb #cad835f5
 class _Track1Learner:
     """Track 1 as a `Learner` of the shared cross-fitting (`3i_crossfit`): two parts chosen on the inner folds, the context-free
-    ridge classifier (`stage1`: its λ) and the fusion head (`head`: fusion, rank and λ), all closed-form from per-patient
-    sufficient statistics."""
+    ridge classifier (`stage1`: its λ) and the fusion head (`head`: fusion, rank and λ), all closed-form from each feature
+    set's totals (`RidgeStats`)."""
     def __init__(self, data: Track1Inputs, s: RepresentationConfig, stats_cls):
         self.data, self.s, self.stats_cls = data, s, stats_cls
         self.configs, self.lambdas = head_configs(s), list(s.lambdas)

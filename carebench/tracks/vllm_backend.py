@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 
 from ..core.errors import ConfigError
-from .backends import Backend, Reply, register_backend
+from .backends import Backend, Reply, register_backend, warm_order
 
 # %% auto #0
 __all__ = ['VLLMOptions', 'score_schema', 'yes_probability', 'VLLMBackend']
@@ -28,6 +28,7 @@ class VLLMOptions:
     guided_json: bool = True
     top_logprobs: int = 20
     trust_remote_code: bool = False
+    prefix_warmup: bool = True        # the first prompt of each shared context runs before the others (see `warm_order`)
 
 # %% ../../nbs/37_vllm.ipynb #a2f5a2e5
 def score_schema(keys) -> dict:
@@ -80,26 +81,41 @@ class VLLMBackend(Backend):
             from vllm.sampling_params import GuidedDecodingParams
             return {"guided_decoding": GuidedDecodingParams(json=schema)}
 
+    def _waves(self, run, items: list, leaders: list) -> list:
+        "`run` over `items`, the `leaders` (indices) first when prefix warm-up is on, so the engine caches their prefixes."
+        if not self.options.prefix_warmup or not leaders or len(leaders) == len(items): return run(items)
+        rest = [i for i in range(len(items)) if i not in set(leaders)]
+        out = [None] * len(items)
+        for wave in (leaders, rest):
+            for i, o in zip(wave, run([items[i] for i in wave])): out[i] = o
+        return out
+
     def generate(self, requests: list, mode: str) -> list:
+        cached = lambda o: int(getattr(o, "num_cached_tokens", None) or 0)     # what the engine's prefix cache served
         if mode == "json":
             seeds = [self.seed_for(r.meta) for r in requests]          # replicates sample with seeds of their own
-            params = [self._params(s, max_tokens=self.generation.max_new_tokens, **self._guided()) for s in dict.fromkeys(seeds)]
-            outs = self.llm.chat([list(r.prompt.messages) for r in requests],
-                                 params[0] if len(params) == 1 else [params[list(dict.fromkeys(seeds)).index(s)] for s in seeds], use_tqdm=False)
-            return [Reply(text=o.outputs[0].text, prompt_tokens=len(o.prompt_token_ids or []), completion_tokens=len(o.outputs[0].token_ids or []))
-                    for o in outs]
+            params = {s: self._params(s, max_tokens=self.generation.max_new_tokens, **self._guided()) for s in dict.fromkeys(seeds)}
+            run = lambda part: self.llm.chat([list(requests[j].prompt.messages) for j in part], [params[seeds[j]] for j in part], use_tqdm=False)
+            outs = self._waves(run, list(range(len(requests))), warm_order(requests)[0])
+            return [Reply(text=o.outputs[0].text, prompt_tokens=len(o.prompt_token_ids or []), cached_tokens=cached(o),
+                          completion_tokens=len(o.outputs[0].token_ids or [])) for o in outs]
         from vllm.inputs import TokensPrompt       # token ids, so the engine adds no second BOS to the rendered template
-        prompts, owner = [], []
+        prompts, owner, firsts = [], [], set(warm_order(requests)[0])
+        leaders = []
         for j, r in enumerate(requests):
-            for q in r.prompt.questions:
-                ids = self.tok.apply_chat_template(list(r.prompt.with_question(q)), add_generation_prompt=True, tokenize=True)
+            p = r.prompt.build() if hasattr(r.prompt, "build") else r.prompt
+            for k, q in enumerate(p.questions):
+                ids = self.tok.apply_chat_template(list(p.with_question(q)), add_generation_prompt=True, tokenize=True)
+                if j in firsts and k == 0: leaders.append(len(prompts))
                 prompts.append(TokensPrompt(prompt_token_ids=list(ids))); owner.append(j)
-        outs = self.llm.generate(prompts, self._params(max_tokens=1, logprobs=self.options.top_logprobs), use_tqdm=False)
+        params = self._params(max_tokens=1, logprobs=self.options.top_logprobs)
+        outs = self._waves(lambda part: self.llm.generate(part, params, use_tqdm=False), prompts, leaders)
         probs = [yes_probability({lp.decoded_token: lp.logprob for lp in o.outputs[0].logprobs[0].values()}) for o in outs]
         keys, replies = self.ctx.label_space.keys, []
         for j, r in enumerate(requests):
             mine = [p for p, o in zip(probs, owner) if o == j]
             if any(np.isnan(mine)):
                 replies.append(Reply(error_kind="transport", error="neither yes nor no among the top next tokens")); continue
-            replies.append(Reply(scores=dict(zip(keys, mine)), prompt_tokens=sum(len(o.prompt_token_ids or []) for o, w in zip(outs, owner) if w == j)))
+            replies.append(Reply(scores=dict(zip(keys, mine)), prompt_tokens=sum(len(o.prompt_token_ids or []) for o, w in zip(outs, owner) if w == j),
+                                 cached_tokens=sum(cached(o) for o, w in zip(outs, owner) if w == j)))
         return replies
