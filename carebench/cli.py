@@ -115,14 +115,20 @@ def main(argv=None) -> int:
 _SYNTH_ARGS = dict(seed="seed of every random choice", patients="number of patients", items="evaluation items per patient",
                    train_items="training items per patient", observers="observers per (patient, item) pair",
                    shift_rate="probability that an item with a designed twist gets it", miss_rate="probability an observer misses a designed shift",
-                   noise="probability of a slip on any label")
+                   noise="probability of a slip on any label",
+                   observer_noise="slip probability of each observer of a group, comma-separated (one per observer; overrides --noise)")
+
+def _floats(text: str) -> tuple:
+    "A comma-separated list of numbers (`--observer-noise 0.01,0.05,0.25`)."
+    try: return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError: raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text[:40]!r}") from None
 
 def _configure_synth(p):
     from carebench.adapters.synth import SynthParams
     p.add_argument("--out", required=True, help="folder to write into (created if needed)")
     for f in fields(SynthParams):
-        p.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default,
-                       help=f"{_SYNTH_ARGS[f.name]} (default {f.default})")
+        p.add_argument("--" + f.name.replace("_", "-"), type=_floats if isinstance(f.default, tuple) else type(f.default), default=f.default,
+                       help=f"{_SYNTH_ARGS[f.name]} (default {'none' if f.default == () else f.default})")
     p.add_argument("--format", choices=("xlsx", "csv"), default="xlsx", help="one workbook, or a folder of CSVs (default xlsx)")
 
 @register_command("synth", "write a synthetic paired-context dataset with its truth.json and a ready config.yaml", _configure_synth)

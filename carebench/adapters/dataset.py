@@ -76,7 +76,8 @@ class Dataset:
     train_item: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
     train_labels: np.ndarray | None = None   # (n_train, K_train, C) context-free observer labels
     origins: tuple = ()                # per pair: the Location it was read from (for messages)
-    provenance: Mapping = field(default_factory=dict)  # adapter, inputs, notes, drops, leakage
+    provenance: Mapping = field(default_factory=dict)  # adapter, inputs, notes, drops, leakage, aggregation
+    reference: Mapping | None = None   # labelled condition -> (n_pairs, C) reference labels; None: the observers' mean
 
     def __post_init__(self):
         C, n = len(self.label_space), len(self.pair_item)
@@ -98,6 +99,11 @@ class Dataset:
         if self.train_labels.shape[::2] != (len(self.train_item), C) or len(self.train_patient) != len(self.train_item):
             raise ValueError("training patients, items and labels disagree in length")
         if self.origins and len(self.origins) != n: raise ValueError("origins needs one Location per pair")
+        if self.reference is not None:       # set by a reference aggregation policy (`28_aggregation`)
+            if set(self.reference) != set(LABELLED_CONDITIONS): raise ValueError(f"reference must be given for {LABELLED_CONDITIONS}")
+            set_("reference", MappingProxyType({c: _frozen(self.reference[c], float) for c in LABELLED_CONDITIONS}))
+            for c, a in self.reference.items():
+                if a.shape != (n, C) or not ((a >= 0) & (a <= 1)).all(): raise ValueError(f"reference[{c!r}] must be (n_pairs, C) in [0, 1]")
         ids = [p.id for p in self.patients]
         if len(set(ids)) != len(ids): raise ValueError("patient ids must be unique")
         missing = sorted(set(self.pair_patient) - set(ids))
@@ -130,9 +136,9 @@ class Dataset:
 
     # --- reference labels
     def y(self, condition: str) -> np.ndarray:
-        "Reference label (observer mean) per pair × category in a labelled condition."
+        "Reference label per pair × category in a labelled condition: the aggregation policy's, by default the observers' mean."
         if condition not in self.labels: raise KeyError(f"no reference labels for condition {condition!r}")
-        return self.labels[condition].mean(axis=1)
+        return self.reference[condition] if self.reference is not None else self.labels[condition].mean(axis=1)
     @cached_property                   # the dataset never changes: computed once, kept read-only (a loop may read them per pair)
     def y_free(self) -> np.ndarray: return _frozen(self.y(CONTEXT_FREE))
     @cached_property
@@ -166,7 +172,8 @@ def first_patients(ds: Dataset, n: int) -> Dataset:
     return dataclasses.replace(ds, patients=tuple(p for p in ds.patients if p.id in keep), pair_patient=ds.pair_patient[m],
                                pair_item=ds.pair_item[m], observers=ds.observers[m], labels={c: v[m] for c, v in ds.labels.items()},
                                train_patient=ds.train_patient[t], train_item=ds.train_item[t], train_labels=ds.train_labels[t],
-                               origins=tuple(o for o, k in zip(ds.origins, m) if k) if ds.origins else (), provenance=prov)
+                               origins=tuple(o for o, k in zip(ds.origins, m) if k) if ds.origins else (), provenance=prov,
+                               reference={c: v[m] for c, v in ds.reference.items()} if ds.reference is not None else None)
 
 # %% ../../nbs/20_dataset.ipynb #80c1742b
 def nonzero_delta_ref(ds: Dataset) -> dict:
@@ -183,7 +190,7 @@ def dataset_summary(ds: Dataset) -> dict:
         nonzero_delta_ref=nonzero_delta_ref(ds),
         delta_ref_up=dict(zip(ds.categories, (d > 0).sum(0).tolist())),
         delta_ref_down=dict(zip(ds.categories, (d < 0).sum(0).tolist())),
-        disagreement_rate={c: round(float(((0 < ds.y(c)) & (ds.y(c) < 1)).mean()), 6) for c in LABELLED_CONDITIONS},
+        disagreement_rate={c: round(float(((0 < (m := ds.labels[c].mean(1))) & (m < 1)).mean()), 6) for c in LABELLED_CONDITIONS},
         n_train_items=len(ds.train_item), n_train_patients=len(set(ds.train_patient)),
         n_patients_total=len(ds.patients))
 
@@ -192,10 +199,11 @@ def adapter_manifest(ds: Dataset) -> dict:
     "The adapter manifest of a dataset: label space, counts, aggregation policy, inputs, notes, drops, leakage."
     K = ds.observers_per_pair
     prov = dict(ds.provenance)
+    policy = prov.pop("aggregation", None) or {}                # a policy other than the mean says what it did (`28_aggregation`)
     return dict(
         adapter=prov.pop("adapter", None), label_space=ds.label_space.to_records(), counts=dataset_summary(ds),
-        aggregation=dict(reference_label="mean of the observers' 0/1 labels per (patient, item) pair and category",
-                         observers_per_pair=K, values=[round(j / K, 6) for j in range(K + 1)],
-                         partial_values="disagreement between observers, not a probability",
-                         delta_ref="y_correct - y_free"),
+        aggregation={**dict(policy="mean", reference_label="mean of the observers' 0/1 labels per (patient, item) pair and category",
+                            observers_per_pair=K, values=[round(j / K, 6) for j in range(K + 1)],
+                            partial_values="disagreement between observers, not a probability",
+                            delta_ref="y_correct - y_free"), **policy},
         **prov)

@@ -4,15 +4,18 @@
 
 # %% ../../nbs/25_load.ipynb #154c28ab
 from __future__ import annotations
+import dataclasses
 from pathlib import Path
 
 from ..core.config import Config, load_config
 from ..core.csvio import release_memory
+from ..core.runs import sha256_file
 from ..core.errors import ConfigError
 from .base import adapter_options, load_checked
 from .dataset import first_patients
 from .dataset import Dataset
 from .paired_context import PairedContextAdapter
+from .aggregation import aggregate, read_adjudication
 
 # %% auto #0
 __all__ = ['BUILTIN_ADAPTERS', 'load_dataset', 'run_inputs']
@@ -20,12 +23,26 @@ __all__ = ['BUILTIN_ADAPTERS', 'load_dataset', 'run_inputs']
 # %% ../../nbs/25_load.ipynb #9dc52aba
 BUILTIN_ADAPTERS = (PairedContextAdapter,)
 
+def _aggregated(ds: Dataset, config: Config) -> Dataset:
+    "The dataset under the configured aggregation policy; the adjudication table is hashed among the inputs."
+    d = config.dataset
+    if d.aggregation == "mean" and not d.adjudication: return ds
+    table = None
+    if d.adjudication:
+        p = Path(d.adjudication).expanduser()
+        if not p.is_absolute() and config.source: p = Path(config.source).parent / p
+        table = read_adjudication(p)
+        entry = dict(role="adjudication", path=str(p), sha256=sha256_file(p), bytes=p.stat().st_size)
+        ds = dataclasses.replace(ds, provenance={**ds.provenance, "inputs": [*ds.provenance.get("inputs", []), entry]})
+    return aggregate(ds, d.aggregation, table)
+
 def load_dataset(config: Config | str | Path) -> Dataset:
     "Load and check the dataset a config (or a config file) describes; config errors name the config file."
     if not isinstance(config, Config): config = load_config(config)
     try:
         adapter, options = adapter_options(config)
         ds = load_checked(adapter, options, config.labels)             # the contract's leakage check and provenance, for every adapter
+        ds = _aggregated(ds, config)                                  # the configured reference (the mean: as it is)
         release_memory()                                              # what reading and checking the tables left behind
         return first_patients(ds, config.limit_patients) if config.limit_patients else ds
     except ConfigError as e:

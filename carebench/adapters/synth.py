@@ -175,6 +175,7 @@ class SynthParams:
     shift_rate: float = 0.6   # probability that an item with twists gets one activated
     miss_rate: float = 0.15   # probability an observer misses a designed shift
     noise: float = 0.003      # probability of a slip on any label, per observer and condition
+    observer_noise: tuple = ()  # optional: a slip probability per observer position in its group (overrides `noise`)
 
     def __post_init__(self):
         if self.seed < 0: raise ValueError("seed must be a non-negative integer")
@@ -185,6 +186,9 @@ class SynthParams:
             raise ValueError(f"items + train_items must be at most {most} (catalogue items that fit every patient)")
         for k in ("shift_rate", "miss_rate", "noise"):
             if not 0 <= getattr(self, k) <= 1: raise ValueError(f"{k} must be in [0, 1]")
+        object.__setattr__(self, "observer_noise", tuple(float(x) for x in self.observer_noise))
+        if self.observer_noise and (len(self.observer_noise) != self.observers or not all(0 <= x <= 1 for x in self.observer_noise)):
+            raise ValueError("observer_noise needs one slip probability in [0, 1] per observer")
 
 # %% ../../nbs/24_synth.ipynb #76ff7982
 def _fits(x, sex: str) -> bool:
@@ -217,6 +221,7 @@ def generate(params: SynthParams) -> dict:
     for p in range(P):
         pid, obs = f"{p + 1:03d}", groups[p % n_groups]
         observers[pid] = obs
+        slip_rate = dict(zip(obs, params.observer_noise or [params.noise] * K))
         age, sex = int(rng.integers(19, 89)), "FM"[int(rng.integers(2))]
         eligible = [j for j, spec in enumerate(CATALOGUE) if _fits(spec, sex)]
         order = [eligible[j] for j in rng.permutation(len(eligible))]
@@ -237,7 +242,7 @@ def generate(params: SynthParams) -> dict:
                                     cue_field=t.field if t else None))
             for o in obs:
                 missed = (t_free != t_corr) & (rng.random(len(keys)) < params.miss_rate)
-                slip_f, slip_c = (rng.random(len(keys)) < params.noise for _ in range(2))
+                slip_f, slip_c = (rng.random(len(keys)) < slip_rate[o] for _ in range(2))
                 misses += [dict(patient=pid, item=item, observer=o, category=keys[c]) for c in np.flatnonzero(missed)]
                 slips += [dict(patient=pid, item=item, observer=o, condition=cond, category=keys[c])
                           for cond, sl in (("context_free", slip_f), ("correct_context", slip_c)) for c in np.flatnonzero(sl)]
@@ -248,9 +253,11 @@ def generate(params: SynthParams) -> dict:
             item = spec.texts[int(rng.integers(len(spec.texts)))]
             t_free = np.array([k in spec.base for k in keys], dtype=np.uint8)
             for o in obs:
-                tables["train"].append([pid, o, item, *(t_free ^ (rng.random(len(keys)) < params.noise)).tolist()])
+                tables["train"].append([pid, o, item, *(t_free ^ (rng.random(len(keys)) < slip_rate[o])).tolist()])
     designed = {k: sum(k in tp["shift"] for tp in truth_pairs) for k in keys}
-    truth = dict(generator="carebench.adapters.synth", params=asdict(params), categories=list(keys), observers=observers,
+    given = {k: v for k, v in asdict(params).items() if k != "observer_noise" or v}     # the default leaves files as they were
+    truth = dict(generator="carebench.adapters.synth", params=given, categories=list(keys), observers=observers,
+                 **({"observer_noise": {o: r for g in groups for o, r in zip(g, params.observer_noise)}} if params.observer_noise else {}),
                  designed_nonzero_delta_ref=designed,
                  designed_additions={k: sum(tp["shift"].get(k) == 1 for tp in truth_pairs) for k in keys},
                  designed_removals={k: sum(tp["shift"].get(k) == -1 for tp in truth_pairs) for k in keys},
@@ -410,7 +417,8 @@ def write_synthetic(out, params: SynthParams = SynthParams(), fmt: str = "xlsx")
     dump = lambda obj: json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
     (out/"snapshots.json").write_text(dump(g["snapshots"]), encoding="utf-8")
     (out/"truth.json").write_text(dump(g["truth"]), encoding="utf-8")
-    args = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in asdict(params).items())
+    shown = lambda v: ",".join(map(str, v)) if isinstance(v, (tuple, list)) else v
+    args = " ".join(f"--{k.replace('_', '-')} {shown(v)}" for k, v in asdict(params).items() if k != "observer_noise" or v)
     (out/"config.yaml").write_text(_CONFIG.format(args=args, path=data.name, observers=params.observers, seed=params.seed,
                                                   train="train" if "train" in g["tables"] else "null"), encoding="utf-8")
     return dict(dataset=data, snapshots=out/"snapshots.json", truth=out/"truth.json", config=out/"config.yaml")

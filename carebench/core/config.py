@@ -173,8 +173,12 @@ def parse_section(cls, data, key: str = "", file=None, base_dir=None):
 # %% ../../nbs/03_config.ipynb #55f1e94e
 @dataclass(frozen=True)
 class DatasetConfig:
-    "The `dataset` section: `adapter` picks the reader; all other keys are the adapter's options, validated by it."
+    """The `dataset` section: `adapter` picks the reader; `aggregation` how the observers' labels become the reference (`mean`,
+    `majority`, `adjudicated` with an `adjudication` table, `dawid_skene`, `one_coin`: `28_aggregation`); all other keys are the
+    adapter's options, validated by it."""
     adapter: str = "paired_context"
+    aggregation: str = "mean"
+    adjudication: str | None = None       # a CSV file (relative to the config file): the adjudicator's labels of disagreements
     options: dict = field(default_factory=dict, metadata={"rest": True})
 
 # %% ../../nbs/03_config.ipynb #a6f98c31
@@ -198,6 +202,8 @@ class AnalysisConfig:
     endpoints: tuple[str, ...] = DEFAULT_ENDPOINTS
     on_missing_scores: Literal["error", "exclude_pair"] = "error"   # a pair a model has no score for: stop, or leave it out (counted)
     max_memory_gb: float = 4.0            # the resampling's estimated peak memory must stay below this (checked before any work)
+    aggregation_sensitivity: tuple[str, ...] = ("mean", "majority", "adjudicated")   # every endpoint again under these reference
+                                          # aggregation policies and the run's own (27_analyze); () for none
 
     def __post_init__(self):
         if not 1e-6 <= self.epsilon < 1: raise ValueError(f"epsilon must be in [1e-6, 1): a positive threshold, got {self.epsilon}")

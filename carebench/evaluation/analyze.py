@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core.config import Config, load_config
+from ..core.config import Config, load_config, quote_value
 from ..core.csvio import write_csv
 from ..core.runs import RunFolder, atomic_write, create_run, write_json
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, PROTOCOL_VERSION, SHUFFLED_CONTEXT
@@ -28,7 +28,8 @@ from .scores import ScoreValidationError, read_scores, score_cells, score_matric
 
 # %% auto #0
 __all__ = ['MISSING_CHECKS', 'model_slug', 'model_slugs', 'endpoint_input', 'endpoint_table', 'paired_cell_deltas',
-           'summary_markdown', 'Analysis', 'model_contrasts', 'write_analysis', 'analyze']
+           'summary_markdown', 'Analysis', 'model_contrasts', 'check_sensitivity', 'aggregation_sensitivity',
+           'write_analysis', 'analyze']
 
 # %% ../../nbs/27_analyze.ipynb #79d67386
 def model_slug(model: str, taken=()) -> str:
@@ -185,6 +186,39 @@ def model_contrasts(ds: Dataset, kept: dict, config: Config) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["model_a", "model_b", "endpoint", "estimate", "ci_low", "ci_high", "ci_level", "p_a_greater",
                                        "min_attainable_p", "n_pairs", "n_patients"])
 
+# %% ../../nbs/27_analyze.ipynb #2a702fc3
+def check_sensitivity(config: Config):
+    "Every policy named in `analysis.aggregation_sensitivity` exists (checked before anything is written)."
+    from carebench.adapters.aggregation import AGGREGATIONS
+    unknown = [p for p in config.analysis.aggregation_sensitivity if p not in AGGREGATIONS]
+    if unknown: raise ConfigError(f"unknown aggregation {quote_value(unknown[0])} (known: {', '.join(AGGREGATIONS)})", config.source,
+                                  "analysis.aggregation_sensitivity")
+
+def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd.DataFrame, dict]:
+    """Every endpoint of every model in `kept` (model → (matrices, complete pairs, endpoint names)) under the run's own aggregation
+    policy and each of `analysis.aggregation_sensitivity` that can run, with the main analysis's resamples; the change is from the
+    run's own policy. Also the policies skipped, and why."""
+    from carebench.adapters.aggregation import AGGREGATIONS, aggregate, read_adjudication
+    info = ds.provenance.get("aggregation") or {}
+    own, path = info.get("policy", "mean"), info.get("adjudication")
+    table = read_adjudication(path) if path else None
+    rows, skipped = [], {}
+    for name in dict.fromkeys((own, *config.analysis.aggregation_sensitivity)):
+        policy = AGGREGATIONS[name]()
+        if not policy.available(): skipped[name] = f"{policy.package} is not installed"; continue
+        if policy.needs_adjudication and table is None: skipped[name] = "no adjudication table (dataset.adjudication)"; continue
+        dsp = ds if name == own else aggregate(ds, name, table)
+        for model, (mats, complete, names) in kept.items():
+            res = run_endpoints(endpoint_input(dsp, mats, complete), config.analysis, config.seed, model, [n for n in ENDPOINTS if n in names])
+            rows += [dict(model=model, endpoint=e, policy=name, estimate=r.overall.estimate, ci_low=r.overall.ci[0], ci_high=r.overall.ci[1],
+                          p_value=r.overall.p_value) for e, r in res.items()]
+    cols = ["model", "endpoint", "policy", "estimate", "ci_low", "ci_high", "p_value"]
+    df = pd.DataFrame(rows, columns=cols)
+    base = df[df["policy"] == own].set_index(["model", "endpoint"])["estimate"]
+    with np.errstate(invalid="ignore"):                 # an infinite estimate (an odds ratio) changes by nan
+        df["change"] = df["estimate"].to_numpy() - base.reindex(pd.MultiIndex.from_frame(df[["model", "endpoint"]])).to_numpy()
+    return df, dict(own=own, policies=list(dict.fromkeys(df["policy"])), skipped=skipped)
+
 # %% ../../nbs/27_analyze.ipynb #66d35aea
 MISSING_CHECKS = ("missing_cells", "missing_condition")
 
@@ -205,6 +239,7 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
                    exclude_missing: bool = False, quiet: bool = True, endpoints_for: dict | None = None, validity: bool = True) -> Analysis:
     """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and `carebench run`);
     `endpoints_for` names other endpoints for some models (Track 1 adds the Tracks 1–2 endpoints)."""
+    check_sensitivity(config)
     cells = score_cells(df, ds)                          # where each score row lands in the (pairs × categories) grid: once
     problems = validate_scores(df, ds, cells)
     if "adapter_manifest" not in run.artifacts:           # a folder of `analyze` is as complete for the report as one of `run`
@@ -247,6 +282,11 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
         slug = slugs[model]
         _write_model(run, slug, model, ds, mats, res, config)
         results[model] = res
+    if kept and config.analysis.aggregation_sensitivity:   # every endpoint again under each reference aggregation policy
+        sens, which = aggregation_sensitivity(ds, kept, config)
+        atomic_write(run.path/"aggregation_sensitivity.csv", sens.to_csv(index=False))
+        run.add_artifact("aggregation_sensitivity", run.path/"aggregation_sensitivity.csv")
+        run.update_manifest(aggregation_sensitivity=which)
     if len(kept) > 1:                                    # paired contrasts between models: the same patients, one cluster contrast
         atomic_write(run.path/"model_contrasts.csv", model_contrasts(ds, kept, config).to_csv(index=False))
         run.add_artifact("model_contrasts", run.path/"model_contrasts.csv")
@@ -267,6 +307,7 @@ def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool 
     ds = ds if ds is not None else load_dataset(config)
     try: check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()))
     except ConfigError as e: raise ConfigError(e.detail, config.source, e.key) from None
+    check_sensitivity(config)
     df = read_scores(scores)                 # a missing or unreadable file fails before anything is written
     inputs, resolved = run_inputs(ds)
     run = create_run(None, config, path=out, command=command, inputs={"scores": Path(scores), **inputs}, resolved=resolved,

@@ -30,13 +30,14 @@ from ..evaluation.scores import read_csv_text
 __all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'AUTHOR', 'read_table',
            'RunView', 'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names', 'ReportParameterError',
            'pick', 'mock_models', 'track_models', 'failed_models', 'banner', 'dataset_table', 'delta_ref_table',
-           'observer_agreement', 'endpoint_table', 'endpoint_definitions', 'per_category_table', 'condition_table',
-           'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement',
-           'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'reliability_table',
-           'plot_reliability', 'learning_curve_table', 'plot_learning_curve', 'fits_table', 'contrast_table',
-           'plot_contrasts', 'failure_table', 'failure_messages', 'perturbation_table', 'plot_field_importance',
-           'format_spread_table', 'plot_format_spread', 'replicate_table', 'plot_shifts', 'comparison_table',
-           'models_table', 'plot_comparison', 'provenance_table', 'compute_table', 'tripod_checklist']
+           'observer_agreement', 'aggregation_table', 'observer_reliability', 'aggregation_sensitivity_table',
+           'endpoint_table', 'endpoint_definitions', 'per_category_table', 'condition_table', 'call_table',
+           'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement', 'plot_scores',
+           'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'reliability_table', 'plot_reliability',
+           'learning_curve_table', 'plot_learning_curve', 'fits_table', 'contrast_table', 'plot_contrasts',
+           'failure_table', 'failure_messages', 'perturbation_table', 'plot_field_importance', 'format_spread_table',
+           'plot_format_spread', 'replicate_table', 'plot_shifts', 'comparison_table', 'models_table',
+           'plot_comparison', 'provenance_table', 'compute_table', 'tripod_checklist']
 
 # %% ../../nbs/40_report.ipynb #2b76feca
 TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
@@ -334,6 +335,37 @@ def observer_agreement(view: RunView) -> pd.DataFrame:
                 rows.append(dict(condition=cond, observers=f"{j + 1} vs {k + 1}", agreement=float((lab[:, j] == lab[:, k]).mean()),
                                  kappa=cohens_kappa(lab[:, j], lab[:, k])))
     return pd.DataFrame(rows)
+
+# %% ../../nbs/40_report.ipynb #67d5f7b4
+def aggregation_table(view: RunView) -> pd.DataFrame:
+    "How the reference was made (the adapter manifest's aggregation): policy, what a reference label is, its values, notes."
+    a = view.adapter.get("aggregation") or {}
+    rows = [("policy", a.get("policy", "mean")), ("reference label", a.get("reference_label", "")),
+            ("values", a.get("values") if isinstance(a.get("values"), str) else ", ".join(map(str, a.get("values") or []))),
+            ("Δ_ref", a.get("delta_ref", "y_correct - y_free"))]
+    if a.get("adjudication"): rows.append(("adjudication table", a["adjudication"]))
+    rows += [("note", n) for n in a.get("notes", [])]
+    return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
+
+def observer_reliability(view: RunView) -> pd.DataFrame:
+    """Each observer's estimated reliability (latent-class policies), most reliable first: the mean over categories, the lowest and
+    its category, the highest; empty for other policies. Every category's value is in the adapter manifest."""
+    rel = (view.adapter.get("aggregation") or {}).get("reliability")
+    if not rel: return pd.DataFrame()
+    t = pd.DataFrame(rel).dropna(subset=["reliability"])
+    g = t.groupby("observer")["reliability"]
+    low = t.loc[g.idxmin()].set_index("observer")
+    out = pd.DataFrame({"mean": g.mean(), "lowest": low["reliability"], "lowest in": low["category"], "highest": g.max()})
+    return out.sort_values("mean", ascending=False)
+
+def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
+    "Per model and endpoint, the estimate under each aggregation policy and the largest move from the run's own; empty if none."
+    if not view.has("aggregation_sensitivity"): return pd.DataFrame()
+    s = pd.read_csv(view.run.artifact("aggregation_sensitivity"), dtype={"model": str})
+    if s.empty: return pd.DataFrame()
+    t = s.pivot_table(index=["model", "endpoint"], columns="policy", values="estimate", sort=False)
+    t = t[list(dict.fromkeys(s["policy"]))]
+    return t.assign(**{"largest move": s.assign(a=s["change"].abs()).groupby(["model", "endpoint"], sort=False)["a"].max()})
 
 # %% ../../nbs/40_report.ipynb #42aea9fb
 def _label(name: str) -> str:

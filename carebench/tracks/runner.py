@@ -19,7 +19,7 @@ from ..core.csvio import write_csv
 from ..core.runs import atomic_write, create_run, write_json
 from ..adapters.dataset import adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
-from ..evaluation.analyze import Analysis, write_analysis
+from ..evaluation.analyze import Analysis, check_sensitivity, write_analysis
 from ..evaluation.scores import concat_scores
 from ..stats.endpoints import check_analysis
 from .donors import assign_donors
@@ -76,6 +76,7 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
     names = list(dict.fromkeys([*config.analysis.endpoints, *(n for t in instances.values() for e in t.endpoints().values() for n in e)]))
     try: check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()), names)
     except ConfigError as e: raise ConfigError(e.detail, config.source, e.key) from None
+    check_sensitivity(config)
     return Preflight(tracks, instances, donors)
 
 # %% ../../nbs/3f_runner.ipynb #294ed4b0
