@@ -23,7 +23,7 @@ from .core.config import load_config
 # %% auto #0
 __all__ = ['COMMANDS', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging', 'Terminated', 'main',
            'synth', 'validation_report', 'format_report', 'validate', 'analyze_command', 'run_command',
-           'report_command', 'list_command', 'cache_command', 'bench_command', 'simulate_command']
+           'emulate_command', 'report_command', 'list_command', 'cache_command', 'bench_command', 'simulate_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -263,6 +263,32 @@ def run_command(args) -> int:
     if not args.no_report: print(f"report: {build_report(res.run.path, quiet=args.quiet)}")
     for model in silent: print(f"warning: every call of {model} failed (see errors.csv): it has no results", file=sys.stderr)
     return 1 if silent else 0
+
+# %% ../nbs/50_cli.ipynb #81dba1da
+def _configure_emulate(p):
+    p.add_argument("config", help="the config file (YAML): reasoning.models and reasoning.emulation (raters and personas)")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--run", help="a finished run folder: its model scores are compared against both references and its report gains the page")
+    where.add_argument("--out", help="a new folder for the emulation alone")
+    p.add_argument("--cache", help="response cache file (default: reasoning.cache, $CAREBENCH_CACHE or ~/.cache/carebench/responses.sqlite)")
+    p.add_argument("--no-report", action="store_true", help="with --run: do not rebuild the run's report")
+
+@register_command("emulate", "LLM raters with personas as observers: emulated reference, agreement, the alternative-annotator test", _configure_emulate)
+def emulate_command(args) -> int:
+    from carebench.tracks.reasoning_emulation import emulate
+    s = emulate(args.config, out=args.out, run=args.run, cache_path=args.cache, quiet=args.quiet, command=["carebench", *sys.argv[1:]])
+    c = s["cost"]
+    print(f"emulation by {s['model']}: {len(s['raters'])} raters, {s['n_pairs_complete']} of {s['n_pairs']} pairs labelled by every rater; "
+          f"{c['n_requests']} calls ({c['n_from_cache']} from the cache), {c['n_failed']} failed")
+    for rater, v in s["verdicts"].items():
+        w = "n/a" if v["winning_rate"] != v["winning_rate"] else f"{v['winning_rate']:.2f}"
+        print(f"  {rater}: alternative-annotator test {'passed' if v['passes'] else 'not passed'} (winning rate {w}, ε = {s['epsilon']})")
+    folder = Path(args.run or args.out)
+    print(f"folder: {folder}")
+    if args.run and not args.no_report:
+        from carebench.report.site import build_report
+        print(f"report: {build_report(folder, quiet=args.quiet)}")
+    return 0
 
 # %% ../nbs/50_cli.ipynb #5fed6d3a
 def _configure_report(p):

@@ -43,6 +43,28 @@ def test_quickstart_runs_offline_and_writes_every_artifact(tmp_path):
     assert set(scores.columns) == {"model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"}
 
 
+def test_emulate_adds_the_emulated_reference_to_a_finished_run(tmp_path):
+    cfg = write_config(tmp_path, [{"id": "mock", "backend": "dry_run", "rater_noise": 0.02}],
+                       emulation={"raters": [{"id": "gp", "persona": "You are a general practitioner."},
+                                             {"id": "psy", "persona": "You are a psychiatrist."}]})
+    env = {"CAREBENCH_CACHE": str(tmp_path / "c.sqlite")}
+    assert run_cli("run", cfg, "--out", tmp_path / "run", "--quiet", "--no-report", "--track", "reasoning", "--no-validity", env=env).returncode == 0
+    r = run_cli("emulate", cfg, "--run", tmp_path / "run", "--quiet", "--no-report", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "gp: alternative-annotator test passed" in r.stdout and "480 calls (0 from the cache)" in r.stdout, r.stdout
+    index = json.loads((tmp_path / "run/artifact_index.json").read_text())
+    assert {"emulation", "emulated_labels", "emulated_reference", "emulation_agreement", "alternative_annotator", "emulation_endpoints"} <= set(index)
+    ends = pd.read_csv(tmp_path / "run/emulation_endpoints.csv")
+    assert set(ends["reference"]) == {"human", "emulated"} and set(ends["model"]) == {"mock"}
+    from carebench.report.pages import load_run
+    from carebench.report.site import page_plan
+    assert "emulation" in [p.name for p in page_plan(load_run(tmp_path / "run"))]
+    again = run_cli("emulate", cfg, "--out", tmp_path / "alone", "--quiet", env=env)          # a folder of its own; nothing asked twice
+    assert again.returncode == 0 and "480 calls (480 from the cache)" in again.stdout, again.stdout
+    both = run_cli("emulate", cfg, "--quiet", env=env)
+    assert both.returncode == 2 and "--run" in both.stderr                                  # one of --run and --out is required
+
+
 def _scores(run: Path) -> pd.DataFrame:
     df = pd.read_csv(run / "scores.csv", dtype=str, keep_default_na=False)
     return df.sort_values(list(df.columns)).reset_index(drop=True)

@@ -31,13 +31,15 @@ __all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'RESULT_COLUMNS', 'DESIGN
            'RunView', 'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names', 'ReportParameterError',
            'pick', 'mock_models', 'track_models', 'failed_models', 'banner', 'dataset_table', 'delta_ref_table',
            'observer_agreement', 'aggregation_table', 'observer_reliability', 'aggregation_sensitivity_table',
-           'endpoint_table', 'endpoint_definitions', 'per_category_table', 'condition_table', 'call_table',
-           'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement', 'plot_scores',
-           'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'reliability_table', 'plot_reliability',
-           'learning_curve_table', 'plot_learning_curve', 'fits_table', 'contrast_table', 'plot_contrasts',
-           'failure_table', 'failure_messages', 'perturbation_table', 'plot_field_importance', 'format_spread_table',
-           'plot_format_spread', 'replicate_table', 'plot_shifts', 'comparison_table', 'models_table',
-           'plot_comparison', 'provenance_table', 'compute_table', 'tripod_checklist']
+           'emulation_summary', 'emulation_cost', 'emulation_agreement', 'emulation_endpoints_table',
+           'plot_emulation_agreement', 'endpoint_table', 'endpoint_definitions', 'per_category_table',
+           'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter',
+           'plot_agreement', 'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation',
+           'reliability_table', 'plot_reliability', 'learning_curve_table', 'plot_learning_curve', 'fits_table',
+           'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'perturbation_table',
+           'plot_field_importance', 'format_spread_table', 'plot_format_spread', 'replicate_table', 'plot_shifts',
+           'comparison_table', 'models_table', 'plot_comparison', 'provenance_table', 'compute_table',
+           'tripod_checklist']
 
 # %% ../../nbs/40_report.ipynb #2b76feca
 TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
@@ -366,6 +368,57 @@ def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
     t = s.pivot_table(index=["model", "endpoint"], columns="policy", values="estimate", sort=False)
     t = t[list(dict.fromkeys(s["policy"]))]
     return t.assign(**{"largest move": s.assign(a=s["change"].abs()).groupby(["model", "endpoint"], sort=False)["a"].max()})
+
+# %% ../../nbs/40_report.ipynb #125270d5
+def emulation_summary(view: RunView) -> pd.DataFrame:
+    "Per rater of `carebench emulate`: persona, the alternative-annotator test's winning rate, mean advantage and verdict."
+    s = json.loads(view.run.artifact("emulation").read_text())
+    rows = [dict(rater=r["id"], persona=r["persona"], **{"winning rate": s["verdicts"][r["id"]]["winning_rate"],
+                 "mean advantage": s["verdicts"][r["id"]]["mean_advantage"],
+                 "can replace an observer": "yes" if s["verdicts"][r["id"]]["passes"] else "no"}) for r in s["raters"]]
+    return pd.DataFrame(rows).set_index("rater")
+
+def emulation_cost(view: RunView) -> pd.DataFrame:
+    "What the emulation cost: model, calls, from the cache, failed, tokens, seconds, device."
+    c = json.loads(view.run.artifact("emulation").read_text())["cost"]
+    return pd.DataFrame([(k.replace("_", " "), v) for k, v in c.items()], columns=["field", "value"]).set_index("field")
+
+def emulation_agreement(view: RunView, pooled: bool = True) -> pd.DataFrame:
+    """The agreement table (`emulation_agreement.csv`): pooled over categories, each comparison's sign agreement, κ and ICC with
+    intervals; or (`pooled=False`) per category, the emulated-vs-human and human-vs-human estimates side by side."""
+    a = pd.read_csv(view.run.artifact("emulation_agreement"))
+    if pooled:
+        t = a[a["category"] == "all"].copy()
+        t["value"] = [f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in zip(t["estimate"], t["ci_low"], t["ci_high"])]
+        return t.pivot_table(index="comparison", columns="measure", values="value", aggfunc="first", sort=False)
+    t = a[(a["category"] != "all") & (a["measure"] == "sign_agreement")]
+    return t.pivot_table(index="category", columns="comparison", values="estimate", sort=False)
+
+def emulation_endpoints_table(view: RunView) -> pd.DataFrame:
+    "Every model endpoint against the human and the emulated reference, side by side (empty without model scores)."
+    if not view.has("emulation_endpoints"): return pd.DataFrame()
+    e = pd.read_csv(view.run.artifact("emulation_endpoints"), dtype={"model": str})
+    if e.empty: return pd.DataFrame()
+    t = e.pivot_table(index=["model", "endpoint"], columns="reference", values="estimate", sort=False)
+    return t.assign(difference=t.get("emulated") - t.get("human"))
+
+def plot_emulation_agreement(view: RunView):
+    "Sign agreement of Δ per category: emulated vs human reference beside human observer vs human observer, with intervals."
+    plt = _plt()
+    a = pd.read_csv(view.run.artifact("emulation_agreement"))
+    a = a[(a["measure"] == "sign_agreement") & (a["category"] != "all")]
+    comps = [c for c in dict.fromkeys(a["comparison"]) if not c.startswith("rater ")]
+    cats = list(dict.fromkeys(a["category"]))
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(cats) + 1.2))
+    for k, comp in enumerate(comps):
+        t = a[a["comparison"] == comp].set_index("category").reindex(cats)
+        y = np.arange(len(cats)) + (k - (len(comps) - 1) / 2) * 0.25
+        ax.errorbar(t["estimate"], y, xerr=[t["estimate"] - t["ci_low"], t["ci_high"] - t["estimate"]], fmt="o", capsize=2, label=comp)
+    ax.set_yticks(np.arange(len(cats)), [view.dataset.label_space[c].name if c in view.dataset.categories else c for c in cats])
+    ax.set_xlabel("sign agreement of Δ (patient-cluster interval)"); ax.set_xlim(0, 1.02); ax.invert_yaxis()
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(cats)), ncol=2, fontsize=8, frameon=False); fig.tight_layout()
+    return Figure(fig, "How often the emulated Δ_ref has the sign of the human one, per category, beside how often two human observers "
+                       "agree: an emulation as good as a second physician sits among the human–human points.")
 
 # %% ../../nbs/40_report.ipynb #42aea9fb
 def _label(name: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto #0
-__all__ = ['bh_adjust', 'holm_adjust']
+__all__ = ['bh_adjust', 'holm_adjust', 'by_adjust']
 
 # %% ../../nbs/13_multiplicity.ipynb #6e523b1d
 def _adjust(p, step) -> np.ndarray:
@@ -29,3 +29,9 @@ def bh_adjust(p) -> np.ndarray:
 def holm_adjust(p) -> np.ndarray:
     "Holm adjusted p-values (step-down): q_(i) = max_{j ≤ i} (m − j + 1) p_(j), capped at 1; NaN stays NaN."
     return _adjust(p, lambda s, m: np.maximum.accumulate(s * (m - np.arange(m))))
+
+# %% ../../nbs/13_multiplicity.ipynb #ee7f98ec
+def by_adjust(p) -> np.ndarray:
+    """Benjamini–Yekutieli adjusted p-values: Benjamini–Hochberg times c(m) = Σ_{i ≤ m} 1/i (false discovery rate control under
+    any dependence between the tests, e.g. one candidate compared with several observers on the same items)."""
+    return _adjust(p, lambda s, m: np.minimum.accumulate((s * m * (1 / np.arange(1, m + 1)).sum() / np.arange(1, m + 1))[::-1])[::-1])

@@ -307,7 +307,8 @@ class ReasoningTrack(Track):
     "Track 3: prompted language models, one job per model."
     name, title, section, run_keys, order = "reasoning", "Track 3: reasoning", ReasoningConfig, ("donors_per_patient",), 10
     pages = (("perturbations", "Track 3: robustness", "perturbations",        # only with the suite, formats or replicates
-              ("perturbation_effects", "format_spread", "replicate_noise")),)
+              ("perturbation_effects", "format_spread", "replicate_noise")),
+             ("emulation", "Track 3: emulated reference", "emulation", "emulation"))   # after `carebench emulate --run`
 
     @classmethod
     def configured(cls, config) -> bool: return bool(config.reasoning.models)

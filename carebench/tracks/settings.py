@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Literal
 
 # %% auto #0
-__all__ = ['GenerationConfig', 'PromptConfig', 'ModelConfig', 'ReasoningConfig', 'EncoderConfig', 'RepresentationConfig',
-           'LoraSettings', 'AdaptationConfig']
+__all__ = ['DEFAULT_PERSONAS', 'GenerationConfig', 'PromptConfig', 'ModelConfig', 'RaterConfig', 'EmulationConfig',
+           'ReasoningConfig', 'EncoderConfig', 'RepresentationConfig', 'LoraSettings', 'AdaptationConfig']
 
 # %% ../../nbs/3g_settings.ipynb #9748862c
 @dataclass(frozen=True)
@@ -47,6 +47,39 @@ class ModelConfig:
     def __post_init__(self):
         if not self.id.strip(): raise ValueError("a model needs a non-empty id")
 
+DEFAULT_PERSONAS = (
+    ("internist", "You are a board-certified internist who reviews outpatient charts every day."),
+    ("psychiatrist", "You are a consultation-liaison psychiatrist, attentive to mental-health information in any record."),
+    ("privacy_officer", "You are a health-information privacy officer with clinical training, who classifies record items for consent."),
+)
+
+@dataclass(frozen=True)
+class RaterConfig:
+    "One emulated observer: an `id` and a `persona` (who the rater is: specialty, role), put before the task's system text."
+    id: str
+    persona: str
+
+    def __post_init__(self):
+        if not str(self.id).strip() or not str(self.persona).strip(): raise ValueError("a rater needs an id and a persona")
+
+@dataclass(frozen=True)
+class EmulationConfig:
+    """`reasoning.emulation`: K rater agents (personas) of one model, each labelling every evaluation pair context-free and with
+    the patient's chart, blind to each other (`carebench emulate`). A rater's label is its score ≥ `threshold`; `epsilon` and `q`
+    are the alternative-annotator test's margin and level."""
+    model: str | None = None          # the id of one of reasoning.models; None: the first
+    raters: tuple[RaterConfig, ...] = tuple(RaterConfig(i, p) for i, p in DEFAULT_PERSONAS)
+    threshold: float = 0.5
+    epsilon: float = 0.1
+    q: float = 0.05
+
+    def __post_init__(self):
+        if not self.raters: raise ValueError("emulation needs at least one rater")
+        ids = [r.id for r in self.raters]
+        if len(set(ids)) != len(ids): raise ValueError("rater ids must be distinct")
+        if not 0 < self.threshold < 1 or not 0 <= self.epsilon < 1 or not 0 < self.q < 1:
+            raise ValueError("need 0 < threshold < 1, 0 <= epsilon < 1 and 0 < q < 1")
+
 @dataclass(frozen=True)
 class ReasoningConfig:
     "The `reasoning` section (Track 3)."
@@ -61,6 +94,7 @@ class ReasoningConfig:
     perturbations: tuple[str, ...] = ()   # the perturbation suite: specs of nbs/3k_perturbations (drop:*, shuffle_fields, ...); off by default
     formats: int = 1                  # K prompt formats (30_prompts): every pair scored under each; 1 (off): the main prompt only
     replicates: int = 1               # the context-free condition scored this many times (test–retest noise); 1: off
+    emulation: EmulationConfig = field(default_factory=EmulationConfig)   # `carebench emulate`: LLM raters as observers
 
     def __post_init__(self):
         if self.donors_per_patient is not None and self.donors_per_patient < 1: raise ValueError("donors_per_patient must be at least 1")
