@@ -17,7 +17,7 @@ def _code_cells(path):
 
 
 def test_there_are_templates():
-    assert {p.stem for p in TEMPLATES} == {"overview", "input", "failures", "model", "condition", "representation", "adaptation", "perturbations", "comparison", "provenance", "tripod", "validity"}
+    assert {p.stem for p in TEMPLATES} == {"overview", "input", "failures", "model", "condition", "representation", "adaptation", "perturbations", "emulation", "comparison", "provenance", "tripod", "validity"}
 
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)

@@ -142,11 +142,12 @@ class DryRunOptions:
     format_noise: float = 0.0       # planted: prompt format k moves correct-context scores by format_noise·z_k·sign(Δ_ref) (z_0 = 0)
     retest_noise: float = 0.0       # planted: SD of each context-free call's own noise (what replicates measure; 0: deterministic)
     rater_noise: float = 0.05       # rater mode (`carebench emulate`): rater k copies human observer k mod K, each label flipped with this probability
+    adjudicator_noise: float = 0.0  # adjudicator mode: the human observers' majority, each label flipped with this probability
     delay_s: float = 0.0            # sleep per batch (to test interruption)
     call_log: Path | None = None    # append every requested key to this file (to test resumption)
 
     def __post_init__(self):
-        for k in ("zero_inflation", "malformed_rate", "rater_noise"):
+        for k in ("zero_inflation", "malformed_rate", "rater_noise", "adjudicator_noise"):
             if not 0 <= getattr(self, k) <= 1: raise ValueError(f"{k} must be in [0, 1]")
         if min(self.noise, self.delay_s, self.format_noise, self.retest_noise) < 0:
             raise ValueError("noise, format_noise, retest_noise and delay_s must be >= 0")
@@ -168,7 +169,7 @@ class DryRunBackend(Backend):
         self._bases, self._shifts = {}, {}
 
     def identity(self) -> dict: return {"name": self.name, **{k: v for k, v in dataclasses.asdict(self.options).items()
-                                                               if k not in ("delay_s", "call_log", "rater_noise")}}   # rater mode: in key_extra
+                                                               if k not in ("delay_s", "call_log", "rater_noise", "adjudicator_noise")}}   # in key_extra
     def device_name(self) -> str: return "none (mock, no model)"
 
     @classmethod
@@ -187,6 +188,8 @@ class DryRunBackend(Backend):
             if meta.get(k): extra[k] = meta[k]
         if meta.get("rater"):                                   # rater mode: the answer copies a human observer's labels
             extra.update(rater=meta["rater"], observer_labels=self._observer_labels(meta).tolist(), rater_noise=self.options.rater_noise)
+        if meta.get("adjudicator"):                             # adjudicator mode: the answer is the human observers' majority
+            extra.update(adjudicator=meta["adjudicator"], majority=self._majority(meta).tolist(), adjudicator_noise=self.options.adjudicator_noise)
         if self.options.field_dependence: extra["fields"] = list(meta.get("fields") or ())
         return {**extra, "delta_ref": self._dref[(meta["patient_id"], meta["item"])].tolist()}
 
@@ -201,6 +204,9 @@ class DryRunBackend(Backend):
         if meta.get("rater"):                                   # rater mode: a human observer's labels, each flipped with rater_noise
             flip = rng_for(o.seed, m, "rater", meta["rater"], cond, p, item).random(len(keys)) < o.rater_noise
             return dict(zip(keys, np.where(self._observer_labels(meta).astype(bool) ^ flip, 0.9, 0.1).tolist()))
+        if meta.get("adjudicator"):                             # adjudicator mode: the observers' majority, flipped with adjudicator_noise
+            flip = rng_for(o.seed, m, "adjudicator", meta["adjudicator"], cond, p, item).random(len(keys)) < o.adjudicator_noise
+            return dict(zip(keys, np.where(self._majority(meta) ^ flip, 0.9, 0.1).tolist()))
         base, zero = self._base(p, item)
         k = int(meta.get("format") or 0)
         variant = [v for v in (meta.get("perturbation"), f"format {k}" if k else None) if v]     # another prompt: noise of its own
@@ -224,6 +230,12 @@ class DryRunBackend(Backend):
             self._pair_index = {(p, i): j for j, (p, i) in enumerate(zip(ds.pair_patient, ds.pair_item))}
         ds = self.ctx.dataset
         return ds.labels[meta["condition"]][self._pair_index[(meta["patient_id"], meta["item"])], int(meta["rater_index"]) % ds.observers_per_pair]
+
+    def _majority(self, meta: dict) -> np.ndarray:
+        "Adjudicator mode: the human observers' majority label per category (a tie counts as 1)."
+        self._observer_labels({**meta, "rater_index": 0})                   # builds the pair index
+        ds = self.ctx.dataset
+        return ds.labels[meta["condition"]][self._pair_index[(meta["patient_id"], meta["item"])]].mean(0) >= 0.5
 
     def _base(self, p: str, item: str) -> tuple:
         "A pair's context-free scores and zeroed categories (drawn once per pair: its three conditions share them)."

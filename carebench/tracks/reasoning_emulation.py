@@ -25,13 +25,13 @@ from ..stats.annotators import alternative_annotator_test, delta_agreement
 from ..stats.endpoints import ENDPOINTS, run_endpoints
 from .backends import BackendContext, Request, make_backend
 from .cache import ResponseCache, cache_key
-from .prompts import DEFAULT_SYSTEM, PromptRecipe
+from .prompts import DEFAULT_SYSTEM, Prompt, PromptRecipe, build_prompt
 from .reasoning import REPAIR, _answer
 from .settings import ModelConfig
 
 # %% auto #0
-__all__ = ['emulation_model', 'plan_emulation', 'Emulation', 'ask_raters', 'emulated_reference', 'judge_emulation',
-           'emulation_endpoints', 'emulate']
+__all__ = ['ADJUDICATION_NOTE', 'emulation_model', 'plan_emulation', 'plan_adjudication', 'Emulation', 'ask_raters',
+           'emulated_reference', 'judge_emulation', 'emulation_endpoints', 'emulate']
 
 # %% ../../nbs/3l_emulation.ipynb #19ea8a72
 def emulation_model(config: Config) -> ModelConfig:
@@ -63,56 +63,112 @@ def plan_emulation(ds: Dataset, model: ModelConfig, backend, config: Config) -> 
                 out.append(Request(key, prompt, meta))
     return out
 
+# %% ../../nbs/3l_emulation.ipynb #a32f09d2
+ADJUDICATION_NOTE = ("Other raters labelled this EHR item independently (1: it belongs to the category, 0: it does not).\n{votes}\n"
+                     "They disagree on: {split}. As the adjudicator, give your own judgment for every category.")
+
+def plan_adjudication(ds: Dataset, model: ModelConfig, backend, config: Config, labels: dict) -> list:
+    """The adjudicator's request for every (pair, labelled condition) where the raters' labels differ in some category: its persona,
+    the same prompt, and the raters' labels (blind raters, an informed adjudicator); `meta["disagree"]` marks the categories."""
+    rc, em = config.reasoning, config.reasoning.emulation
+    gen, identity, keys = dataclasses.asdict(backend.generation), backend.identity(), ds.categories
+    repair = {"attempts": rc.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} if model.scoring_mode == "json" else None
+    settings = dataclasses.replace(rc.prompt, system=em.adjudicator.persona.strip() + "\n\n" + (rc.prompt.system or DEFAULT_SYSTEM))
+    patients, out = {p.id: p for p in ds.patients}, []
+    for cond in LABELLED_CONDITIONS:
+        for i, (pid, item) in enumerate(zip(ds.pair_patient, ds.pair_item)):
+            L = labels[cond][i]
+            with np.errstate(invalid="ignore"):
+                split = np.nanmin(L, 0) != np.nanmax(L, 0) if (~np.isnan(L)).any() else np.zeros(len(keys), bool)
+            split = split & ~np.isnan(L).all(0)
+            if not split.any(): continue
+            shown = patients[pid] if cond == CORRECT_CONTEXT else None
+            base = build_prompt(item, shown, ds.label_space, settings, model.scoring_mode)
+            votes = "\n".join(f"- {r.id}: " + ", ".join(f"{k} {int(v)}" for k, v in zip(keys, L[j]) if v == v) for j, r in enumerate(em.raters))
+            note = ADJUDICATION_NOTE.format(votes=votes, split=", ".join(k for k, s in zip(keys, split) if s))
+            *head, last = base.messages
+            prompt = Prompt((*head, {**last, "content": last["content"] + "\n\n" + note}), base.mode, base.questions, base.layout)
+            meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=pid if shown else None, slot=None,
+                        fields=shown.fields if shown else (), adjudicator=em.adjudicator.id, disagree=split.tolist())
+            key = cache_key(model=model.id, revision=model.revision, backend=identity, mode=model.scoring_mode, generation=gen,
+                            prompt=prompt.hash, repair=repair, extra=backend.key_extra(meta), adjudicator=em.adjudicator.id)
+            out.append(Request(key, prompt, meta))
+    return out
+
 # %% ../../nbs/3l_emulation.ipynb #78227c07
 @dataclasses.dataclass
 class Emulation:
-    "What the raters said: labels (condition → pairs × raters × categories, NaN where a call failed), scores (long), cost."
+    """What the raters said: labels (condition → pairs × raters × categories, NaN where a call failed), the adjudicator's labels
+    where raters disagreed (condition → pairs × categories, NaN elsewhere; None without an adjudicator), scores (long), cost."""
     labels: dict
     scores: pd.DataFrame
     cost: dict
+    adjudicated: dict | None = None
+
+def _ask(reqs: list, backend, model: ModelConfig, config: Config, cache, quiet: bool, desc: str) -> tuple:
+    "Ask what the cache does not hold yet (shared with other processes, resumable); the final records, token usage and keys asked."
+    unique, usage, asked, t0 = {r.key: r for r in reqs}, {}, set(), time.time()
+    cache.register(list(unique), model.id, backend.name, model.scoring_mode)
+    known = cache.statuses(list(unique))
+    todo = [k for k in unique if known[k] != "done"]
+    from tqdm.auto import tqdm
+    with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=desc, unit="call", disable=quiet) as bar:
+        for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=t0):
+            if claimed:
+                cache.record(_answer(backend, [unique[k] for k in claimed], model.scoring_mode, config.reasoning.repair_attempts > 0, usage))
+                asked.update(claimed)
+            bar.update(len(claimed) + len(settled))
+    return cache.get(list(unique)), usage, asked
 
 def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True) -> Emulation:
-    "Plan, resume, ask and collect every rater's labels through the cache (finished calls are never asked again)."
+    """Plan, resume, ask and collect every rater's labels through the cache (finished calls are never asked again); then, with an
+    adjudicator, its decision on every (pair, condition) where the raters disagree."""
     em, model = config.reasoning.emulation, emulation_model(config)
     backend = make_backend(model, config.reasoning, BackendContext(ds.label_space, ds, config.reasoning.allow_remote), config_file=config.source)
     reqs, t0 = plan_emulation(ds, model, backend, config), time.time()
-    unique = {r.key: r for r in reqs}
-    usage, asked = {}, set()
-    with ResponseCache(cache_path or config.reasoning.cache) as cache:
-        cache.register(list(unique), model.id, backend.name, model.scoring_mode)
-        known = cache.statuses(list(unique))
-        todo = [k for k in unique if known[k] != "done"]
-        from tqdm.auto import tqdm
-        with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=f"emulation ({model.id})", unit="call", disable=quiet) as bar:
-            for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=t0):
-                if claimed:
-                    cache.record(_answer(backend, [unique[k] for k in claimed], model.scoring_mode, config.reasoning.repair_attempts > 0, usage))
-                    asked.update(claimed)
-                bar.update(len(claimed) + len(settled))
-        final = cache.get(list(unique))
-    backend.close()
     n, R, C, keys = ds.n_pairs, len(em.raters), len(ds.categories), ds.categories
     labels = {c: np.full((n, R, C), np.nan) for c in LABELLED_CONDITIONS}
-    rows, failed = [], 0
-    for r in reqs:
-        rec, m = final[r.key], r.meta
-        if rec["status"] != "done": failed += 1; continue
-        s = np.array([rec["scores"][k] for k in keys], float)
-        labels[m["condition"]][m["pair"], m["rater_index"]] = (s >= em.threshold).astype(float)
-        rows += [(m["rater"], m["patient_id"], m["item"], m["condition"], k, v, int(v >= em.threshold)) for k, v in zip(keys, s)]
+    rows, failed, adjudicated, n_adj = [], 0, None, 0
+    with ResponseCache(cache_path or config.reasoning.cache) as cache:
+        final, usage, asked = _ask(reqs, backend, model, config, cache, quiet, f"emulation ({model.id})")
+        for r in reqs:
+            rec, m = final[r.key], r.meta
+            if rec["status"] != "done": failed += 1; continue
+            s = np.array([rec["scores"][k] for k in keys], float)
+            labels[m["condition"]][m["pair"], m["rater_index"]] = (s >= em.threshold).astype(float)
+            rows += [(m["rater"], m["patient_id"], m["item"], m["condition"], k, v, int(v >= em.threshold)) for k, v in zip(keys, s)]
+        if em.adjudicator is not None:
+            adj = plan_adjudication(ds, model, backend, config, labels)
+            final2, usage2, asked2 = _ask(adj, backend, model, config, cache, quiet, f"adjudication ({model.id})")
+            adjudicated, n_adj = {c: np.full((n, C), np.nan) for c in LABELLED_CONDITIONS}, len(adj)
+            for r in adj:
+                rec, m = final2[r.key], r.meta
+                if rec["status"] != "done": failed += 1; continue
+                s = np.array([rec["scores"][k] for k in keys], float)
+                split = np.array(m["disagree"], bool)
+                adjudicated[m["condition"]][m["pair"], split] = (s[split] >= em.threshold).astype(float)
+                rows += [(em.adjudicator.id, m["patient_id"], m["item"], m["condition"], k, v, int(v >= em.threshold))
+                         for k, v, d in zip(keys, s, split) if d]
+            for k, u in usage2.items(): usage[k] = u
+            asked |= asked2; reqs = reqs + adj
+    backend.close()
     scores = pd.DataFrame(rows, columns=["rater", "patient_id", "item", "condition", "category", "score", "label"])
     tok = lambda i: sum(u[i] for u in usage.values())
-    cost = dict(model=model.id, backend=backend.name, n_requests=len(reqs), n_asked=len(asked), n_from_cache=len(unique) - len(asked),
-                n_failed=failed, prompt_tokens=tok(0), cached_tokens=tok(2) if usage else 0, completion_tokens=tok(1),
-                seconds=round(time.time() - t0, 3), device=backend.device_name())
-    return Emulation(labels, scores, cost)
+    cost = dict(model=model.id, backend=backend.name, n_requests=len(reqs), n_adjudication_calls=n_adj, n_asked=len(asked),
+                n_from_cache=len({r.key for r in reqs}) - len(asked), n_failed=failed, prompt_tokens=tok(0),
+                cached_tokens=tok(2) if usage else 0, completion_tokens=tok(1), seconds=round(time.time() - t0, 3), device=backend.device_name())
+    return Emulation(labels, scores, cost, adjudicated)
 
 # %% ../../nbs/3l_emulation.ipynb #0b039671
 def emulated_reference(ds: Dataset, emu: Emulation) -> tuple[dict, np.ndarray]:
-    "The emulated reference per labelled condition (the raters' mean; NaN where every rater failed) and the pairs it covers fully."
-    with np.errstate(invalid="ignore"), __import__("warnings").catch_warnings():
-        __import__("warnings").simplefilter("ignore", RuntimeWarning)           # a cell every rater failed: NaN, counted below
+    """The emulated reference per labelled condition: the raters' mean, or the adjudicator's label where the raters disagreed and
+    it decided (NaN where every rater failed); and the pairs it covers fully."""
+    import warnings
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)                      # a cell every rater failed: NaN, counted below
         ref = {c: np.nanmean(emu.labels[c], axis=1) for c in LABELLED_CONDITIONS}
+    if emu.adjudicated is not None:
+        ref = {c: np.where(np.isnan(emu.adjudicated[c]), ref[c], emu.adjudicated[c]) for c in LABELLED_CONDITIONS}
     ok = ~np.logical_or.reduce([np.isnan(ref[c]).any(1) for c in LABELLED_CONDITIONS])
     return ref, ok
 

@@ -72,11 +72,12 @@ class EmulationConfig:
     threshold: float = 0.5
     epsilon: float = 0.1
     q: float = 0.05
+    adjudicator: RaterConfig | None = None   # an adjudicator agent: sees the raters' labels where they disagree and decides
 
     def __post_init__(self):
         if not self.raters: raise ValueError("emulation needs at least one rater")
-        ids = [r.id for r in self.raters]
-        if len(set(ids)) != len(ids): raise ValueError("rater ids must be distinct")
+        ids = [r.id for r in self.raters] + ([self.adjudicator.id] if self.adjudicator else [])
+        if len(set(ids)) != len(ids): raise ValueError("rater and adjudicator ids must be distinct")
         if not 0 < self.threshold < 1 or not 0 <= self.epsilon < 1 or not 0 < self.q < 1:
             raise ValueError("need 0 < threshold < 1, 0 <= epsilon < 1 and 0 < q < 1")
 
