@@ -10,7 +10,7 @@ from dataclasses import dataclass
 __all__ = ['CareBenchError', 'Location', 'ConfigError', 'DataError', 'InputFileError', 'MissingTableError', 'EmptyTableError',
            'MissingColumnError', 'CategoryColumnError', 'LabelValueError', 'MissingValueError', 'DuplicateRowError',
            'NearDuplicateIdError', 'ConditionMismatchError', 'ObserverCountError', 'SnapshotError',
-           'MissingSnapshotError', 'LeakageError', 'AdjudicationError']
+           'MissingSnapshotError', 'LeakageError', 'LongFormatError', 'AdjudicationError']
 
 # %% ../../nbs/00_errors.ipynb #a27967d4
 class CareBenchError(Exception):
@@ -70,4 +70,5 @@ class ObserverCountError(DataError): "A (patient, item) pair does not have the c
 class SnapshotError(DataError): "The snapshots file is malformed (not an object of patients with text fields)."
 class MissingSnapshotError(DataError): "A patient of an evaluation table has no snapshot."
 class LeakageError(DataError): "An item's text appears in the snapshot shown with it."
+class LongFormatError(DataError): "A long-format row names an unknown condition, or a (patient, observer, item, condition) lacks a category."
 class AdjudicationError(DataError): "An adjudication row names no evaluation pair, condition or category, or a disagreement has no adjudication."
