@@ -167,7 +167,9 @@ class DawidSkeneAggregation(_LatentClass):
         return DawidSkene(n_iter=100).fit(df)
     def _reliability(self, model, workers):
         e, prior = model.errors_, model.priors_           # P(observed label | true label): rows (worker, observed), columns true
-        at = lambda w, x: float(e.loc[(w, x), x]) if (w, x) in e.index and x in e.columns else np.nan
+        seen = set(e.index.get_level_values(0))
+        # crowd-kit keeps only the (worker, observed label) rows that occur: an observer who never gave label x reads x with 0
+        at = lambda w, x: float(e.loc[(w, x), x]) if (w, x) in e.index and x in e.columns else (0.0 if w in seen else np.nan)
         return {w: float(prior.get(0, 0) * at(w, 0) + prior.get(1, 0) * at(w, 1)) for w in workers}   # P(a correct label)
 
 @register_aggregation

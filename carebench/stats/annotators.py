@@ -54,21 +54,23 @@ def delta_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, categorie
     return pd.DataFrame(out)
 
 # %% ../../nbs/17_annotators.ipynb #0d549cce
-def _one_sided_t(x: np.ndarray, margin: float) -> tuple:
-    "t statistic and lower-tail p-value of H₀: mean ≥ margin against mean < margin (NaN with fewer than 2 values or no spread)."
+def _one_sided_t(x: np.ndarray, margin: float, min_n: int = 2) -> tuple:
+    """t statistic and lower-tail p-value of H₀: mean ≥ margin against mean < margin; NaN (not tested) with fewer than `min_n`
+    values. With no spread at all the mean is the answer: p = 0 below the margin, 1 otherwise."""
     from scipy.special import stdtr                      # Student's t distribution, without importing scipy.stats
     n = len(x)
-    if n < 2: return np.nan, np.nan
+    if n < max(min_n, 2): return np.nan, np.nan
     se = x.std(ddof=1) / np.sqrt(n)
     if se == 0: return (-np.inf, 0.0) if x.mean() < margin else (np.inf, 1.0)
     t = (x.mean() - margin) / se
     return float(t), float(stdtr(n - 1, t))
 
 def alternative_annotator_test(humans: np.ndarray, observers: np.ndarray, candidate: np.ndarray, cluster: np.ndarray,
-                               epsilon: float = 0.1, q: float = 0.05) -> tuple[pd.DataFrame, dict]:
+                               epsilon: float = 0.1, q: float = 0.05, min_patients: int = 5) -> tuple[pd.DataFrame, dict]:
     """Can `candidate` (one value per cell) replace a human? `humans` and `observers`: cells × K values and observer ids (the
-    observers of each cell), `cluster`: the patient of each cell. Per observer: cells, patients, advantage probability ρ, mean
-    alignment difference, t, p, BY-adjusted p, won; and the summary (winning rate ω, passes = ω ≥ 0.5)."""
+    observers of each cell), `cluster`: the patient of each cell. Per observer: cells, patients, advantage probability ρ, the
+    mean of the per-patient win difference, t, p, BY-adjusted p, won; observers with fewer than `min_patients` patients are
+    not tested (p NaN) and counted. The summary: winning rate ω over tested observers, passes = ω ≥ 0.5 with at least one."""
     H, O, c, g = np.asarray(humans), np.asarray(observers), np.asarray(candidate), np.asarray(cluster)
     n, K = H.shape
     rows = []
@@ -80,8 +82,9 @@ def alternative_annotator_test(humans: np.ndarray, observers: np.ndarray, candid
         a_h = (theirs == H[cells, col][:, None]).mean(1)                             # h's alignment with them
         a_c = (theirs == c[cells][:, None]).mean(1)                                  # the candidate's
         pats, inv = np.unique(g[cells], return_inverse=True)
-        d = np.bincount(inv, a_h - a_c) / np.bincount(inv)                           # per patient: cells of a patient are one unit
-        t, p = _one_sided_t(d, epsilon)
+        win = (a_h >= a_c).astype(float) - (a_c >= a_h)                              # the paper's W_h − W_candidate per cell
+        d = np.bincount(inv, win) / np.bincount(inv)                                 # per patient: cells of a patient are one unit
+        t, p = _one_sided_t(d, epsilon, min_patients)
         rows.append(dict(observer=h, n_cells=len(cells), n_patients=len(pats), advantage=float(np.mean(a_c >= a_h)),
                          mean_difference=float(d.mean()), t=t, p_value=p))
     df = pd.DataFrame(rows, columns=["observer", "n_cells", "n_patients", "advantage", "mean_difference", "t", "p_value"])
@@ -90,4 +93,5 @@ def alternative_annotator_test(humans: np.ndarray, observers: np.ndarray, candid
     tested = df["p_value"].notna()
     omega = float(df.loc[tested, "won"].mean()) if tested.any() else np.nan
     return df, dict(epsilon=epsilon, q=q, winning_rate=omega, passes=bool(omega >= 0.5) if tested.any() else False,
-                    mean_advantage=float(df["advantage"].mean()) if len(df) else np.nan, n_observers=int(tested.sum()))
+                    mean_advantage=float(df["advantage"].mean()) if len(df) else np.nan, n_observers=int(tested.sum()),
+                    n_not_tested=int((~tested).sum()), min_patients=min_patients)

@@ -161,15 +161,16 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
 
 # %% ../../nbs/3l_emulation.ipynb #0b039671
 def emulated_reference(ds: Dataset, emu: Emulation) -> tuple[dict, np.ndarray]:
-    """The emulated reference per labelled condition: the raters' mean, or the adjudicator's label where the raters disagreed and
-    it decided (NaN where every rater failed); and the pairs it covers fully."""
+    """The emulated reference per labelled condition: the mean of the raters who answered in both conditions (so that Δ never mixes
+    raters), or the adjudicator's label where the raters disagreed and it decided; and the pairs every rater answered in both."""
     import warnings
+    gone = np.logical_or.reduce([np.isnan(emu.labels[c]) for c in LABELLED_CONDITIONS])     # pairs × raters × categories
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)                      # a cell every rater failed: NaN, counted below
-        ref = {c: np.nanmean(emu.labels[c], axis=1) for c in LABELLED_CONDITIONS}
+        warnings.simplefilter("ignore", RuntimeWarning)                      # a cell every rater failed: NaN
+        ref = {c: np.nanmean(np.where(gone, np.nan, emu.labels[c]), axis=1) for c in LABELLED_CONDITIONS}
     if emu.adjudicated is not None:
         ref = {c: np.where(np.isnan(emu.adjudicated[c]), ref[c], emu.adjudicated[c]) for c in LABELLED_CONDITIONS}
-    ok = ~np.logical_or.reduce([np.isnan(ref[c]).any(1) for c in LABELLED_CONDITIONS])
+    ok = ~gone.any((1, 2)) & ~np.logical_or.reduce([np.isnan(ref[c]).any(1) for c in LABELLED_CONDITIONS])
     return ref, ok
 
 def _observer_deltas(labels: dict) -> np.ndarray:
