@@ -296,6 +296,45 @@ def build(tmp: Path, scores_csv: Path) -> list:
     (piped / "run_manifest.json").write_text(json.dumps({"run_id": "x", "status": "completed", "completed": True, "protocol_version": "2"}))
     _fifo(piped / "artifact_index.json")
     add("report_with_a_fifo_in_the_run_folder", ["report", piped], 2, "artifact_index.json: a FIFO (named pipe)")
+
+    # --- the long format and the reference aggregation (issues 15, 16)
+    long_dir = t / "long"
+    long_dir.mkdir()
+    (long_dir / "snapshots.json").write_text(json.dumps(SNAPS))
+    def long_cfg(name, rows=None, raw=None, extra=""):
+        path = long_dir / name
+        if raw is not None: path.write_bytes(raw)
+        elif rows is not None:
+            with open(path, "w", newline="", encoding="utf-8") as f:
+                csv.writer(f).writerows([["patient_id", "observer", "item", "condition", "category", "label"], *rows])
+        cfg = long_dir / f"{name}.yaml"
+        cfg.write_text(yaml.safe_dump({"dataset": {"adapter": "long", "path": name, "snapshots": "snapshots.json"}, "label_space": LABELS},
+                                      sort_keys=False) + extra)
+        return cfg
+    long_rows = [[p, o, i, cond, k, v] for cond, rows in (("context_free", FREE), ("correct_context", CORR))
+                 for p, o, i, risk, care in rows for k, v in (("risk", risk), ("care", care))]
+    add("long_table_is_valid", ["validate", long_cfg("ok.csv", long_rows)], 0)
+    add("long_unknown_condition", ["validate", long_cfg("cond.csv", long_rows[:3] + [["001", "o2", "NA", "shuffled", "care", 1]] + long_rows[4:])],
+        2, "row 5, column 'condition': unknown condition 'shuffled'")
+    add("long_label_two", ["validate", long_cfg("two.csv", [r[:5] + [2] if j == 6 else r for j, r in enumerate(long_rows)])], 2,
+        "row 8, column 'label': the label must be 0 or 1")
+    add("long_missing_category", ["validate", long_cfg("gap.csv", long_rows[1:])], 2, "row 2, column 'category': no 'risk' label")
+    add("long_parquet_garbage", ["validate", long_cfg("bad.parquet", raw=b"PAR1garbage\x00\x01")], 2, "not a readable Parquet file")
+    add("long_path_is_a_directory", ["validate", long_cfg("adir", raw=None)], 2, "cannot read the long table")
+    (long_dir / "adir").mkdir()
+    bad_policy = long_dir / "policy.yaml"
+    bad_policy.write_text(yaml.safe_dump({"dataset": {"adapter": "long", "path": "ok.csv", "snapshots": "snapshots.json", "aggregation": "median"},
+                                          "label_space": LABELS}, sort_keys=False))
+    add("aggregation_policy_unknown", ["validate", bad_policy], 2, "dataset.aggregation: unknown aggregation 'median'")
+    adj_missing = long_dir / "adj.yaml"
+    adj_missing.write_text(yaml.safe_dump({"dataset": {"adapter": "long", "path": "ok.csv", "snapshots": "snapshots.json", "aggregation": "adjudicated"},
+                                           "label_space": LABELS}, sort_keys=False))
+    add("adjudicated_without_a_table", ["validate", adj_missing], 2, "dataset.adjudication")
+    (long_dir / "adjudication.csv").write_text("patient_id,item,condition,category,label\n001,NA,context_free,risk,1\n")
+    adj_open = long_dir / "adj_open.yaml"
+    adj_open.write_text(yaml.safe_dump({"dataset": {"adapter": "long", "path": "ok.csv", "snapshots": "snapshots.json", "aggregation": "adjudicated",
+                                                    "adjudication": "adjudication.csv"}, "label_space": LABELS}, sort_keys=False))
+    add("adjudication_leaves_a_disagreement_open", ["validate", adj_open], 2, "have no adjudication")
     return out
 
 
