@@ -144,7 +144,7 @@ class _LatentClass(Aggregation):
         n, conds = ds.n_pairs, LABELLED_CONDITIONS
         workers = np.vstack([ds.observers] * len(conds)).astype(str)          # an observer is the same worker in both conditions
         tasks = np.repeat(np.arange(n * len(conds)), ds.observers_per_pair)
-        ref, rel = {c: np.zeros((n, len(ds.categories))) for c in conds}, []
+        ref, rel, ids = {c: np.zeros((n, len(ds.categories))) for c in conds}, [], np.unique(workers)
         for j, key in enumerate(ds.categories):
             lab = np.vstack([ds.labels[c][:, :, j] for c in conds])
             if lab.min() == lab.max():                     # everyone gave one label: nothing to weigh
@@ -152,9 +152,9 @@ class _LatentClass(Aggregation):
             else:
                 model = self._fit(pd.DataFrame({"task": tasks, "worker": workers.ravel(), "label": lab.ravel().astype(int)}))
                 est = model.labels_.reindex(np.arange(len(lab))).to_numpy(float)
-                r = self._reliability(model, np.unique(workers))
+                r = self._reliability(model, ids)
             for k, c in enumerate(conds): ref[c][:, j] = est[k * n:(k + 1) * n]
-            rel += [dict(observer=w, category=key, reliability=r.get(w, np.nan)) for w in np.unique(workers)]
+            rel += [dict(observer=w, category=key, reliability=r.get(w, np.nan)) for w in ids]
         return Aggregated(ref, pd.DataFrame(rel, columns=["observer", "category", "reliability"]))
 
 @register_aggregation

@@ -360,13 +360,18 @@ def observer_reliability(view: RunView) -> pd.DataFrame:
     out = pd.DataFrame({"mean": g.mean(), "lowest": low["reliability"], "lowest in": low["category"], "highest": g.max()})
     return out.sort_values("mean", ascending=False)
 
+def _estimates_by(view: RunView, role: str, by: str) -> tuple:
+    "An artifact of estimates per model and endpoint (long), and its estimates with one column per value of `by`; None if absent."
+    if not view.has(role): return None, None
+    s = pd.read_csv(view.run.artifact(role), dtype={"model": str})
+    if s.empty: return None, None
+    t = s.pivot_table(index=["model", "endpoint"], columns=by, values="estimate", sort=False)
+    return s, t[list(dict.fromkeys(s[by]))]
+
 def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
     "Per model and endpoint, the estimate under each aggregation policy and the largest move from the run's own; empty if none."
-    if not view.has("aggregation_sensitivity"): return pd.DataFrame()
-    s = pd.read_csv(view.run.artifact("aggregation_sensitivity"), dtype={"model": str})
-    if s.empty: return pd.DataFrame()
-    t = s.pivot_table(index=["model", "endpoint"], columns="policy", values="estimate", sort=False)
-    t = t[list(dict.fromkeys(s["policy"]))]
+    s, t = _estimates_by(view, "aggregation_sensitivity", "policy")
+    if s is None: return pd.DataFrame()
     return t.assign(**{"largest move": s.assign(a=s["change"].abs()).groupby(["model", "endpoint"], sort=False)["a"].max()})
 
 # %% ../../nbs/40_report.ipynb #125270d5
@@ -396,11 +401,8 @@ def emulation_agreement(view: RunView, pooled: bool = True) -> pd.DataFrame:
 
 def emulation_endpoints_table(view: RunView) -> pd.DataFrame:
     "Every model endpoint against the human and the emulated reference, side by side (empty without model scores)."
-    if not view.has("emulation_endpoints"): return pd.DataFrame()
-    e = pd.read_csv(view.run.artifact("emulation_endpoints"), dtype={"model": str})
-    if e.empty: return pd.DataFrame()
-    t = e.pivot_table(index=["model", "endpoint"], columns="reference", values="estimate", sort=False)
-    return t.assign(difference=t.get("emulated") - t.get("human"))
+    e, t = _estimates_by(view, "emulation_endpoints", "reference")
+    return pd.DataFrame() if e is None else t.assign(difference=t.get("emulated") - t.get("human"))
 
 def plot_emulation_agreement(view: RunView):
     "Sign agreement of Δ per category: emulated vs human reference beside human observer vs human observer, with intervals."

@@ -225,17 +225,19 @@ class DryRunBackend(Backend):
 
     def _observer_labels(self, meta: dict) -> np.ndarray:
         "Rater mode: the labels that rater k copies (human observer k mod K of the pair, in the request's condition)."
+        ds = self.ctx.dataset
+        return ds.labels[meta["condition"]][self._pair_row(meta), int(meta["rater_index"]) % ds.observers_per_pair]
+
+    def _pair_row(self, meta: dict) -> int:
+        "The dataset row of a request's pair (the index is built on the first rater or adjudicator request)."
         if not hasattr(self, "_pair_index"):
             ds = self.ctx.dataset
             self._pair_index = {(p, i): j for j, (p, i) in enumerate(zip(ds.pair_patient, ds.pair_item))}
-        ds = self.ctx.dataset
-        return ds.labels[meta["condition"]][self._pair_index[(meta["patient_id"], meta["item"])], int(meta["rater_index"]) % ds.observers_per_pair]
+        return self._pair_index[(meta["patient_id"], meta["item"])]
 
     def _majority(self, meta: dict) -> np.ndarray:
         "Adjudicator mode: the human observers' majority label per category (a tie counts as 1)."
-        self._observer_labels({**meta, "rater_index": 0})                   # builds the pair index
-        ds = self.ctx.dataset
-        return ds.labels[meta["condition"]][self._pair_index[(meta["patient_id"], meta["item"])]].mean(0) >= 0.5
+        return self.ctx.dataset.labels[meta["condition"]][self._pair_row(meta)].mean(0) >= 0.5
 
     def _base(self, p: str, item: str) -> tuple:
         "A pair's context-free scores and zeroed categories (drawn once per pair: its three conditions share them)."

@@ -5,6 +5,7 @@
 # %% ../../nbs/3d_heads.ipynb #06d37451
 from __future__ import annotations
 import numpy as np
+import pandas as pd
 
 # %% auto #0
 __all__ = ['FUSIONS', 'pca_basis', 'project', 'fuse', 'RidgeStats', 'fit_stack', 'predict', 'predict_stack', 'brier_agree']
@@ -41,7 +42,7 @@ class RidgeStats:
     any set of groups, from the totals minus the rows left out when fewer rows are left out than kept."""
     def __init__(self, X: np.ndarray, Y: np.ndarray, groups):
         self.X, self.Y = np.asarray(X, float), np.asarray(Y, float)
-        codes, keys = _first_codes(np.asarray(groups))
+        codes, keys = pd.factorize(np.asarray(groups))             # codes in order of first appearance
         self.keys, self.row_group = list(keys), codes
         self._code = {k: i for i, k in enumerate(self.keys)}
         self.totals = (len(self.X), self.X.sum(0), self.Y.sum(0), self.X.T @ self.X, self.X.T @ self.Y)
@@ -76,13 +77,6 @@ class RidgeStats:
         "`[(W, intercept)]`, one per penalty, for ridge with an unpenalised intercept on the rows of `groups`."
         W, b0 = self.fit_stack(groups, lambdas)
         return list(zip(W, b0))
-
-def _first_codes(values: np.ndarray) -> tuple:
-    "Codes of `values` (in order of first appearance) and the distinct values."
-    keys, first, codes = np.unique(values, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")                       # first appearance, as the groups were listed
-    rank = np.empty_like(order); rank[order] = np.arange(len(order))
-    return rank[codes.ravel()], keys[order]
 
 def fit_stack(stats, groups, lambdas):
     "Stacked solutions from any solver: its `fit_stack`, or its per-penalty `fit` stacked (benchmark baselines)."

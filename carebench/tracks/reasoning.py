@@ -36,12 +36,16 @@ from .track import Merged, Track, register_track
 import carebench.tracks.hf_backend, carebench.tracks.vllm_backend, carebench.tracks.openai_backend   # register the backends
 
 # %% auto #0
-__all__ = ['REPAIR', 'snapshot_field_names', 'plan_requests', 'ModelScores', 'score_model', 'select_models', 'score_job',
-           'ReasoningTrack']
+__all__ = ['REPAIR', 'repair_key', 'snapshot_field_names', 'plan_requests', 'ModelScores', 'ask_missing', 'score_model',
+           'select_models', 'score_job', 'ReasoningTrack']
 
 # %% ../../nbs/39_reasoning.ipynb #f2814ed7
 REPAIR = ("Your answer could not be used ({reason}). Reply with only a JSON object that maps every category key to a number "
           "from 0 to 1.")
+
+def repair_key(model: ModelConfig, rc: ReasoningConfig) -> dict | None:
+    "What the repair request adds to a json-mode call's cache key (a repaired answer is another answer); None in logprob mode."
+    return {"attempts": rc.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} if model.scoring_mode == "json" else None
 
 def snapshot_field_names(ds: Dataset) -> list:
     "The snapshot fields of a dataset's patients, in order of first appearance (what `drop:*` and `only:*` expand to)."
@@ -55,8 +59,7 @@ def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend
     shows."""
     gen = dataclasses.asdict(backend.generation)
     rc = config.reasoning
-    repair = {"attempts": rc.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} \
-        if model.scoring_mode == "json" else None                 # a repaired answer is another answer
+    repair = repair_key(model, rc)
     patients = {p.id: p for p in ds.patients}
     by_pair = {}                                                  # (patient, item) → its donor slots, in the map's order
     for p, i, d, s in zip(donors["patient_id"], donors["item"], donors["donor_patient_id"], donors["slot"]):
@@ -207,6 +210,22 @@ class _Rows:
                     out[c] = pd.Categorical.from_codes(np.repeat(codes, n), values)
         return pd.DataFrame(out, columns=self.columns)
 
+def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, config: Config, cache: ResponseCache, quiet: bool = True,
+                desc: str = "", since: float | None = None) -> tuple:
+    """Ask the calls `todo` (keys of `unique`) in batches claimed through the cache (shared with other processes, resumable);
+    returns the keys asked, the tokens per key and each call's share of its batch's wall time."""
+    asked, usage, seconds = set(), {}, {}
+    from tqdm.auto import tqdm                     # here, not at import: reading a config loads every track module
+    with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=desc, unit="call", disable=quiet) as bar:
+        for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=time.time() if since is None else since):
+            if claimed:
+                t = time.perf_counter()
+                cache.record(_answer(backend, [unique[k] for k in claimed], mode, config.reasoning.repair_attempts > 0, usage))
+                share = (time.perf_counter() - t) / len(claimed)                 # a batch's wall time, shared out by its calls
+                seconds.update((k, share) for k in claimed); asked.update(claimed)
+            bar.update(len(claimed) + len(settled))
+    return asked, usage, seconds
+
 def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: Backend, config: Config,
                 cache: ResponseCache, quiet: bool = True) -> ModelScores:
     "Plan, resume, ask, parse and collect one model's scores under the three conditions, counting what the calls cost."
@@ -217,16 +236,7 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     cache.register(list(unique), model.id, backend.name, mode)
     known = cache.statuses(list(unique))
     todo = [k for k in unique if known[k] != "done"]
-    asked, usage, seconds = set(), {}, {}
-    from tqdm.auto import tqdm                     # here, not at import: reading a config loads every track module
-    with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=model.id, unit="call", disable=quiet) as bar:
-        for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=t0):   # shared with other processes
-            if claimed:
-                t = time.perf_counter()
-                cache.record(_answer(backend, [unique[k] for k in claimed], mode, config.reasoning.repair_attempts > 0, usage))
-                share = (time.perf_counter() - t) / len(claimed)                 # a batch's wall time, shared out by its calls
-                seconds.update((k, share) for k in claimed); asked.update(claimed)
-            bar.update(len(claimed) + len(settled))
+    asked, usage, seconds = ask_missing(backend, unique, todo, mode, config, cache, quiet, model.id, t0)
     cols = ["model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"]
     tables = dict(main=_Rows(cols, ds.label_space.keys), pert=_Rows(["model", "perturbation", "patient_id", "item", "category", "score", "scoring_mode"], ds.label_space.keys),
                   fmt=_Rows(["model", "format", *cols[1:]], ds.label_space.keys), rep=_Rows(["model", "replicate", "patient_id", "item", "category", "score", "scoring_mode"], ds.label_space.keys))

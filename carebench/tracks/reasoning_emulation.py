@@ -5,7 +5,6 @@
 # %% ../../nbs/3l_emulation.ipynb #5f998f82
 from __future__ import annotations
 import dataclasses
-import hashlib
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,7 +25,7 @@ from ..stats.endpoints import ENDPOINTS, run_endpoints
 from .backends import BackendContext, Request, make_backend
 from .cache import ResponseCache, cache_key
 from .prompts import DEFAULT_SYSTEM, Prompt, PromptRecipe, build_prompt
-from .reasoning import REPAIR, _answer
+from .reasoning import ask_missing, repair_key
 from .settings import ModelConfig
 
 # %% auto #0
@@ -43,15 +42,18 @@ def emulation_model(config: Config) -> ModelConfig:
         if m.id == em.model: return m
     raise ConfigError(f"no model {em.model!r} under reasoning.models", config.source, "reasoning.emulation.model")
 
+def _with_persona(rc, rater) -> "PromptConfig":
+    "The prompt settings with the rater's (or adjudicator's) persona before the system text."
+    return dataclasses.replace(rc.prompt, system=rater.persona.strip() + "\n\n" + (rc.prompt.system or DEFAULT_SYSTEM))
+
 def plan_emulation(ds: Dataset, model: ModelConfig, backend, config: Config) -> list:
     """Every rater's request per pair and labelled condition (rater, then condition, then pair: a patient's prompts adjacent),
     the persona before the system text; the cache key names the rater."""
     rc, em = config.reasoning, config.reasoning.emulation
-    gen, identity = dataclasses.asdict(backend.generation), backend.identity()
-    repair = {"attempts": rc.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} if model.scoring_mode == "json" else None
+    gen, identity, repair = dataclasses.asdict(backend.generation), backend.identity(), repair_key(model, rc)
     patients, out = {p.id: p for p in ds.patients}, []
     for k, rater in enumerate(em.raters):
-        settings = dataclasses.replace(rc.prompt, system=rater.persona.strip() + "\n\n" + (rc.prompt.system or DEFAULT_SYSTEM))
+        settings = _with_persona(rc, rater)
         for cond in LABELLED_CONDITIONS:
             for i, (pid, item) in enumerate(zip(ds.pair_patient, ds.pair_item)):
                 shown = patients[pid] if cond == CORRECT_CONTEXT else None
@@ -71,9 +73,8 @@ def plan_adjudication(ds: Dataset, model: ModelConfig, backend, config: Config, 
     """The adjudicator's request for every (pair, labelled condition) where the raters' labels differ in some category: its persona,
     the same prompt, and the raters' labels (blind raters, an informed adjudicator); `meta["disagree"]` marks the categories."""
     rc, em = config.reasoning, config.reasoning.emulation
-    gen, identity, keys = dataclasses.asdict(backend.generation), backend.identity(), ds.categories
-    repair = {"attempts": rc.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} if model.scoring_mode == "json" else None
-    settings = dataclasses.replace(rc.prompt, system=em.adjudicator.persona.strip() + "\n\n" + (rc.prompt.system or DEFAULT_SYSTEM))
+    gen, identity, keys, repair = dataclasses.asdict(backend.generation), backend.identity(), ds.categories, repair_key(model, rc)
+    settings = _with_persona(rc, em.adjudicator)
     patients, out = {p.id: p for p in ds.patients}, []
     for cond in LABELLED_CONDITIONS:
         for i, (pid, item) in enumerate(zip(ds.pair_patient, ds.pair_item)):
@@ -106,18 +107,11 @@ class Emulation:
     adjudicated: dict | None = None
 
 def _ask(reqs: list, backend, model: ModelConfig, config: Config, cache, quiet: bool, desc: str) -> tuple:
-    "Ask what the cache does not hold yet (shared with other processes, resumable); the final records, token usage and keys asked."
-    unique, usage, asked, t0 = {r.key: r for r in reqs}, {}, set(), time.time()
+    "Ask what the cache does not hold yet (Track 3's `ask_missing`); the final records, token usage and keys asked."
+    unique = {r.key: r for r in reqs}
     cache.register(list(unique), model.id, backend.name, model.scoring_mode)
     known = cache.statuses(list(unique))
-    todo = [k for k in unique if known[k] != "done"]
-    from tqdm.auto import tqdm
-    with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=desc, unit="call", disable=quiet) as bar:
-        for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=t0):
-            if claimed:
-                cache.record(_answer(backend, [unique[k] for k in claimed], model.scoring_mode, config.reasoning.repair_attempts > 0, usage))
-                asked.update(claimed)
-            bar.update(len(claimed) + len(settled))
+    asked, usage, _ = ask_missing(backend, unique, [k for k in unique if known[k] != "done"], model.scoring_mode, config, cache, quiet, desc)
     return cache.get(list(unique)), usage, asked
 
 def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True) -> Emulation:
@@ -149,8 +143,7 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
                 adjudicated[m["condition"]][m["pair"], split] = (s[split] >= em.threshold).astype(float)
                 rows += [(em.adjudicator.id, m["patient_id"], m["item"], m["condition"], k, v, int(v >= em.threshold))
                          for k, v, d in zip(keys, s, split) if d]
-            for k, u in usage2.items(): usage[k] = u
-            asked |= asked2; reqs = reqs + adj
+            usage.update(usage2); asked |= asked2; reqs = reqs + adj
     backend.close()
     scores = pd.DataFrame(rows, columns=["rater", "patient_id", "item", "condition", "category", "score", "label"])
     tok = lambda i: sum(u[i] for u in usage.values())
@@ -160,7 +153,7 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
     return Emulation(labels, scores, cost, adjudicated)
 
 # %% ../../nbs/3l_emulation.ipynb #0b039671
-def emulated_reference(ds: Dataset, emu: Emulation) -> tuple[dict, np.ndarray]:
+def emulated_reference(emu: Emulation) -> tuple[dict, np.ndarray]:
     """The emulated reference per labelled condition: the mean of the raters who answered in both conditions (so that Δ never mixes
     raters), or the adjudicator's label where the raters disagreed and it decided; and the pairs every rater answered in both."""
     import warnings
@@ -182,7 +175,7 @@ def judge_emulation(ds: Dataset, emu: Emulation, config: Config) -> dict:
     """The agreement table (emulated vs human Δ_ref, each rater vs human, human vs human), the alternative-annotator test of each
     rater, and the summary."""
     em, a = config.reasoning.emulation, config.analysis
-    ref, ok = emulated_reference(ds, emu)
+    ref, ok = emulated_reference(emu)
     cats, cl = list(ds.categories), ds.cluster
     agree = lambda x, y, m: delta_agreement(x[m], y[m], cl[m], cats, a.epsilon, a.n_bootstrap, config.seed, a.ci_level)
     d_emu = ref[CORRECT_CONTEXT] - ref[CONTEXT_FREE]
