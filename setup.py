@@ -48,6 +48,7 @@ setuptools.setup(
     extras_require={
         "ml": ["torch>=2.4"] + reqs("ml_requirements"),
         "dev": reqs("dev_requirements"),
+        "formats": reqs("formats_requirements"),     # the FHIR and OMOP adapters (fhir.resources, SQLAlchemy, DuckDB)
         "vllm": ["vllm"],
     },
     # the built-in tracks, found by the config loader like any other package's tracks (carebench.core.config.section_classes)

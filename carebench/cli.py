@@ -22,8 +22,9 @@ from .core.config import load_config
 
 # %% auto #0
 __all__ = ['COMMANDS', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging', 'Terminated', 'main',
-           'synth', 'validation_report', 'format_report', 'validate', 'analyze_command', 'run_command',
-           'emulate_command', 'report_command', 'list_command', 'cache_command', 'bench_command', 'simulate_command']
+           'synth', 'validation_report', 'format_report', 'validate', 'convert_command', 'analyze_command',
+           'run_command', 'emulate_command', 'report_command', 'list_command', 'cache_command', 'bench_command',
+           'simulate_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -192,6 +193,22 @@ def validate(args) -> int:
     names = plan.model_names
     report = {**validation_report(ds), "tracks": plan.tracks, "models": names.get("reasoning", []), "track_models": names}
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
+    return 0
+
+# %% ../nbs/50_cli.ipynb #86e8af42
+def _configure_convert(p):
+    from carebench.adapters.convert import CONVERTERS
+    p.add_argument("config", help="the config file of the dataset to convert (YAML)")
+    p.add_argument("--to", required=True, choices=sorted(CONVERTERS), help="the target format")
+    p.add_argument("--out", required=True, help="folder to write into (new or empty)")
+    p.add_argument("--format", choices=("csv", "parquet"), default="csv", help="tables as CSV or Parquet (long and omop; default csv)")
+
+@register_command("convert", "write a dataset in another format (long, fhir, omop) with a config that reads it back", _configure_convert)
+def convert_command(args) -> int:
+    from carebench.adapters.convert import convert
+    cfg = convert(args.config, args.to, args.out, args.format)
+    print(f"wrote the dataset of {args.config} in the {args.to} format to {args.out}")
+    print(f"next: carebench validate {cfg}")
     return 0
 
 # %% ../nbs/50_cli.ipynb #994500f3

@@ -335,6 +335,75 @@ def build(tmp: Path, scores_csv: Path) -> list:
     adj_open.write_text(yaml.safe_dump({"dataset": {"adapter": "long", "path": "ok.csv", "snapshots": "snapshots.json", "aggregation": "adjudicated",
                                                     "adjudication": "adjudication.csv"}, "label_space": LABELS}, sort_keys=False))
     add("adjudication_leaves_a_disagreement_open", ["validate", adj_open], 2, "have no adjudication")
+
+    # --- FHIR and OMOP (issue 16): the labels are the long table above, the snapshots come from resources / CDM tables
+    fhir_dir = t / "fhir"
+    fhir_dir.mkdir()
+    subject = lambda pid: {"reference": f"Patient/{pid}"}
+    good_resources = [{"resourceType": "Patient", "id": "001"}, {"resourceType": "Patient", "id": "002"}, {"resourceType": "Patient", "id": "003"},
+                      {"resourceType": "ClinicalImpression", "id": "s1", "status": "completed", "subject": subject("001"), "summary": "lives alone"},
+                      {"resourceType": "Condition", "id": "c1", "subject": subject("002"), "code": {"text": "type 2 diabetes"}},
+                      {"resourceType": "Observation", "id": "o1", "status": "final", "subject": subject("003"), "code": {"text": "new partner"},
+                       "category": [{"coding": [{"code": "social-history"}]}]}]
+    def fhir_cfg(name, resources=None, raw=None, extra=None):
+        (fhir_dir / name).write_bytes(raw if raw is not None else "\n".join(json.dumps(r) for r in resources).encode())
+        cfg = fhir_dir / f"{name}.yaml"
+        cfg.write_text(yaml.safe_dump({"dataset": {"adapter": "fhir", "bundles": name, "labels": str(long_dir / "ok.csv"), **(extra or {})},
+                                       "label_space": LABELS}, sort_keys=False))
+        return cfg
+    with_ = lambda i, r: [r if j == i else x for j, x in enumerate(good_resources)]
+    add("fhir_ndjson_is_valid", ["validate", fhir_cfg("ok.ndjson", good_resources)], 0)
+    add("fhir_resource_fails_validation", ["validate", fhir_cfg("v.ndjson", with_(4, {**good_resources[4], "code": {"coding": [{"system": 5, "code": "E11"}]}}))],
+        2, "v.ndjson, row 5, resource Condition/c1, element 'code.coding[0].system': fails FHIR validation")
+    add("fhir_line_is_not_json", ["validate", fhir_cfg("j.ndjson", raw=b'{"resourceType": "Patient", "id": "001"}\n{"resourceType": ')], 2,
+        "j.ndjson, row 2: invalid JSON")
+    add("fhir_unknown_resource_type", ["validate", fhir_cfg("u.ndjson", with_(5, {"resourceType": "Observaton", "id": "o1"}))], 2,
+        "resource Observaton/o1, element 'resourceType': unknown resourceType")
+    add("fhir_subject_names_no_patient", ["validate", fhir_cfg("s.ndjson", with_(4, {**good_resources[4], "subject": subject("999")}))], 2,
+        "resource Condition/c1, element 'subject.reference'")
+    add("fhir_deeply_nested_json", ["validate", fhir_cfg("deep.json", raw=b"[" * 200000)], 2, "nested too deeply")
+    (fhir_dir / "items.ndjson").write_text(json.dumps({"resourceType": "Basic", "id": "i1", "code": {"text": "statin"}}) + "\n")
+    ref_rows = [[p, o, "Basic/i9" if i == "statin" else i, c, k, v] for p, o, i, c, k, v in long_rows]
+    with open(fhir_dir / "ref_labels.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([["patient_id", "observer", "item", "condition", "category", "label"], *ref_rows])
+    add("fhir_item_reference_names_nothing", ["validate", fhir_cfg("ok2.ndjson", good_resources, extra={"labels": "ref_labels.csv", "items": "items.ndjson"})],
+        2, "ref_labels.csv, row 6, column 'item': the item 'Basic/i9' names no resource")
+    (fhir_dir / "map.csv").write_text("source_system,source_code,target_system\nICD,E11,SNOMED\n")
+    add("fhir_terminology_map_lacks_a_column", ["validate", fhir_cfg("ok3.ndjson", good_resources, extra={"terminology": {"map": "map.csv"}})], 2,
+        "map.csv: no column 'target_code'")
+
+    omop_dir = t / "omop"
+    def omop_cfg(name, extra=None, **tables):
+        folder = omop_dir / name
+        folder.mkdir(parents=True)
+        base = {"person": "person_id,person_source_value\n1,001\n2,002\n3,003\n",
+                "concept": "concept_id,concept_name,vocabulary_id,concept_code\n10,type 2 diabetes,SNOMED,44054006\n",
+                "note": "note_id,person_id,note_text\n1,1,lives alone\n2,3,new partner\n",
+                "condition_occurrence": "condition_occurrence_id,person_id,condition_concept_id\n1,2,10\n"}
+        for k, v in {**base, **tables}.items():
+            if v is not None: (folder / f"{k}.csv").write_text(v)
+        cfg = omop_dir / f"{name}.yaml"
+        ds = {"adapter": "omop", "tables": name, "labels": str(long_dir / "ok.csv"), "patient_id": "person_source_value", **(extra or {})}
+        cfg.write_text(yaml.safe_dump({"dataset": ds, "label_space": LABELS}, sort_keys=False))
+        return cfg
+    add("omop_tables_are_valid", ["validate", omop_cfg("ok")], 0)
+    add("omop_concept_id_not_an_integer", ["validate", omop_cfg("cid", condition_occurrence="condition_occurrence_id,person_id,condition_concept_id\n1,2,ten\n")],
+        2, "condition_occurrence.csv, table 'condition_occurrence', row 2, column 'condition_concept_id': condition_concept_id must be an integer")
+    add("omop_row_of_an_unknown_person", ["validate", omop_cfg("pid", condition_occurrence="condition_occurrence_id,person_id,condition_concept_id\n1,7,10\n")],
+        2, "row 2, column 'person_id': person_id 7 is not in the PERSON table")
+    add("omop_without_a_concept_table", ["validate", omop_cfg("noconcept", concept=None)], 2, "no CONCEPT table")
+    add("omop_duplicate_person", ["validate", omop_cfg("dup", person="person_id,person_source_value\n1,001\n1,002\n3,003\n")], 2,
+        "table 'person', row 3, column 'person_id': person_id '1' appears twice")
+    db = omop_dir / "cdm.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE person (person_id INTEGER, person_source_value TEXT)")
+        conn.execute("CREATE TABLE concept (concept_id INTEGER, concept_name TEXT, vocabulary_id TEXT)")
+    add("omop_database_table_lacks_a_column", ["validate", omop_cfg("db", extra={"tables": None, "url": f"sqlite:///{db}"})], 2,
+        "table 'concept': no column 'concept_code'")
+    add("omop_database_url_with_a_password", ["validate", omop_cfg("pw", extra={"tables": None, "url": f"nosuchdb://admin:{TOKEN}@db.example/cdm"})],
+        2, "dataset.url: a URL with a user name or password is refused", forbid=(TOKEN,))
+    add("omop_database_url_from_the_environment", ["validate", omop_cfg("pwenv", extra={"tables": None, "url_env": "CB_HOSTILE_CDM"})], 2,
+        "cannot open the OMOP database", forbid=(TOKEN,), env={"CB_HOSTILE_CDM": f"nosuchdb://admin:{TOKEN}@db.example/cdm"})
     return out
 
 

@@ -16,13 +16,15 @@ from .dataset import first_patients
 from .dataset import Dataset
 from .paired_context import PairedContextAdapter
 from .long import LongAdapter
+from .fhir import FhirAdapter
+from .omop import OmopAdapter
 from .aggregation import aggregate, read_adjudication
 
 # %% auto #0
 __all__ = ['BUILTIN_ADAPTERS', 'load_dataset', 'run_inputs']
 
 # %% ../../nbs/25_load.ipynb #9dc52aba
-BUILTIN_ADAPTERS = (PairedContextAdapter, LongAdapter)
+BUILTIN_ADAPTERS = (PairedContextAdapter, LongAdapter, FhirAdapter, OmopAdapter)
 
 def _aggregated(ds: Dataset, config: Config) -> Dataset:
     "The dataset under the configured aggregation policy; the adjudication table is hashed among the inputs."

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Literal
 
 import numpy as np
@@ -23,8 +24,8 @@ from .paired_context import (ColumnNames, PairedContextAdapter, RawTable, _train
                                                match_conditions, parse_table, read_snapshots)
 
 # %% auto #0
-__all__ = ['TRAIN', 'LONG_CONDITIONS', 'LongColumns', 'LongOptions', 'read_long', 'check_long', 'pivot_long', 'LongAdapter',
-           'write_long']
+__all__ = ['TRAIN', 'LONG_CONDITIONS', 'LongColumns', 'LongOptions', 'read_long', 'check_long', 'pivot_long', 'assemble_long',
+           'LongAdapter', 'write_long']
 
 # %% ../../nbs/29_long.ipynb #e59dd47e
 TRAIN = "train"
@@ -147,6 +148,38 @@ def pivot_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, 
         out[cond] = RawTable(file, cond, [c.patient, c.observer, c.item, *keys], cells, rows.to_numpy(np.int64))
     return out
 
+# %% ../../nbs/29_long.ipynb #7acabb8e
+def assemble_long(df: pd.DataFrame, options, label_space: LabelSpace, snaps: dict, snapshots_file) -> Dataset:
+    """A long table (as `read_long` returns it) checked, pivoted, then checked and assembled as paired_context does, with the
+    patients' snapshots `snaps` (read from `snapshots_file`). `options` carries `path`, `columns`, `observers_per_pair`,
+    `train_observers_per_pair` and `on_mismatch`: the long adapter's, and every adapter whose labels are a long table (FHIR, OMOP)."""
+    file, c = str(options.path), options.columns
+    df, notes = check_long(df, c, label_space, file)
+    raw = pivot_long(df, c, label_space, file)
+    for cond in (CONTEXT_FREE, CORRECT_CONTEXT):
+        if cond not in raw: raise EmptyTableError(f"no {cond} rows: the long table needs both labelled conditions", file=file)
+    cols = ColumnNames(c.patient, c.observer, c.item)
+    parsed = {k: parse_table(v, cols, label_space.keys) for k, v in raw.items()}
+    check_spellings(list(parsed.values()), cols, snaps, snapshots_file)
+    dropped = []
+    pairs = match_conditions(parsed[CONTEXT_FREE], parsed[CORRECT_CONTEXT], cols, options.observers_per_pair, options.on_mismatch, dropped)
+    if not len(pairs): raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs", file=file)
+    wide_options = SimpleNamespace(columns=cols, observers_per_pair=options.observers_per_pair,        # what the shared training
+                                   train_observers_per_pair=options.train_observers_per_pair,          # check reads
+                                   on_mismatch=options.on_mismatch)
+    train = _train_items(parsed[TRAIN], wide_options, dropped) if TRAIN in parsed else None
+    patients = PairedContextAdapter._patients(pairs, train, snaps, parsed[CONTEXT_FREE], cols, snapshots_file)
+    has_train = train is not None and len(train) > 0
+    ds = Dataset(label_space, tuple(patients), pair_patient=pairs.patient, pair_item=pairs.item, observers=pairs.observer,
+                 labels={CONTEXT_FREE: pairs.free, CORRECT_CONTEXT: pairs.correct},
+                 train_patient=train.patient if has_train else [], train_item=train.item if has_train else [],
+                 train_labels=train.free if has_train else None,
+                 origins=[parsed[CONTEXT_FREE].loc(r, c.item) for r in pairs.row.min(1)])
+    notes += [n for t in parsed.values() for n in t.notes]
+    unused = sorted(set(snaps) - {p.id for p in patients})
+    if unused: notes.append(f"{snapshots_file}: {len(unused)} snapshot(s) of patients in no row (not used)")
+    return dataclasses.replace(ds, provenance=dict(notes=notes, dropped=dropped))
+
 # %% ../../nbs/29_long.ipynb #5a3b3383
 @register_adapter
 class LongAdapter:
@@ -157,31 +190,7 @@ class LongAdapter:
 
     def load(self, options: LongOptions, label_space: LabelSpace) -> Dataset:
         "Read, check row by row, pivot, then check and assemble as paired_context does."
-        file, c = str(options.path), options.columns
-        df, notes = check_long(read_long(options.path, c), c, label_space, file)
-        raw = pivot_long(df, c, label_space, file)
-        for cond in (CONTEXT_FREE, CORRECT_CONTEXT):
-            if cond not in raw: raise EmptyTableError(f"no {cond} rows: the long table needs both labelled conditions", file=file)
-        cols = ColumnNames(c.patient, c.observer, c.item)
-        parsed = {k: parse_table(v, cols, label_space.keys) for k, v in raw.items()}
-        snaps = read_snapshots(options.snapshots)
-        check_spellings(list(parsed.values()), cols, snaps, options.snapshots)
-        dropped = []
-        pairs = match_conditions(parsed[CONTEXT_FREE], parsed[CORRECT_CONTEXT], cols, options.observers_per_pair, options.on_mismatch, dropped)
-        if not len(pairs): raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs", file=file)
-        wide_options = dataclasses.replace(options, columns=cols)        # what the shared training check reads
-        train = _train_items(parsed[TRAIN], wide_options, dropped) if TRAIN in parsed else None
-        patients = PairedContextAdapter._patients(pairs, train, snaps, parsed[CONTEXT_FREE], cols, options.snapshots)
-        has_train = train is not None and len(train) > 0
-        ds = Dataset(label_space, tuple(patients), pair_patient=pairs.patient, pair_item=pairs.item, observers=pairs.observer,
-                     labels={CONTEXT_FREE: pairs.free, CORRECT_CONTEXT: pairs.correct},
-                     train_patient=train.patient if has_train else [], train_item=train.item if has_train else [],
-                     train_labels=train.free if has_train else None,
-                     origins=[parsed[CONTEXT_FREE].loc(r, c.item) for r in pairs.row.min(1)])
-        notes += [n for t in parsed.values() for n in t.notes]
-        unused = sorted(set(snaps) - {p.id for p in patients})
-        if unused: notes.append(f"{options.snapshots}: {len(unused)} snapshot(s) of patients in no row (not used)")
-        return dataclasses.replace(ds, provenance=dict(notes=notes, dropped=dropped))
+        return assemble_long(read_long(options.path, options.columns), options, label_space, read_snapshots(options.snapshots), options.snapshots)
 
 # %% ../../nbs/29_long.ipynb #37917183
 def write_long(ds: Dataset, path) -> Path:

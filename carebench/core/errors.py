@@ -10,7 +10,8 @@ from dataclasses import dataclass
 __all__ = ['CareBenchError', 'Location', 'ConfigError', 'DataError', 'InputFileError', 'MissingTableError', 'EmptyTableError',
            'MissingColumnError', 'CategoryColumnError', 'LabelValueError', 'MissingValueError', 'DuplicateRowError',
            'NearDuplicateIdError', 'ConditionMismatchError', 'ObserverCountError', 'SnapshotError',
-           'MissingSnapshotError', 'LeakageError', 'LongFormatError', 'AdjudicationError']
+           'MissingSnapshotError', 'LeakageError', 'LongFormatError', 'AdjudicationError', 'TerminologyError',
+           'FhirError', 'OmopError']
 
 # %% ../../nbs/00_errors.ipynb #a27967d4
 class CareBenchError(Exception):
@@ -19,17 +20,22 @@ class CareBenchError(Exception):
 # %% ../../nbs/00_errors.ipynb #6ee26731
 @dataclass(frozen=True)
 class Location:
-    "Where a problem sits in the input: any of file, table, row (spreadsheet numbering) and column."
+    """Where a problem sits in the input: any of file, table, row (spreadsheet numbering; a line for NDJSON) and column; for FHIR
+    the resource (`Condition/c1`) and the element path (`code.coding[0].system`)."""
     file: str | None = None
     table: str | None = None
     row: int | None = None
     column: str | None = None
+    resource: str | None = None
+    element: str | None = None
 
     def __str__(self):
         parts = [f"{self.file}" if self.file else None,
                  f"table '{self.table}'" if self.table else None,
                  f"row {self.row}" if self.row is not None else None,
-                 f"column '{self.column}'" if self.column else None]
+                 f"column '{self.column}'" if self.column else None,
+                 f"resource {self.resource}" if self.resource else None,
+                 f"element '{self.element}'" if self.element else None]
         return ", ".join(p for p in parts if p)
 
 # %% ../../nbs/00_errors.ipynb #1893f758
@@ -72,3 +78,6 @@ class MissingSnapshotError(DataError): "A patient of an evaluation table has no 
 class LeakageError(DataError): "An item's text appears in the snapshot shown with it."
 class LongFormatError(DataError): "A long-format row names an unknown condition, or a (patient, observer, item, condition) lacks a category."
 class AdjudicationError(DataError): "An adjudication row names no evaluation pair, condition or category, or a disagreement has no adjudication."
+class TerminologyError(DataError): "A terminology table (display names, or a map between code systems) lacks a column, a value, or is contradictory."
+class FhirError(DataError): "A FHIR file is not JSON/NDJSON of resources, a resource fails validation, or it names no known patient."
+class OmopError(DataError): "An OMOP CDM table or column is missing, a value has the wrong type, or a row names an unknown person or concept."
