@@ -23,8 +23,8 @@ from .core.config import load_config
 # %% auto #0
 __all__ = ['COMMANDS', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging', 'Terminated', 'main',
            'synth', 'validation_report', 'format_report', 'validate', 'convert_command', 'analyze_command',
-           'run_command', 'emulate_command', 'report_command', 'list_command', 'cache_command', 'bench_command',
-           'simulate_command']
+           'shift_summary', 'run_command', 'emulate_command', 'report_command', 'list_command', 'cache_command',
+           'bench_command', 'simulate_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -117,7 +117,10 @@ _SYNTH_ARGS = dict(seed="seed of every random choice", patients="number of patie
                    train_items="training items per patient", observers="observers per (patient, item) pair",
                    shift_rate="probability that an item with a designed twist gets it", miss_rate="probability an observer misses a designed shift",
                    noise="probability of a slip on any label",
-                   observer_noise="slip probability of each observer of a group, comma-separated (one per observer; overrides --noise)")
+                   observer_noise="slip probability of each observer of a group, comma-separated (one per observer; overrides --noise)",
+                   vocabulary_shift="another site's wording: share of snapshot lines and items in its abbreviations",
+                   length_shift="another site's chart length: the most neutral lines per field, relative to 4",
+                   prevalence_shift="another site's case mix: tilt towards items with more (positive) or fewer categories")
 
 def _floats(text: str) -> tuple:
     "A comma-separated list of numbers (`--observer-noise 0.01,0.05,0.25`)."
@@ -131,12 +134,27 @@ def _configure_synth(p):
         p.add_argument("--" + f.name.replace("_", "-"), type=_floats if isinstance(f.default, tuple) else type(f.default), default=f.default,
                        help=f"{_SYNTH_ARGS[f.name]} (default {'none' if f.default == () else f.default})")
     p.add_argument("--format", choices=("xlsx", "csv"), default="xlsx", help="one workbook, or a folder of CSVs (default xlsx)")
+    p.add_argument("--shift", nargs="?", const="vocabulary=0.5,length=1.5,prevalence=1", default=None, metavar="SPEC",
+                   help="write a shifted pair instead: source/ (these parameters), shifted/ (the next seed with SPEC applied: "
+                        "vocabulary=0..1, length=0.25..4, prevalence=-5..5; default vocabulary=0.5,length=1.5,prevalence=1) "
+                        "and a config.yaml that evaluates the learning tracks on both (distribution shift)")
 
 @register_command("synth", "write a synthetic paired-context dataset with its truth.json and a ready config.yaml", _configure_synth)
 def synth(args) -> int:
     from carebench.adapters.synth import SynthParams, write_synthetic
-    try: params = SynthParams(**{f.name: getattr(args, f.name) for f in fields(SynthParams)})
+    from carebench.adapters.synth import parse_shift, write_shift_pair
+    try:
+        params = SynthParams(**{f.name: getattr(args, f.name) for f in fields(SynthParams)})
+        shift = parse_shift(args.shift) if args.shift is not None else None
+        if shift is not None: dataclasses.replace(params, **shift)          # the shifted parameters are valid too
     except ValueError as e: raise UsageError(str(e)) from None
+    if shift is not None:
+        pair = write_shift_pair(args.out, params, shift, args.format)
+        print(f"wrote a shifted pair: source/ (seed {params.seed}) and shifted/ (seed {params.seed + 1}; "
+              f"{', '.join(f'{k} {v:g}' for k, v in shift.items())}), {params.patients} patients each")
+        for role, path in pair.items(): print(f"  {role:<10} {path}")
+        print(f"next: carebench run {pair['config']}")
+        return 0
     files = write_synthetic(args.out, params, fmt=args.format)
     truth = json.loads(files["truth"].read_text(encoding="utf-8"))
     print(f"wrote a synthetic dataset: {params.patients} patients x {params.items} items, {params.observers} observers per pair (seed {params.seed})")
@@ -255,6 +273,21 @@ def _configure_run(p):
     p.add_argument("--no-validity", action="store_true", help="skip the simulated false-positive rate and power at this design")
     p.add_argument("--limit", type=int, metavar="N", help="smoke test: only the first N evaluation patients (at least 2; recorded in the run)")
 
+def shift_summary(run) -> str:
+    "The shift evaluation in a few lines: per model and endpoint, in-distribution → shifted and the difference with its interval."
+    import pandas as pd
+    t = pd.read_csv(run.artifact("shift_endpoints"))
+    t = t[t["scope"] == "overall"]
+    f = lambda x: "n/a" if pd.isna(x) else f"{x:.3f}"
+    lines = [f"shift ({run.manifest.get('shift', {}).get('name', 'shifted')}): in-distribution → shifted; difference [interval]"]
+    for model, g in t.groupby("model", sort=False):
+        lines.append(f"  {model}:")
+        for r in g.itertuples():
+            log = " (log odds ratio)" if r.difference_scale == "log odds ratio" else ""
+            lines.append(f"    {r.endpoint:<22} {f(r.in_distribution)} → {f(r.shifted)}; difference{log} {f(r.difference)} "
+                         f"[{f(r.difference_ci_low)}, {f(r.difference_ci_high)}]" + ("" if pd.isna(r.p_difference) else f"  p = {r.p_difference:.3f}"))
+    return "\n".join(lines)
+
 @register_command("run", "run a track on the configured models: scores, errors, donor map, manifests, endpoints", _configure_run)
 def run_command(args) -> int:
     from carebench.report.site import build_report
@@ -273,6 +306,8 @@ def run_command(args) -> int:
             print(f"{model}:"); [print(f"  {line}") for line in lines]
             for name, r in res.results.get(model, {}).items():
                 if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"]))
+    if "shift_endpoints" in res.run.artifacts: print(shift_summary(res.run))
+    elif (manifest.get("shift") or {}).get("skipped"): print(f"shift: not evaluated: {manifest['shift']['skipped']}")
     silent = [c["model"] for c in manifest.get("calls", []) if c["n_failed"] >= c["n_requests"]]
     if res.run.manifest.get("dry_run"): print("note: dry_run backend: mock scores, not model performance")
     print(f"run folder: {res.run.path}")

@@ -17,7 +17,7 @@ def _code_cells(path):
 
 
 def test_there_are_templates():
-    assert {p.stem for p in TEMPLATES} == {"overview", "input", "failures", "model", "condition", "representation", "adaptation", "perturbations", "emulation", "comparison", "provenance", "tripod", "validity"}
+    assert {p.stem for p in TEMPLATES} == {"overview", "input", "failures", "model", "condition", "representation", "adaptation", "perturbations", "emulation", "shift", "comparison", "provenance", "tripod", "validity"}
 
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
@@ -58,3 +58,26 @@ def test_template_executes_with_papermill(path, example_run, tmp_path):
     executed = json.loads(out.read_text())
     assert any(c["metadata"].get("tags") == ["injected-parameters"] for c in executed["cells"])
     assert not [o for c in executed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+def test_shift_template_shows_a_shifted_pair(tmp_path):
+    """A run of a shifted pair (`carebench synth --shift`): the shift page is planned and its template executes with every
+    table and figure filled."""
+    papermill = pytest.importorskip("papermill")
+    from carebench.adapters.synth import SynthParams, write_shift_pair
+    from carebench.report.pages import load_run
+    from carebench.report.site import page_plan
+    from carebench.tracks.runner import run_tracks
+    pair = write_shift_pair(tmp_path / "pair", SynthParams(seed=3, patients=8))
+    run = run_tracks(pair["config"], tracks=["representation"], out=tmp_path / "run", validity=False).run.path
+    assert "shift" in [p.name for p in page_plan(load_run(run))]
+    path = next(p for p in TEMPLATES if p.stem == "shift")
+    out = tmp_path / "shift.ipynb"
+    papermill.execute_notebook(str(path), str(out), parameters={"run_dir": str(run)}, kernel_name="python3", progress_bar=False,
+                               cwd=str(path.parent), extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
+    executed = json.loads(out.read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    shown = " ".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
+    assert "Jaccard overlap" in shown and "Context specificity" in shown and "No shifted dataset" not in shown
+    assert shown.count("data:image/png;base64") == 2                           # both figures, as embedded PNGs

@@ -21,7 +21,7 @@ from .omop import OmopAdapter
 from .aggregation import aggregate, read_adjudication
 
 # %% auto #0
-__all__ = ['BUILTIN_ADAPTERS', 'load_dataset', 'run_inputs']
+__all__ = ['BUILTIN_ADAPTERS', 'load_dataset', 'shifted_config', 'load_shifted', 'run_inputs']
 
 # %% ../../nbs/25_load.ipynb #9dc52aba
 BUILTIN_ADAPTERS = (PairedContextAdapter, LongAdapter, FhirAdapter, OmopAdapter)
@@ -51,6 +51,20 @@ def load_dataset(config: Config | str | Path) -> Dataset:
     except ConfigError as e:
         if e.file is None and config.source: raise ConfigError(e.detail, config.source, e.key) from None
         raise
+
+# %% ../../nbs/25_load.ipynb #1ed63f07
+def shifted_config(config: Config) -> Config:
+    "The config whose `dataset` is the `shift` section's: the same label space, seed and settings."
+    if config.shift is None: raise ConfigError("no shift section: name the shifted dataset under shift.dataset", config.source, "shift")
+    return dataclasses.replace(config, dataset=config.shift.dataset, shift=None)
+
+def load_shifted(config: Config | str | Path) -> Dataset:
+    "The shifted dataset of a config, loaded and checked like the main one."
+    if not isinstance(config, Config): config = load_config(config)
+    try: return load_dataset(shifted_config(config))
+    except ConfigError as e:
+        key = f"shift.{e.key}" if e.key and e.key.split(".")[0] == "dataset" else e.key
+        raise ConfigError(e.detail, e.file or config.source, key) from None
 
 # %% ../../nbs/25_load.ipynb #a09d7fca
 def run_inputs(ds: Dataset) -> tuple[dict, dict]:

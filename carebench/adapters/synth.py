@@ -5,6 +5,7 @@
 # %% ../../nbs/24_synth.ipynb #e4860fa8
 from __future__ import annotations
 import csv
+import dataclasses
 import json
 import os
 import re
@@ -13,13 +14,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from ..core.text import contains_phrase
 from ..core.vocab import SHARES, SNAPSHOT_FIELDS
 
 # %% auto #0
-__all__ = ['CATALOGUE', 'Twist', 'ItemSpec', 'SynthParams', 'generate', 'expected_labels', 'write_workbook', 'write_tables',
-           'write_synthetic']
+__all__ = ['CATALOGUE', 'SHIFT_KEYS', 'DEFAULT_SHIFT', 'Twist', 'ItemSpec', 'site_item', 'SynthParams', 'given_params',
+           'generate', 'expected_labels', 'write_workbook', 'write_tables', 'write_synthetic', 'parse_shift',
+           'write_shift_pair']
 
 # %% ../../nbs/24_synth.ipynb #9a6cac24
 _K = dict(bh="behavioral_health", dx="diagnoses", dis="disabilities", inf="infectious_diseases", gen="genetics",
@@ -163,6 +166,37 @@ _NEUTRAL = {
 }
 _CLINICS = ["primary care", "internal medicine", "family medicine", "women's health", "community health"]
 
+# %% ../../nbs/24_synth.ipynb #4dde12a5
+_SITE_WORDING = {
+    "Essential hypertension": "HTN", "Hyperlipidemia": "HLD", "Osteoarthritis of the knees": "OA bilateral knees",
+    "Gastroesophageal reflux disease": "GERD", "Mild intermittent asthma": "Asthma, mild intermittent", "Hypothyroidism": "Hypothyroid",
+    "Seasonal allergic rhinitis": "Allergic rhinitis, seasonal", "Benign prostatic hyperplasia": "BPH",
+    "Type 2 diabetes, diet controlled": "T2DM, diet-controlled", "Chronic low back pain": "Chronic LBP", "Iron deficiency anemia, resolved": "IDA, resolved",
+    "No known drug allergies": "NKDA", "Penicillin (rash)": "PCN (rash)", "Sulfa drugs (hives)": "Sulfonamides (urticaria)",
+    "Latex (contact dermatitis)": "Latex (contact derm)", "Shellfish (swelling)": "Shellfish (angioedema)",
+    "Lisinopril 10 mg daily": "lisinopril 10mg PO qd", "Atorvastatin 40 mg nightly": "atorvastatin 40mg PO qhs", "Omeprazole 20 mg daily": "omeprazole 20mg PO qd",
+    "Levothyroxine 75 mcg daily": "levothyroxine 75mcg PO qam", "Albuterol inhaler as needed": "albuterol MDI PRN", "Amlodipine 5 mg daily": "amlodipine 5mg PO qd",
+    "Cetirizine 10 mg daily": "cetirizine 10mg PO qd", "Vitamin D3 1000 IU daily": "cholecalciferol 1000 IU PO qd",
+    "Works as a schoolteacher": "Occupation: teacher", "Lives with spouse and two children": "Lives w/ spouse + 2 kids", "Never smoker": "Tobacco: never",
+    "Drinks one glass of wine weekly": "EtOH: 1 glass wine/wk", "Retired electrician": "Occupation: retired electrician",
+    "Walks 30 minutes most days": "Exercise: walks 30 min most days", "Works night shifts at a warehouse": "Occupation: warehouse, nights",
+    "Lives alone in an apartment": "Lives alone (apartment)",
+    "Sodium 139 mmol/L": "Na 139", "Creatinine 0.9 mg/dL": "Cr 0.9", "Hemoglobin 13.2 g/dL": "Hgb 13.2", "TSH 2.1 mIU/L": "TSH 2.1",
+    "LDL cholesterol 128 mg/dL": "LDL 128", "Potassium 4.2 mmol/L": "K 4.2", "Platelets 245 K/uL": "Plt 245", "Fasting glucose 97 mg/dL": "FBG 97",
+    "Chest X-ray: no acute process": "CXR: NAD", "Knee X-ray: mild degenerative change": "XR knee: mild DJD",
+    "Abdominal ultrasound: normal liver and gallbladder": "US abd: WNL", "Lumbar spine MRI: mild disc bulge at L4-5": "MRI L-spine: L4-5 bulge",
+    "Appendectomy in 2004": "s/p appy 2004", "Right cataract surgery": "s/p R cataract extraction", "Screening colonoscopy 2019, normal": "Colonoscopy 2019 WNL",
+    "Tonsillectomy in childhood": "s/p T&A (childhood)", "Carpal tunnel release, left": "s/p L CTR"}
+
+_SHORTHAND = ((" three times daily", " TID"), (" twice daily", " BID"), (" at bedtime", " qhs"), (" as needed", " PRN"),
+              (" daily", " qd"), (" mg", "mg"), (" mcg", "mcg"))
+
+def site_item(text: str) -> str:
+    "An item in another site's prescription shorthand (`Sertraline 100 mg daily` → `sertraline 100mg qd`); other items unchanged."
+    out = text
+    for a, b in _SHORTHAND: out = out.replace(a, b)
+    return out[:1].lower() + out[1:] if out != text else text
+
 # %% ../../nbs/24_synth.ipynb #40001cb4
 @dataclass(frozen=True)
 class SynthParams:
@@ -176,6 +210,9 @@ class SynthParams:
     miss_rate: float = 0.15   # probability an observer misses a designed shift
     noise: float = 0.003      # probability of a slip on any label, per observer and condition
     observer_noise: tuple = ()  # optional: a slip probability per observer position in its group (overrides `noise`)
+    vocabulary_shift: float = 0.0   # another site's wording: share of snapshot lines and items written in its abbreviations
+    length_shift: float = 1.0       # another site's charts: the most neutral lines per snapshot field, relative to 4
+    prevalence_shift: float = 0.0   # another site's case mix: items drawn with weight exp(shift × (categories − mean))
 
     def __post_init__(self):
         if self.seed < 0: raise ValueError("seed must be a non-negative integer")
@@ -184,8 +221,10 @@ class SynthParams:
         most = min(sum(_fits(s, sex) for s in CATALOGUE) for sex in "FM")
         if self.items + self.train_items > most:
             raise ValueError(f"items + train_items must be at most {most} (catalogue items that fit every patient)")
-        for k in ("shift_rate", "miss_rate", "noise"):
+        for k in ("shift_rate", "miss_rate", "noise", "vocabulary_shift"):
             if not 0 <= getattr(self, k) <= 1: raise ValueError(f"{k} must be in [0, 1]")
+        if not 0.25 <= self.length_shift <= 4: raise ValueError("length_shift must be in [0.25, 4]")
+        if not -5 <= self.prevalence_shift <= 5: raise ValueError("prevalence_shift must be in [-5, 5]")
         object.__setattr__(self, "observer_noise", tuple(float(x) for x in self.observer_noise))
         if self.observer_noise and (len(self.observer_noise) != self.observers or not all(0 <= x <= 1 for x in self.observer_noise)):
             raise ValueError("observer_noise needs one slip probability in [0, 1] per observer")
@@ -196,18 +235,30 @@ def _fits(x, sex: str) -> bool:
     s = getattr(x, "sex", None) if not isinstance(x, str) else (x[0] if x[1:2] == ":" else None)
     return s in (None, sex)
 
-def _snapshot(rng, age, sex, clinic, cues, items) -> dict:
-    "A patient's snapshot: neutral lines fitting `sex`, the activated cues, and no line that contains any of `items`."
+def _snapshot(rng, age, sex, clinic, cues, items, params: SynthParams = SynthParams()) -> dict:
+    """A patient's snapshot: neutral lines fitting `sex` (at most 4 × `length_shift` per field; a `vocabulary_shift` share in the
+    other site's wording), the activated cues, and no line that contains any of `items`."""
     snap = {"summary": f"{age}-year-old {dict(F='woman', M='man')[sex]} followed in {clinic}."}
+    most = max(1, round(4 * params.length_shift))
     for field in SNAPSHOT_FIELDS[1:]:
         pool = [t.split(":", 1)[1] if t[1:2] == ":" else t for t in _NEUTRAL[field] if _fits(t, sex)]
         pool = [t for t in pool if not any(contains_phrase(t, i) for i in items)]
-        k = int(rng.integers(1, min(4, len(pool)) + 1))
+        k = int(rng.integers(1, min(most, len(pool)) + 1))
         snap[field] = [pool[j] for j in sorted(rng.choice(len(pool), size=k, replace=False))]
+        if params.vocabulary_shift > 0:
+            site = [_SITE_WORDING[t] if rng.random() < params.vocabulary_shift else t for t in snap[field]]
+            snap[field] = [s if s == t or not any(contains_phrase(s, i) for i in items) else t for s, t in zip(site, snap[field])]
     for field, cue in cues:
         if field == "summary": snap["summary"] += " " + cue
         else: snap[field].insert(int(rng.integers(0, len(snap[field]) + 1)), cue)
     return snap
+
+# %% ../../nbs/24_synth.ipynb #549ada3c
+_LATER = {"observer_noise": (), "vocabulary_shift": 0.0, "length_shift": 1.0, "prevalence_shift": 0.0}
+
+def given_params(params: SynthParams) -> dict:
+    "The parameters as recorded (truth.json, the config's header): those added later only where they differ from their default."
+    return {k: v for k, v in asdict(params).items() if k not in _LATER or v != _LATER[k]}
 
 # %% ../../nbs/24_synth.ipynb #68f57b1a
 def generate(params: SynthParams) -> dict:
@@ -224,14 +275,19 @@ def generate(params: SynthParams) -> dict:
         slip_rate = dict(zip(obs, params.observer_noise or [params.noise] * K))
         age, sex = int(rng.integers(19, 89)), "FM"[int(rng.integers(2))]
         eligible = [j for j, spec in enumerate(CATALOGUE) if _fits(spec, sex)]
-        order = [eligible[j] for j in rng.permutation(len(eligible))]
+        if params.prevalence_shift:                     # another case mix: items with more categories more (or less) likely
+            size = np.array([len(CATALOGUE[j].base) for j in eligible], float)
+            w = np.exp(params.prevalence_shift * (size - size.mean()))
+            order = [eligible[j] for j in rng.choice(len(eligible), size=len(eligible), replace=False, p=w / w.sum())]
+        else: order = [eligible[j] for j in rng.permutation(len(eligible))]
         ev, tr = order[:params.items], order[params.items:params.items + params.train_items]
         texts = [CATALOGUE[s].texts[int(rng.integers(len(CATALOGUE[s].texts)))] for s in ev]
+        if params.vocabulary_shift > 0: texts = [site_item(t) if rng.random() < params.vocabulary_shift else t for t in texts]
         options = [[t for t in CATALOGUE[s].twists if _fits(t, sex)] for s in ev]
         twist = [opts[int(rng.integers(len(opts)))] if opts and rng.random() < params.shift_rate else None for opts in options]
         twist = [t if t and not any(contains_phrase(t.cue, x) for x in texts) else None for t in twist]
         snapshots[pid] = _snapshot(rng, age, sex, _CLINICS[int(rng.integers(len(_CLINICS)))],
-                                   [(t.field, t.cue) for t in twist if t], texts)
+                                   [(t.field, t.cue) for t in twist if t], texts, params)
         for s, item, t in zip(ev, texts, twist):
             base = set(CATALOGUE[s].base)
             corr = (base | set(t.add)) - set(t.remove) if t else base
@@ -251,11 +307,12 @@ def generate(params: SynthParams) -> dict:
         for s in tr:
             spec = CATALOGUE[s]
             item = spec.texts[int(rng.integers(len(spec.texts)))]
+            if params.vocabulary_shift > 0 and rng.random() < params.vocabulary_shift: item = site_item(item)
             t_free = np.array([k in spec.base for k in keys], dtype=np.uint8)
             for o in obs:
                 tables["train"].append([pid, o, item, *(t_free ^ (rng.random(len(keys)) < slip_rate[o])).tolist()])
     designed = {k: sum(k in tp["shift"] for tp in truth_pairs) for k in keys}
-    given = {k: v for k, v in asdict(params).items() if k != "observer_noise" or v}     # the default leaves files as they were
+    given = given_params(params)                                   # the defaults of the later parameters leave files as they were
     truth = dict(generator="carebench.adapters.synth", params=given, categories=list(keys), observers=observers,
                  **({"observer_noise": {o: r for g in groups for o, r in zip(g, params.observer_noise)}} if params.observer_noise else {}),
                  designed_nonzero_delta_ref=designed,
@@ -418,7 +475,43 @@ def write_synthetic(out, params: SynthParams = SynthParams(), fmt: str = "xlsx")
     (out/"snapshots.json").write_text(dump(g["snapshots"]), encoding="utf-8")
     (out/"truth.json").write_text(dump(g["truth"]), encoding="utf-8")
     shown = lambda v: ",".join(map(str, v)) if isinstance(v, (tuple, list)) else v
-    args = " ".join(f"--{k.replace('_', '-')} {shown(v)}" for k, v in asdict(params).items() if k != "observer_noise" or v)
+    args = " ".join(f"--{k.replace('_', '-')} {shown(v)}" for k, v in given_params(params).items())
     (out/"config.yaml").write_text(_CONFIG.format(args=args, path=data.name, observers=params.observers, seed=params.seed,
                                                   train="train" if "train" in g["tables"] else "null"), encoding="utf-8")
     return dict(dataset=data, snapshots=out/"snapshots.json", truth=out/"truth.json", config=out/"config.yaml")
+
+# %% ../../nbs/24_synth.ipynb #45ebbcda
+SHIFT_KEYS = {"vocabulary": "vocabulary_shift", "length": "length_shift", "prevalence": "prevalence_shift"}
+DEFAULT_SHIFT = "vocabulary=0.5,length=1.5,prevalence=1"
+
+def parse_shift(text: str) -> dict:
+    "A shift spec `vocabulary=0.5,length=1.5,prevalence=1` as `SynthParams` fields (a `ValueError` names what is wrong)."
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, eq, value = part.partition("=")
+        if key.strip() not in SHIFT_KEYS or not eq: raise ValueError(f"shift: expected key=value with key one of {', '.join(SHIFT_KEYS)}, got {part[:40]!r}")
+        try: out[SHIFT_KEYS[key.strip()]] = float(value)
+        except ValueError: raise ValueError(f"shift: {key.strip()} must be a number, got {value[:40]!r}") from None
+    if not out: raise ValueError(f"shift: name at least one of {', '.join(SHIFT_KEYS)}")
+    return out
+
+def write_shift_pair(out, params: SynthParams = SynthParams(), shift: dict | None = None, fmt: str = "xlsx") -> dict:
+    "Write `source/`, `shifted/` (seed + 1, `shift` applied) and a `config.yaml` for the pair into `out`."
+    out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    shift = parse_shift(DEFAULT_SHIFT) if shift is None else shift
+    shifted_params = dataclasses.replace(params, seed=params.seed + 1, **shift)
+    a, b = write_synthetic(out/"source", params, fmt), write_synthetic(out/"shifted", shifted_params, fmt)
+    words = ", ".join(f"{k} {shift[v]:g}" for k, v in SHIFT_KEYS.items() if v in shift)
+    section = lambda files: {"adapter": "paired_context", "path": files["dataset"].relative_to(out).as_posix(),
+                             "snapshots": files["snapshots"].relative_to(out).as_posix(),
+                             "tables": {"train": "train" if params.train_items else None, "context_free": "context_free", "correct_context": "correct_context"},
+                             "observers_per_pair": params.observers}
+    cfg = {"dataset": section(a), "seed": params.seed, "analysis": {"epsilon": 0.01},
+           "reasoning": {"models": [{"id": "dry_run_example", "backend": "dry_run", "scoring_mode": "json", "alignment": 0.4, "malformed_rate": 0.02}]},
+           "representation": {"enabled": True},
+           "shift": {"name": f"another site ({words})", "dataset": section(b), "tracks": ["representation", "adaptation"]}}
+    head = (f"# A shifted pair written by `carebench synth --shift {','.join(f'{k}={shift[v]:g}' for k, v in SHIFT_KEYS.items() if v in shift)}`: "
+            "the learning tracks fit on source/ and are evaluated\n# on source/ (cross-fitted) and on shifted/ (another site). "
+            "Track 2 (adaptation) joins with `adaptation: {enabled: true}`.\n")
+    (out/"config.yaml").write_text(head + yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+    return dict(source=a["config"], shifted=b["config"], config=out/"config.yaml")

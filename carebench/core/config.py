@@ -21,8 +21,8 @@ from .vocab import SHARES, Category, LabelSpace
 # %% auto #0
 __all__ = ['SECRET_WORDS', 'REDACTED', 'DEFAULT_ENDPOINTS', 'SECTIONS', 'ENTRY_POINT_GROUP', 'CORE_KEYS', 'MAX_YAML_VALUES',
            'MAX_YAML_DEPTH', 'is_secret_key', 'looks_like_token', 'url_userinfo', 'redact_text', 'redact_secrets',
-           'quote_value', 'parse_section', 'DatasetConfig', 'AnalysisConfig', 'RunSection', 'SlurmConfig',
-           'ExecutorConfig', 'Section', 'register_into', 'register_section', 'section_classes', 'Config',
+           'quote_value', 'parse_section', 'DatasetConfig', 'ShiftConfig', 'AnalysisConfig', 'RunSection',
+           'SlurmConfig', 'ExecutorConfig', 'Section', 'register_into', 'register_section', 'section_classes', 'Config',
            'resolve_sections', 'read_yaml', 'check_values', 'load_config', 'to_plain', 'config_to_dict',
            'resolved_config_yaml']
 
@@ -181,6 +181,18 @@ class DatasetConfig:
     adjudication: str | None = None       # a CSV file (relative to the config file): the adjudicator's labels of disagreements
     options: dict = field(default_factory=dict, metadata={"rest": True})
 
+# %% ../../nbs/03_config.ipynb #d337407c
+@dataclass(frozen=True)
+class ShiftConfig:
+    "The `shift` section: the shifted dataset, how reports name it, and the tracks evaluated on it."
+    dataset: DatasetConfig
+    name: str = "shifted"
+    tracks: tuple[str, ...] = ("representation", "adaptation")
+
+    def __post_init__(self):
+        if not self.name.strip(): raise ValueError("name must not be empty")
+        if not self.tracks: raise ValueError("tracks must name at least one track")
+
 # %% ../../nbs/03_config.ipynb #a6f98c31
 DEFAULT_ENDPOINTS = ("context_sensitivity", "directional_alignment", "class_correspondence", "context_specificity")
 
@@ -299,6 +311,7 @@ class Config:
     run: RunSection = field(default_factory=RunSection)
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
     name: str | None = None
+    shift: ShiftConfig | None = None                 # a second dataset the learning tracks are also evaluated on (distribution shift)
     source: Path | None = field(default=None, metadata={"internal": True})
 
     def __post_init__(self):

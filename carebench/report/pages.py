@@ -38,8 +38,9 @@ __all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'RESULT_COLUMNS', 'DESIGN
            'reliability_table', 'plot_reliability', 'learning_curve_table', 'plot_learning_curve', 'fits_table',
            'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'perturbation_table',
            'plot_field_importance', 'format_spread_table', 'plot_format_spread', 'replicate_table', 'plot_shifts',
-           'comparison_table', 'models_table', 'plot_comparison', 'provenance_table', 'compute_table',
-           'tripod_checklist']
+           'comparison_table', 'models_table', 'plot_comparison', 'shift_name', 'shift_sizes_table',
+           'shift_prevalence_table', 'shift_length_table', 'shift_vocabulary_table', 'shift_endpoint_table',
+           'plot_shift', 'plot_prevalence_shift', 'provenance_table', 'compute_table', 'tripod_checklist']
 
 # %% ../../nbs/40_report.ipynb #2b76feca
 TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
@@ -945,6 +946,109 @@ def plot_comparison(view: RunView) -> Figure | None:
     return Figure(fig, "Each panel is one endpoint; each row one model (frozen, fine-tuned or prompted: the patients are the same). Dots "
                        "are estimates, bars their patient-cluster intervals, the dashed line the value under no effect. Whether two "
                        "models differ is the paired contrast below, not the overlap of these bars.")
+
+# %% ../../nbs/40_report.ipynb #1633d606
+def shift_name(view: RunView) -> str:
+    "What the run calls its shifted dataset (empty when the run has none)."
+    return (view.manifest.get("shift") or {}).get("name", "") if view.has("dataset_shift") else ""
+
+def _shift(view: RunView) -> dict: return view._json("dataset_shift") if view.has("dataset_shift") else {}
+
+def shift_sizes_table(view: RunView) -> pd.DataFrame:
+    "Patients, pairs, items, observers per pair and training items of both datasets."
+    s = _shift(view).get("sizes")
+    if not s: return pd.DataFrame()
+    return pd.DataFrame({"in-distribution": s["in_distribution"], shift_name(view) or "shifted": s["shifted"]}).rename(
+        index=lambda k: k.replace("_", " "))
+
+def shift_prevalence_table(view: RunView) -> pd.DataFrame:
+    "Per category: the reference's mean label context-free and with the chart, and the share of non-zero Δ_ref, in both datasets."
+    rows = _shift(view).get("prevalence") or []
+    if not rows: return pd.DataFrame()
+    names = category_names(view)
+    d = pd.DataFrame(rows)
+    d["category"] = d["category"].map(lambda k: names.get(k, k))
+    return d.set_index("category").rename(columns=lambda c: c.replace("in_distribution_", "in-distribution, ").replace("shifted_", "shifted, ")
+                                          .replace("difference_", "difference, ").replace("_", " ").replace("nonzero delta ref", "non-zero Δ_ref share"))
+
+def shift_length_table(view: RunView) -> pd.DataFrame:
+    "Snapshot length per patient (entries, words, fields): mean and median in both datasets, and the ratio of the means."
+    rows = _shift(view).get("snapshot_length") or []
+    return pd.DataFrame(rows).set_index("measure").rename(columns=lambda c: c.replace("in_distribution_", "in-distribution ").replace("shifted_", "shifted ")
+                                                          .replace("_", " ")) if rows else pd.DataFrame()
+
+def shift_vocabulary_table(view: RunView) -> pd.DataFrame:
+    "Word types of the evaluation items and of the snapshots in both datasets, their Jaccard overlap and the shifted words' coverage."
+    v = _shift(view).get("vocabulary")
+    if not v: return pd.DataFrame()
+    rows = [dict(texts=k, **{"word types, in-distribution": v[k]["types_in_distribution"], "word types, shifted": v[k]["types_shifted"],
+                             "Jaccard overlap": v[k]["jaccard"], "share of shifted words seen in-distribution": v[k]["shifted_tokens_covered"]})
+            for k in ("items", "snapshots")]
+    return pd.DataFrame(rows).set_index("texts")
+
+# %% ../../nbs/40_report.ipynb #f0a5db35
+def shift_endpoint_table(view: RunView, per_category: bool = False) -> pd.DataFrame:
+    "Per model and endpoint (overall, or per category): in-distribution, shifted, and the difference with its interval and p-value."
+    if not view.has("shift_endpoints"): return pd.DataFrame()
+    d = view._csv("shift_endpoints")
+    d = d[d["scope"] != "overall"] if per_category else d[d["scope"] == "overall"]
+    names = category_names(view)
+    ci = lambda lo, hi: ["–" if _plain(a) or _plain(b) else f"[{a:.3f}, {b:.3f}]" for a, b in zip(lo, hi)]
+    out = pd.DataFrame({"model": d["model"], "endpoint": d["endpoint"].map(_label),
+                        **({"category": d["scope"].map(lambda k: names.get(k, k))} if per_category else {}),
+                        "in-distribution": d["in_distribution"], "in-distribution CI": ci(d["in_distribution_ci_low"], d["in_distribution_ci_high"]),
+                        "shifted": d["shifted"], "shifted CI": ci(d["shifted_ci_low"], d["shifted_ci_high"]),
+                        "difference": d["difference"], "difference CI": ci(d["difference_ci_low"], d["difference_ci_high"]),
+                        "p (difference)": d["p_difference"], "on the scale of": d["difference_scale"].fillna("estimate"),
+                        "patients (in-distribution / shifted)": [f"{a} / {b}" for a, b in zip(d["n_patients_in_distribution"], d["n_patients_shifted"])]})
+    return out.set_index(["model", "endpoint", *(["category"] if per_category else [])])
+
+# %% ../../nbs/40_report.ipynb #b381bdac
+def plot_shift(view: RunView) -> Figure | None:
+    """Per model, one row per endpoint: the in-distribution and the shifted estimate with their intervals (left), and the
+    difference with its interval (right); endpoints differenced on another scale (odds ratios) are in the table only."""
+    plt, _ = _plt(), _sns()
+    if not view.has("shift_endpoints"): return None
+    d = view._csv("shift_endpoints")
+    d = d[(d["scope"] == "overall") & (d["difference_scale"].fillna("estimate") == "estimate")]
+    if d.empty: return None
+    models = list(dict.fromkeys(d["model"]))
+    n = d.groupby("model").size().max()
+    fig, axes = plt.subplots(len(models), 2, figsize=(10, (0.5 * n + 1.3) * len(models)), squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 2]})
+    for (left, right), model in zip(axes, models):
+        s = d[d["model"] == model].reset_index(drop=True)
+        for y, r in s.iterrows():
+            for off, col, lab, c in ((-0.15, "in_distribution", "in-distribution", _CORRECT), (0.15, "shifted", shift_name(view) or "shifted", _DOWN)):
+                left.plot([r[f"{col}_ci_low"], r[f"{col}_ci_high"]], [y + off] * 2, color=c, lw=2, label=lab if y == 0 else None)
+                left.plot([r[col]], [y + off], "o", color=c, ms=6)
+            right.plot([r["difference_ci_low"], r["difference_ci_high"]], [y, y], color="#333", lw=2)
+            right.plot([r["difference"]], [y], "o", color="#333", ms=6)
+        labels = [_label(e) for e in s["endpoint"]]
+        for ax in (left, right):
+            ax.set_yticks(range(len(s))); ax.set_ylim(len(s) - 0.5, -0.5)
+        left.set_yticklabels(labels, fontsize=8); right.set_yticklabels([])
+        left.axvline(0, color=_NULL, ls="--", lw=1); right.axvline(0, color=_NULL, ls="--", lw=1)
+        left.set_title(f"{model}: estimate and interval"); right.set_title("shifted − in-distribution")
+        _below(left, 2)
+    fig.tight_layout()
+    return Figure(fig, "Left: each endpoint in-distribution (blue: cross-fitted on the main dataset) and on the shifted dataset (red), "
+                       "with patient-cluster intervals. Right: the difference and its interval from two independent patient resamplings; "
+                       "a bar clear of the dashed line says the endpoint does not hold its level under the shift.")
+
+def plot_prevalence_shift(view: RunView) -> Figure | None:
+    "Per category, the reference's mean label with the chart in both datasets (bars), the categories in the label space's order."
+    plt, _ = _plt(), _sns()
+    t = shift_prevalence_table(view)
+    if t.empty: return None
+    fig, ax = plt.subplots(figsize=(7.5, 0.36 * len(t) + 1.8))
+    y = np.arange(len(t))
+    ax.barh(y - 0.2, t["in-distribution, correct context"], height=0.4, color=_CORRECT, label="in-distribution")
+    ax.barh(y + 0.2, t["shifted, correct context"], height=0.4, color=_DOWN, label=shift_name(view) or "shifted")
+    ax.set_yticks(y); ax.set_yticklabels(t.index); ax.invert_yaxis(); ax.set_xlabel("share of pairs labelled with the category (with the chart)")
+    ax.set_title("Label prevalence per category"); _below(ax, 2); fig.tight_layout()
+    return Figure(fig, "How often the observers put each category on an item once they saw the chart, in each dataset: a different case "
+                       "mix shows as bars of different lengths.")
 
 # %% ../../nbs/40_report.ipynb #c87f0c0c
 def provenance_table(view: RunView) -> pd.DataFrame:

@@ -53,6 +53,7 @@ def page_plan(view: RunView) -> list:
     for name in view.manifest.get("tracks", []):                # each track of the run brings its own pages
         for page in getattr(tracks.get(name), "pages", ()):     # (name, title, template[, the artifact role it needs, or roles: any])
             if len(page) < 4 or any(view.has(r) for r in ((page[3],) if isinstance(page[3], str) else page[3])): pages.append(Page(*page[:3]))
+    if view.has("dataset_shift"): pages.append(Page("shift", "Distribution shift", "shift"))      # a run with a `shift` section
     pages += [Page("comparison", "Model comparison", "comparison"), Page("provenance", "Provenance", "provenance"),
               Page("tripod", "TRIPOD-LLM checklist", "tripod")]
     return pages

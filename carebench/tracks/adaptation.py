@@ -28,7 +28,7 @@ from .track import Merged, Track, register_track
 
 # %% auto #0
 __all__ = ['chart_text', 'BaseModel', 'Scorer', 'fine_tune', 'save_adapter', 'AdaptationResult', 'adapt', 'model_name',
-           'adaptation_job', 'AdaptationTrack']
+           'adaptation_job', 'adapt_shift', 'adaptation_shift_job', 'AdaptationTrack']
 
 # %% ../../nbs/3j_adaptation.ipynb #a180b338
 def chart_text(patient) -> str:
@@ -303,12 +303,49 @@ def adaptation_job(config, run_path, quiet: bool = True) -> dict:
     write_json(folder/"stats.json", to_jsonable(stats))
     return stats
 
+# %% ../../nbs/3j_adaptation.ipynb #0406f8e5
+def adapt_shift(union, donors: list, s: AdaptationConfig, seed: int = 0, adapters=None, quiet: bool = True,
+                base: BaseModel | None = None) -> AdaptationResult:
+    "Track 2 fitted on the main dataset of `union` (a `ShiftData`) and scored on its shifted pairs (rows of the union)."
+    from carebench.tracks.shift import shift_fold
+    learner = _Track2Learner(union, s, base or BaseModel(s), seed, Path(adapters) if adapters else None, quiet)
+    cf = crossfit(learner, union.pair_patient, donors, len(union.categories), None, 2, seed, "fold", quiet, "adaptation shift",
+                  nested=shift_fold(union, 2, seed))
+    rows = union.shifted_rows
+    return AdaptationResult(cf.s_free[rows], cf.s_correct[rows], cf.s_shuffled[rows], learner.fits, pd.DataFrame())
+
+# %% ../../nbs/3j_adaptation.ipynb #c1e78c94
+def adaptation_shift_job(config, run_path, quiet: bool = True) -> dict:
+    "Track 2 fitted on the main dataset and scored on the `shift` dataset, as one job; returns its statistics."
+    from carebench.adapters.load import load_dataset, load_shifted
+    from carebench.core.runs import atomic_write, write_json
+    from carebench.stats.endpoints import to_jsonable
+    from carebench.tracks.crossfit import long_scores
+    from carebench.tracks.donors import assign_donors
+    from carebench.tracks.shift import ShiftData, shift_donors, untag
+    t0, s = time.time(), config.adaptation
+    union = ShiftData(load_dataset(config), load_shifted(config))
+    donors = shift_donors(union, assign_donors(union.b, config.donors_per_patient, config.seed))
+    folder = Path(run_path)/"jobs"/"adaptation_shift"
+    folder.mkdir(parents=True, exist_ok=True)
+    base = BaseModel(s)
+    res = adapt_shift(union, donors, s, config.seed, folder/"adapters" if s.save_adapters else None, quiet, base)
+    model = model_name(s)
+    atomic_write(folder/"scores.csv", long_scores(union.b, res.s_free, res.s_correct, res.s_shuffled, model,
+                                                  [list(untag(donors[r])) for r in union.shifted_rows], "adaptation").to_csv(index=False))
+    stats = dict(model=model, track="adaptation", base=base.identity, n_pairs_fitted=union.a.n_pairs, n_pairs_shifted=union.b.n_pairs,
+                 fits=len(res.fits), epochs_run=int(sum(f["epochs_run"] for f in res.fits)), seconds=round(time.time() - t0, 3),
+                 adapters={f["adapter"]: f["adapter_sha256"] for f in res.fits if "adapter" in f})
+    write_json(folder/"stats.json", to_jsonable(stats))
+    return stats
+
 # %% ../../nbs/3j_adaptation.ipynb #d1074476
 @register_track
 class AdaptationTrack(Track):
     "Track 2: LoRA fine-tuning inside patient-grouped outer folds; one job for the track."
     name, title, section, order = "adaptation", "Track 2: adaptation", AdaptationConfig, 30
     pages = (("adaptation", "Track 2: adaptation", "adaptation"),)
+    shift_capable = True
 
     def check(self):
         c, s = self.ctx.config, self.settings
@@ -328,6 +365,14 @@ class AdaptationTrack(Track):
     def jobs(self, run_path, quiet: bool = True) -> list:
         from carebench.core.executors import Job
         return [Job("adaptation", adaptation_job, (self.ctx.config, run_path, quiet))]
+
+    def shift_jobs(self, run_path, quiet: bool = True) -> list:
+        from carebench.core.executors import Job
+        return [Job("adaptation_shift", adaptation_shift_job, (self.ctx.config, run_path, quiet))]
+
+    def merge_shift(self, run, stats: list) -> Merged:
+        job = run.path/"jobs"/"adaptation_shift"
+        return Merged([pd.read_csv(job/"scores.csv", dtype=str, keep_default_na=False)], dict(adaptation_shift=stats[0]))
 
     def merge(self, run, stats: list) -> Merged:
         from carebench.core.runs import atomic_write

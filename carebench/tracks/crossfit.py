@@ -45,13 +45,16 @@ def _add(acc: dict, new: dict) -> dict:
 
 # %% ../../nbs/3i_crossfit.ipynb #792e163c
 def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categories: int, outer: int | None, inner: int, seed: int = 0,
-             exclude: Literal["patient", "fold"] = "patient", quiet: bool = True, desc: str = "folds", after_fold=None) -> CrossFit:
+             exclude: Literal["patient", "fold"] = "patient", quiet: bool = True, desc: str = "folds", after_fold=None,
+             nested: list | None = None) -> CrossFit:
     """Nested patient-grouped cross-fitting over the evaluation patients of `pair_patient`; `donors[i]` lists the donor of each
-    shuffled slot of pair `i`. `after_fold(model, rows, fold)` is called after each outer fold's predictions (ablations)."""
+    shuffled slot of pair `i`. `after_fold(model, rows, fold)` is called after each outer fold's predictions (ablations).
+    `nested` gives the folds instead (`[(outer Fold, [inner Folds])]`): a distribution-shift evaluation fits on one dataset's
+    patients and predicts another's in a single outer fold (`3m_shift`); pairs of no outer test fold keep NaN scores."""
     N, K = len(pair_patient), len(donors[0]) if len(donors) else 0
     out = CrossFit(np.full((N, n_categories), np.nan), np.full((N, n_categories), np.nan), np.full((N, K, n_categories), np.nan))
     evaluation = list(dict.fromkeys(pair_patient))
-    nested = nested_folds(evaluation, outer, inner, seed)
+    nested = nested if nested is not None else nested_folds(evaluation, outer, inner, seed)
     fold_of = {p: o for o, (f, _) in enumerate(nested) for p in f.test}
     rows_loss, refits = [], {}                      # refits by their training patients: (f, g) and (g, f) share one
     from tqdm.auto import tqdm                     # here, not at import: reading a config loads every track module

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/3e_representation.ipynb #8ca7a55c
 from __future__ import annotations
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from .standardize import ItemStandardizer
 
 # %% auto #0
 __all__ = ['Track1Inputs', 'track1_inputs', 'head_configs', 'CVResult', 'nested_cv', 'model_name', 'long_scores',
-           'secondary_outputs', 'representation_job', 'RepresentationTrack']
+           'secondary_outputs', 'representation_job', 'representation_shift_job', 'RepresentationTrack']
 
 # %% ../../nbs/3e_representation.ipynb #54c9012c
 @dataclass
@@ -43,14 +44,16 @@ class Track1Inputs:
     contexts: dict               # patient id -> (field names, field vectors)
     donors: list                 # per pair: donor patient ids (one per slot)
 
-def track1_inputs(ds: Dataset, donors: pd.DataFrame, encoder: TextEncoder) -> Track1Inputs:
-    "Embed every item and every evaluation patient's snapshot fields, and collect labels and donors."
+def track1_inputs(ds: Dataset, donors: pd.DataFrame | list, encoder: TextEncoder) -> Track1Inputs:
+    """Embed every item and every evaluation patient's snapshot fields, and collect labels and donors (the donor map, or the
+    donors of each pair as a list: the shift evaluation's union of two datasets, `3m_shift`)."""
     texts = list(dict.fromkeys([*ds.pair_item, *ds.train_item]))
     vecs = encoder.embed(texts)
-    by_pair = {k: list(g.sort_values("slot")["donor_patient_id"]) for k, g in donors.groupby(["patient_id", "item"], sort=False)}
+    if isinstance(donors, pd.DataFrame):
+        by_pair = {k: list(g.sort_values("slot")["donor_patient_id"]) for k, g in donors.groupby(["patient_id", "item"], sort=False)}
+        donors = [by_pair[(p, i)] for p, i in zip(ds.pair_patient, ds.pair_item)]
     return Track1Inputs(ds.pair_patient, ds.pair_item, ds.y_free, ds.y_correct, ds.train_patient, ds.train_item, ds.train_y,
-                        dict(zip(texts, vecs)), embed_contexts(encoder, [ds.patient(p) for p in ds.patient_ids]),
-                        [by_pair[(p, i)] for p, i in zip(ds.pair_patient, ds.pair_item)])
+                        dict(zip(texts, vecs)), embed_contexts(encoder, [ds.patient(p) for p in ds.patient_ids]), list(donors))
 
 # %% ../../nbs/3e_representation.ipynb #f40e6852
 def head_configs(s: RepresentationConfig) -> list:
@@ -131,8 +134,10 @@ class _Track1Learner:
         return self.head(model, rows, self.pc(context))
 
 # %% ../../nbs/3e_representation.ipynb #cf5af9aa
-def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet: bool = True, stats_cls=RidgeStats) -> CVResult:
-    "Nested patient-grouped cross-validation of stage 1 and the fusion head; `stats_cls` builds the ridge solver (benchmarks swap it)."
+def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet: bool = True, stats_cls=RidgeStats,
+              nested: list | None = None) -> CVResult:
+    """Nested patient-grouped cross-validation of stage 1 and the fusion head; `stats_cls` builds the ridge solver (benchmarks swap it);
+    `nested` gives the folds (the shift evaluation's single fold, `3m_shift`)."""
     N, C = data.y_free.shape
     learner, ablation = _Track1Learner(data, s, stats_cls), {}
     def ablate(model, rows, fold):                          # each field of each held-out patient's chart blanked in turn
@@ -143,7 +148,7 @@ def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet:
             res = ablation.setdefault(fname, np.full((N, C), np.nan))
             res[rows[has]] = learner.head(model, rows, abl)[has]
     cf = crossfit(learner, data.pair_patient, data.donors, C, s.outer_folds, s.inner_folds, seed, "patient", quiet,
-                  "representation folds", ablate)
+                  "representation folds", ablate if nested is None else None, nested)
     choices = []
     for c in cf.choices:
         lam1, cfg, lam2 = learner.decode({"stage1": c["stage1_choice"], "head": c["head_choice"]})
@@ -233,12 +238,41 @@ def representation_job(config, run_path, embed_cache=None, quiet: bool = True) -
     write_json(folder/"stats.json", to_jsonable(stats))
     return stats
 
+# %% ../../nbs/3e_representation.ipynb #2ca97d13
+def representation_shift_job(config, run_path, embed_cache=None, quiet: bool = True) -> dict:
+    "Track 1 fitted on the main dataset and scored on the `shift` dataset, as one job; returns its statistics."
+    import time
+    from pathlib import Path
+    from carebench.adapters.load import load_dataset, load_shifted
+    from carebench.core.runs import atomic_write, write_json
+    from carebench.stats.endpoints import to_jsonable
+    from carebench.tracks.donors import assign_donors
+    from carebench.tracks.shift import ShiftData, shift_donors, shift_fold, untag
+    t0, s = time.time(), config.representation
+    union = ShiftData(load_dataset(config), load_shifted(config))
+    donors = shift_donors(union, assign_donors(union.b, config.donors_per_patient, config.seed))
+    enc = TextEncoder(s.encoder, embed_cache or s.cache)
+    res = nested_cv(track1_inputs(union, donors, enc), s, config.seed, quiet, nested=shift_fold(union, s.inner_folds, config.seed))
+    rows, model = union.shifted_rows, model_name(s)
+    folder = Path(run_path)/"jobs"/"representation_shift"
+    folder.mkdir(parents=True, exist_ok=True)
+    scores = long_scores(union.b, dataclasses.replace(res, s_free=res.s_free[rows], s_correct=res.s_correct[rows], s_shuffled=res.s_shuffled[rows]),
+                         model, [list(untag(donors[r])) for r in rows])
+    atomic_write(folder/"scores.csv", scores.to_csv(index=False))
+    atomic_write(folder/"choices.csv", pd.DataFrame(res.choices).drop(columns="test").to_csv(index=False))
+    stats = dict(model=model, track="representation", n_pairs_fitted=union.a.n_pairs, n_pairs_shifted=union.b.n_pairs,
+                 forward_passes=enc.forward_passes, seconds=round(time.time() - t0, 3))
+    enc.close()
+    write_json(folder/"stats.json", to_jsonable(stats))
+    return stats
+
 # %% ../../nbs/3e_representation.ipynb #402f2ad5
 @register_track
 class RepresentationTrack(Track):
     "Track 1: a frozen encoder and a fusion head in nested patient-grouped cross-validation; one job for the track."
     name, title, section, order = "representation", "Track 1: representation", RepresentationConfig, 20
     pages = (("representation", "Track 1: representation", "representation"),)
+    shift_capable = True
 
     def check(self):
         c, s = self.ctx.config, self.settings
@@ -266,6 +300,12 @@ class RepresentationTrack(Track):
         from carebench.core.executors import Job
         return [Job("representation", representation_job, (self.ctx.config, run_path, self.emb_file, quiet))]
 
+    def shift_jobs(self, run_path, quiet: bool = True) -> list:
+        from carebench.core.executors import Job
+        return [Job("representation_shift", representation_shift_job, (self.ctx.config, run_path, self.emb_file, quiet))]
+    def merge_shift(self, run, stats: list) -> Merged:
+        job = run.path/"jobs"/"representation_shift"
+        return Merged([pd.read_csv(job/"scores.csv", dtype=str, keep_default_na=False)], dict(representation_shift=stats[0]))
     def merge(self, run, stats: list) -> Merged:
         from carebench.core.runs import atomic_write
         rep = run.path/"jobs"/"representation"

@@ -18,8 +18,9 @@ from ..core.executors import run_jobs
 from ..core.csvio import write_csv
 from ..core.runs import atomic_write, create_run, write_json
 from ..adapters.dataset import adapter_manifest
-from ..adapters.load import load_dataset, run_inputs
+from ..adapters.load import load_dataset, load_shifted, run_inputs
 from ..evaluation.analyze import Analysis, check_sensitivity, write_analysis
+from ..evaluation.shift import write_shift
 from ..evaluation.scores import concat_scores
 from ..stats.endpoints import check_analysis
 from .donors import assign_donors
@@ -27,7 +28,22 @@ from .track import TRACKS, RunContext, configured_tracks, track_names
 import carebench.tracks.reasoning, carebench.tracks.representation, carebench.tracks.adaptation   # the built-in tracks register themselves
 
 # %% auto #0
-__all__ = ['Preflight', 'preflight', 'run_tracks']
+__all__ = ['check_shift', 'Preflight', 'preflight', 'run_shift', 'run_tracks']
+
+# %% ../../nbs/3f_runner.ipynb #3259db05
+def check_shift(config: Config, shifted, endpoint_names) -> None:
+    """The `shift` section before anything runs: every track it names is registered and can be evaluated under shift, the
+    shifted dataset has a donor for every patient and its resampling fits in memory."""
+    for t in config.shift.tracks:
+        if t not in TRACKS: raise ConfigError(f"unknown track {quote_value(t)} (known: {', '.join(track_names())})", config.source, "shift.tracks")
+        if not TRACKS[t].shift_capable:
+            capable = ", ".join(n for n in track_names() if TRACKS[n].shift_capable)
+            raise ConfigError(f"the {t} track fits nothing on the main dataset, so it has no shift evaluation (tracks that do: {capable})",
+                              config.source, "shift.tracks")
+    try: assign_donors(shifted, config.donors_per_patient, config.seed)
+    except ValueError as e: raise ConfigError(f"the shifted dataset: {e}", config.source, "shift.dataset") from None
+    try: check_analysis(config.analysis, np.bincount(shifted.cluster), len(shifted.categories), int((shifted.delta_ref != 0).sum()), endpoint_names)
+    except ConfigError as e: raise ConfigError(f"the shifted dataset: {e.detail}", config.source, e.key) from None
 
 # %% ../../nbs/3f_runner.ipynb #c9563275
 @dataclass
@@ -54,7 +70,7 @@ def _select(config: Config, tracks, require_track: bool) -> list:
     return sorted(dict.fromkeys(tracks), key=track_names().index)
 
 def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | None = None, require_track: bool = True,
-              cache_path=None, embed_cache=None) -> Preflight:
+              cache_path=None, embed_cache=None, shifted=None) -> Preflight:
     """Every check that needs no model, run by `carebench validate` and at the start of `carebench run` (before the run folder
     exists): tracks, donors, each track's own checks, model names unique across tracks, endpoint names and the resampling's
     memory. Each failure is a `ConfigError` naming the key."""
@@ -77,7 +93,30 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
     try: check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()), names)
     except ConfigError as e: raise ConfigError(e.detail, config.source, e.key) from None
     check_sensitivity(config)
+    if shifted is not None: check_shift(config, shifted, names)
     return Preflight(tracks, instances, donors)
+
+# %% ../../nbs/3f_runner.ipynb #280f1900
+def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: Analysis, quiet: bool = True, endpoints: dict | None = None):
+    """The shift evaluation of a run (a `shift` section): each shift-capable track's jobs fit on the main dataset and score the
+    shifted one (on the run's executor), then the shift analysis (`2e_shift`) writes the shift artifacts. A run without such a
+    track records why in its manifest."""
+    log = logging.getLogger("carebench.run")
+    if not tracks:
+        run.update_manifest(shift=dict(name=config.shift.name, skipped=f"none of the run's tracks is among shift.tracks ({', '.join(config.shift.tracks)})"))
+        log.warning("shift: none of this run's tracks is among shift.tracks (%s): no shift evaluation", ", ".join(config.shift.tracks))
+        return None
+    log.info("shift: %s (%d patients, %d pairs); tracks %s", config.shift.name, len(set(shifted.pair_patient)), shifted.n_pairs,
+             ", ".join(t.name for t in tracks))
+    jobs = [(t, t.shift_jobs(run.path, quiet)) for t in tracks]
+    stats = run_jobs([j for _, js in jobs for j in js], config.executor, run.path/"jobs")
+    merged, at = [], 0
+    for t, js in jobs:
+        merged.append(t.merge_shift(run, stats[at:at + len(js)])); at += len(js)
+    run.update_manifest(**{k: v for m in merged for k, v in m.manifest.items()})
+    shift_scores = concat_scores([s for m in merged for s in m.scores])
+    write_csv(run.path/"shift_scores.csv", shift_scores); run.add_artifact("shift_scores", run.path/"shift_scores.csv")
+    return write_shift(run, ds, shifted, scores, shift_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, analysis.results, endpoints)
 
 # %% ../../nbs/3f_runner.ipynb #294ed4b0
 def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=None, backend: str | None = None, quiet: bool = True,
@@ -89,7 +128,8 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
     ds = load_dataset(config)
     log.info("dataset: %d patients, %d pairs, %d categories (%s adapter)", len(ds.patient_ids), ds.n_pairs, len(ds.categories),
              ds.provenance.get("adapter"))
-    plan = preflight(config, ds, tracks, model_ids, backend, cache_path=cache_path, embed_cache=embed_cache)
+    shifted = load_shifted(config) if config.shift is not None else None          # checked before the run folder exists
+    plan = preflight(config, ds, tracks, model_ids, backend, cache_path=cache_path, embed_cache=embed_cache, shifted=shifted)
     log.info("checks passed; tracks: %s; models: %s", ", ".join(plan.tracks), "; ".join(f"{t}: {', '.join(m)}" for t, m in plan.model_names.items()))
     tracks = list(plan.instances.values())
     for t in tracks: t.start()                       # what loads something fails here, before the run folder exists
@@ -122,4 +162,6 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
         res = write_analysis(run, ds, all_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, run.path/"scores.csv",
                              exclude_missing=True, quiet=quiet, endpoints_for=endpoints, validity=validity)
         for t in tracks: t.analyse(run, res)             # the tracks' own analyses of their outputs
+        if shifted is not None: run_shift(run, config, ds, shifted, [t for t in tracks if t.name in config.shift.tracks],
+                                          all_scores, res, silent, endpoints)
         return res

@@ -65,6 +65,13 @@ class Track:
     def prepare(self, run) -> None: pass
     def jobs(self, run_path, quiet: bool = True) -> list: raise NotImplementedError
     def merge(self, run, stats: list) -> Merged: raise NotImplementedError
+    shift_capable: ClassVar[bool] = False     # it can fit on the main dataset and be evaluated on the `shift` dataset
+    def shift_jobs(self, run_path, quiet: bool = True) -> list:
+        "Jobs that fit on the main dataset and score the shifted one (`shift` section; `3m_shift`)."
+        raise NotImplementedError(f"track {self.name!r} has no distribution-shift evaluation")
+    def merge_shift(self, run, stats: list) -> Merged:
+        "The shifted dataset's scores (its own patient ids) from the shift jobs' outputs."
+        raise NotImplementedError(f"track {self.name!r} has no distribution-shift evaluation")
     def analyse(self, run, analysis) -> None:
         "After the run's analysis: the track's own analyses of its outputs (e.g. Track 3's perturbation suite); nothing by default."
 
