@@ -193,7 +193,12 @@ def format_report(r: dict) -> str:
         per = "; ".join(f"{t}: {len(ms)} model(s)" for t, ms in r.get("track_models", {}).items())
         lines.append(f"run settings: tracks {', '.join(r['tracks']) or 'none configured'}{'; ' + per if per else ''}; "
                      "each track's settings, endpoints and resampling sizes checked")
-    lines.append("OK: the dataset passed every check")
+    if "shift" in r:
+        s = r["shift"]
+        lines.append(f"shift: {s['name']}: {s['adapter']} adapter, {s['n_patients']} patients, {s['n_pairs']} pairs, {s['observers_per_pair']} "
+                     f"observers per pair; evaluated: {', '.join(s['tracks']) or 'none of the configured tracks (see shift.tracks)'}")
+        lines += [f"note (shift): {n}" for n in s["notes"]]
+    lines.append("OK: the dataset passed every check" + (" (and the shifted one)" if "shift" in r else ""))
     return "\n".join(lines)
 
 # %% ../nbs/50_cli.ipynb #11eafae3
@@ -203,13 +208,19 @@ def _configure_validate(p):
 
 @register_command("validate", "load a dataset through its adapter, run every check and print a summary", _configure_validate)
 def validate(args) -> int:
-    from carebench.adapters.load import load_dataset
+    from carebench.adapters.load import load_dataset, load_shifted
     from carebench.tracks.runner import preflight
     config = load_config(args.config)
     ds = load_dataset(config)
-    plan = preflight(config, ds, require_track=False)        # what `run` would check before asking any model
+    shifted = load_shifted(config) if config.shift is not None else None      # the shift section's dataset, checked the same way
+    plan = preflight(config, ds, require_track=False, shifted=shifted)        # what `run` would check before asking any model
     names = plan.model_names
     report = {**validation_report(ds), "tracks": plan.tracks, "models": names.get("reasoning", []), "track_models": names}
+    if shifted is not None:
+        r = validation_report(shifted)
+        report["shift"] = dict(name=config.shift.name, tracks=[t for t in config.shift.tracks if t in plan.tracks], adapter=r["adapter"], n_patients=r["n_patients"],
+                               n_pairs=r["n_pairs"], observers_per_pair=r["observers_per_pair"], leakage=r["leakage"], notes=r["notes"],
+                               n_dropped=r["n_dropped"])
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0
 
@@ -279,7 +290,7 @@ def shift_summary(run) -> str:
     t = pd.read_csv(run.artifact("shift_endpoints"))
     t = t[t["scope"] == "overall"]
     f = lambda x: "n/a" if pd.isna(x) else f"{x:.3f}"
-    lines = [f"shift ({run.manifest.get('shift', {}).get('name', 'shifted')}): in-distribution → shifted; difference [interval]"]
+    lines = [f"shift: {run.manifest.get('shift', {}).get('name', 'shifted')}: in-distribution → shifted; difference [interval]"]
     for model, g in t.groupby("model", sort=False):
         lines.append(f"  {model}:")
         for r in g.itertuples():

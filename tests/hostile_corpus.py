@@ -402,6 +402,19 @@ def build(tmp: Path, scores_csv: Path) -> list:
         "table 'concept': no column 'concept_code'")
     add("omop_database_url_with_a_password", ["validate", omop_cfg("pw", extra={"tables": None, "url": f"nosuchdb://admin:{TOKEN}@db.example/cdm"})],
         2, "dataset.url: a URL with a user name or password is refused", forbid=(TOKEN,))
+    # --- the shift section (issue 16): a second dataset the learning tracks are evaluated on
+    base_cfg = yaml.safe_load((t / "base" / "config.yaml").read_text())
+    base_ds = {k: str((t / "base" / v).resolve()) if k in ("path", "snapshots") else v for k, v in base_cfg["dataset"].items()}
+    def shift_cfg(name, shift):
+        cfg = t / f"shift_{name}.yaml"
+        cfg.write_text(yaml.safe_dump({**base_cfg, "dataset": base_ds, "representation": {"enabled": True}, "shift": shift}, sort_keys=False))
+        return cfg
+    add("shift_dataset_is_missing", ["validate", shift_cfg("missing", {"dataset": {**base_ds, "path": str(t / "nowhere")}})], 2, "nowhere")
+    add("shift_names_a_track_that_fits_nothing", ["validate", shift_cfg("reasoning", {"dataset": base_ds, "tracks": ["reasoning"]})], 2,
+        "shift.tracks: the reasoning track fits nothing")
+    add("shift_unknown_key", ["validate", shift_cfg("key", {"dataset": base_ds, "nam": "x"})], 2, "shift.nam: unknown key")
+    add("shift_dataset_unknown_key", ["validate", shift_cfg("dskey", {"dataset": {**base_ds, "pth": "x"}})], 2, "shift.dataset.pth: unknown key")
+    add("synth_shift_spec_unknown_key", ["synth", "--out", t / "synth_shift", "--shift", "vocab=1"], 2, "shift: expected key=value")
     add("omop_database_url_from_the_environment", ["validate", omop_cfg("pwenv", extra={"tables": None, "url_env": "CB_HOSTILE_CDM"})], 2,
         "cannot open the OMOP database", forbid=(TOKEN,), env={"CB_HOSTILE_CDM": f"nosuchdb://admin:{TOKEN}@db.example/cdm"})
     return out

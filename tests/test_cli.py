@@ -125,3 +125,23 @@ def test_limit_smoke_run_and_cache_status_json(tmp_path):
     assert s.returncode == 0 and entries[0]["model"] == "dry_run_example" and entries[0]["completed"] + entries[0]["failed"] == 90
     bad = run_cli("run", EXAMPLE / "config.yaml", "--limit", "1", "--out", tmp_path / "run1")
     assert bad.returncode == 2 and "at least 2" in bad.stderr and not (tmp_path / "run1").exists()
+
+
+def test_shifted_pair_runs_offline_to_a_shift_page(tmp_path):
+    """`carebench synth --shift` writes a pair; `carebench validate` checks both datasets; `carebench run` fits Track 1 on one,
+    scores the other, prints the shift summary and builds the report with its shift page, all offline."""
+    r = run_cli("synth", "--out", tmp_path / "pair", "--shift", "--patients", 8, "--seed", 5)
+    assert r.returncode == 0, r.stderr
+    assert {p.name for p in (tmp_path / "pair").iterdir()} >= {"source", "shifted", "config.yaml"}
+    r = run_cli("validate", tmp_path / "pair" / "config.yaml")
+    assert r.returncode == 0 and "OK: the dataset passed every check (and the shifted one)" in r.stdout, r.stderr
+    r = run_cli("run", tmp_path / "pair" / "config.yaml", "--track", "representation", "--no-validity", "--out", tmp_path / "run", "-q")
+    assert r.returncode == 0, r.stderr
+    assert "shift: another site (vocabulary 0.5, length 1.5, prevalence 1): in-distribution → shifted" in r.stdout
+    assert "context_specificity" in r.stdout.split("shift:")[1]
+    site = tmp_path / "run" / "report"
+    shift_page = next(site.rglob("shift.html"))
+    text = shift_page.read_text(encoding="utf-8")
+    assert "Jaccard overlap" in text and "Context specificity" in text and "Traceback" not in text
+    m = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
+    assert m["shift"]["n_patients"] == 8 and m["representation_shift"]["n_pairs_shifted"] == 80

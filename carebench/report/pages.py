@@ -959,7 +959,7 @@ def shift_sizes_table(view: RunView) -> pd.DataFrame:
     s = _shift(view).get("sizes")
     if not s: return pd.DataFrame()
     return pd.DataFrame({"in-distribution": s["in_distribution"], shift_name(view) or "shifted": s["shifted"]}).rename(
-        index=lambda k: k.replace("_", " "))
+        index=lambda k: k.replace("_", " ")).rename_axis("size")
 
 def shift_prevalence_table(view: RunView) -> pd.DataFrame:
     "Per category: the reference's mean label context-free and with the chart, and the share of non-zero Δ_ref, in both datasets."
@@ -999,8 +999,8 @@ def shift_endpoint_table(view: RunView, per_category: bool = False) -> pd.DataFr
                         "in-distribution": d["in_distribution"], "in-distribution CI": ci(d["in_distribution_ci_low"], d["in_distribution_ci_high"]),
                         "shifted": d["shifted"], "shifted CI": ci(d["shifted_ci_low"], d["shifted_ci_high"]),
                         "difference": d["difference"], "difference CI": ci(d["difference_ci_low"], d["difference_ci_high"]),
-                        "p (difference)": d["p_difference"], "on the scale of": d["difference_scale"].fillna("estimate"),
-                        "patients (in-distribution / shifted)": [f"{a} / {b}" for a, b in zip(d["n_patients_in_distribution"], d["n_patients_shifted"])]})
+                        "p (difference)": d["p_difference"], "scale": d["difference_scale"].fillna("estimate"),
+                        "patients": [f"{a} / {b}" for a, b in zip(d["n_patients_in_distribution"], d["n_patients_shifted"])]})
     return out.set_index(["model", "endpoint", *(["category"] if per_category else [])])
 
 # %% ../../nbs/40_report.ipynb #b381bdac
