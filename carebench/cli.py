@@ -376,6 +376,7 @@ def _listing(kind: str) -> list:
         return [dict(name=n, description=(c.__doc__ or "").strip().splitlines()[0]) for n, c in BACKENDS.items()]
     if kind == "adapters":
         from carebench.adapters.base import ADAPTERS
+        import carebench.adapters.load                                 # the built-in adapters register themselves
         return [dict(name=n, description=(c.__doc__ or "").strip().splitlines()[0]) for n, c in ADAPTERS.items()]
     if kind == "tracks":
         from carebench.tracks.runner import track_names              # the built-in tracks register themselves
@@ -395,7 +396,7 @@ def list_command(args) -> int:
     rows = _listing(args.what)
     if args.json: print(json.dumps(rows, indent=2, ensure_ascii=False)); return 0
     keys = list(rows[0]) if rows else ["name"]
-    width = {k: min(60, max(len(k), *(len(str(r[k])) for r in rows))) for k in keys}
+    width = {k: min(60, max([len(k), *(len(str(r[k])) for r in rows)])) for k in keys}
     print("  ".join(k.ljust(width[k]) for k in keys))
     for r in rows: print("  ".join(str(r[k])[:width[k]].ljust(width[k]) for k in keys).rstrip())
     return 0

@@ -402,6 +402,16 @@ def build(tmp: Path, scores_csv: Path) -> list:
         "table 'concept': no column 'concept_code'")
     add("omop_database_url_with_a_password", ["validate", omop_cfg("pw", extra={"tables": None, "url": f"nosuchdb://admin:{TOKEN}@db.example/cdm"})],
         2, "dataset.url: a URL with a user name or password is refused", forbid=(TOKEN,))
+    add("fhir_integer_of_5000_digits", ["validate", fhir_cfg("int.json", raw=b'{"resourceType": "Patient", "id": "001", "multipleBirthInteger": '
+                                                              + b"9" * 5000 + b"}")], 2, "int.json: unreadable JSON value")
+    add("omop_person_id_in_arabic_digits", ["validate", omop_cfg("arabic", person="person_id,person_source_value\n\u0661,001\n2,002\n3,003\n")],
+        2, "row 2, column 'person_id': person_id must be an integer")
+    add("omop_value_that_is_infinite", ["validate", omop_cfg("inf", measurement="measurement_id,person_id,measurement_concept_id,value_as_number\n1,1,10,inf\n")],
+        2, "column 'value_as_number': value_as_number must be a finite number")
+    odd = t / "odd_field"
+    write_dataset(odd, snaps={**SNAPS, "001": {**SNAPS["001"], "vitals": ["BP 150/90"]}})
+    add("convert_a_field_fhir_cannot_hold", ["convert", odd / "config.yaml", "--to", "fhir", "--out", t / "odd_fhir"], 2,
+        "'vitals' have no fhir counterpart")
     # --- the shift section (issue 16): a second dataset the learning tracks are evaluated on
     base_cfg = yaml.safe_load((t / "base" / "config.yaml").read_text())
     base_ds = {k: str((t / "base" / v).resolve()) if k in ("path", "snapshots") else v for k, v in base_cfg["dataset"].items()}

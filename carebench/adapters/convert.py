@@ -3,12 +3,15 @@
 # %% ../../nbs/2d_convert.ipynb #cc2309b9
 from __future__ import annotations
 import json
+import os
+import shutil
 from pathlib import Path
 
 import yaml
 
 from ..core.config import Config, load_config
 from ..core.errors import ConfigError
+from ..core.vocab import SNAPSHOT_FIELDS
 from ..core.runs import atomic_write
 from .dataset import Dataset
 from .load import load_dataset
@@ -45,8 +48,14 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())): raise ConfigError(f"{out} exists and is not an empty folder")
     ds = load_dataset(config)
-    out.mkdir(parents=True, exist_ok=True)
-    section = CONVERTERS[to](ds, out, fmt)
+    extra = sorted({f for p in ds.patients for f, _ in p.snapshot} - set(SNAPSHOT_FIELDS))
+    if extra and to != "long":
+        raise ConfigError(f"the snapshot field(s) {', '.join(map(repr, extra[:5]))} have no {to} counterpart (it holds {', '.join(SNAPSHOT_FIELDS)}): "
+                          "convert to the long format, or rename the fields")
+    work = out.parent/f".{out.name}.partial-{os.getpid()}"          # written aside, moved in place when complete
+    shutil.rmtree(work, ignore_errors=True); work.mkdir(parents=True)
+    try: section = CONVERTERS[to](ds, work, fmt)
+    except BaseException: shutil.rmtree(work, ignore_errors=True); raise
     raw = yaml.safe_load(Path(config.source).read_text(encoding="utf-8")) if config.source else {}
     d = raw.get("dataset") or {}
     for k in ("aggregation", "adjudication", "categories"):                       # the reference and label space travel along
@@ -55,5 +64,7 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
     src = f"{Path(config.source).parent.name}/{Path(config.source).name}" if config.source else "a dataset"
     head = (f"# {src} converted to the {to} format by `carebench convert` (nbs/2d_convert.ipynb).\n"
             "# Sections other than `dataset` are copied from the source config; relative paths in them now resolve against this folder.\n")
-    atomic_write(out/"config.yaml", head + yaml.safe_dump(new, sort_keys=False, allow_unicode=True))
+    atomic_write(work/"config.yaml", head + yaml.safe_dump(new, sort_keys=False, allow_unicode=True))
+    if out.exists(): out.rmdir()                                     # checked empty above
+    work.rename(out)
     return out/"config.yaml"

@@ -80,6 +80,7 @@ def validate_resource(data, where: Location):
     if model is None: raise FhirError(f"unknown resourceType {rtype[:60]!r}", dataclasses.replace(where, resource=name, element="resourceType"))
     from pydantic import ValidationError
     try: return model.model_validate(data)
+    except RecursionError: raise FhirError("the resource is nested too deeply to validate", dataclasses.replace(where, resource=name)) from None
     except ValidationError as e:
         err = e.errors()[0]
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
@@ -100,6 +101,7 @@ def _json(text: str, where: Location):
     try: return json.loads(text, parse_float=Decimal)
     except json.JSONDecodeError as e: raise FhirError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", where) from None
     except RecursionError: raise FhirError("the JSON is nested too deeply", where) from None
+    except ValueError as e: raise FhirError(f"unreadable JSON value ({str(e)[:120]})", where) from None     # e.g. an integer of 5,000 digits
 
 def _unbundle(data, where: Location) -> list:
     "A Bundle's resources (its envelope validated without them), or the resource itself."
@@ -109,9 +111,10 @@ def _unbundle(data, where: Location) -> list:
             raise FhirError("a Bundle's entry must be a list of objects", dataclasses.replace(where, resource="Bundle", element="entry"))
         validate_resource({**data, "entry": [{k: v for k, v in e.items() if k != "resource"} for e in entries]}, where)
         out = []
-        for i, e in enumerate(entries):
+        for e in entries:
             if "resource" not in e: continue
-            out.append(Resource(validate_resource(e["resource"], where), where, e.get("fullUrl")))
+            if isinstance(e["resource"], dict) and e["resource"].get("resourceType") == "Bundle": out += _unbundle(e["resource"], where)  # nested
+            else: out.append(Resource(validate_resource(e["resource"], where), where, e.get("fullUrl")))
         return out
     return [Resource(validate_resource(data, where), where)]
 
@@ -123,7 +126,7 @@ def read_resources(path: Path) -> list[Resource]:
         except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=str(f)) from None
         except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=str(f)) from None
         if f.suffix.lower() == ".ndjson":
-            for n, line in enumerate(text.splitlines(), 1):
+            for n, line in enumerate(text.split("\n"), 1):          # lines end at \n only: U+2028 inside a string is text
                 if line.strip(): out += _unbundle(_json(line, Location(str(f), row=n)), Location(str(f), row=n))
         else: out += _unbundle(_json(text, Location(str(f))), Location(str(f)))
     if not out: raise FhirError("no FHIR resource found", file=str(path))
@@ -256,7 +259,7 @@ def patient_ids(resources: list, how: str) -> dict:
 def fhir_snapshots(resources: list, how: str, term: Terminology) -> tuple[dict, list]:
     "Patient id -> `Patient` with the snapshot built from `resources`, and notes (resource types not used, repeats)."
     pids = patient_ids(resources, how)
-    by_key, fields, unused, repeats = {}, {pid: {} for pid in dict.fromkeys(pids.values())}, Counter(), 0
+    by_key, by_url, fields, unused, repeats = {}, {}, {pid: {} for pid in dict.fromkeys(pids.values())}, Counter(), 0
     for r in resources:
         if r.model.id:
             if r.key in by_key:
@@ -264,7 +267,8 @@ def fhir_snapshots(resources: list, how: str, term: Terminology) -> tuple[dict, 
                     raise FhirError(f"{r.key} is given twice with different content (the other in {by_key[r.key].where})", _where(r, "id"))
                 repeats += 1; continue
             by_key[r.key] = r
-            if r.full_url: by_key[r.full_url] = r
+        if r.full_url: by_url.setdefault(r.full_url, r)
+    refs = {**by_url, **by_key}                 # what a reference may name: `Type/id` first, then an entry's fullUrl
     for r in resources:
         if r.model.id and by_key[r.key] is not r: continue               # a repeat, read once
         t = r.model.get_resource_type()
@@ -274,7 +278,7 @@ def fhir_snapshots(resources: list, how: str, term: Terminology) -> tuple[dict, 
         element, ref = _subject(r.model)
         if not ref: raise FhirError(f"the {t} names no patient", _where(r, element))
         if ref not in pids: raise FhirError(f"{ref!r} is no Patient resource that was read", _where(r, f"{element}.reference"))
-        fld, text = FHIR_FIELDS[t](r.model, r, term, by_key)
+        fld, text = FHIR_FIELDS[t](r.model, r, term, refs)
         snap = fields[pids[ref]]
         if fld == "summary": snap[fld] = f"{snap[fld]} {text}" if fld in snap else text
         else: snap.setdefault(fld, []).append(text)

@@ -83,6 +83,8 @@ class FolderSource:
         try:
             if p.suffix == ".csv": return pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
             df = pd.read_parquet(p)
+            binary = next((c for c in df.columns if df[c].map(lambda v: isinstance(v, (bytes, bytearray))).any()), None)
+            if binary is not None: raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
             return df.astype(object).where(df.notna(), "").map(_cell)
         except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
             raise InputFileError(f"the OMOP table is not a readable {'CSV' if p.suffix == '.csv' else 'Parquet'} file ({type(e).__name__})", file=str(p)) from None
@@ -132,12 +134,18 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
     df = source.read(name)
     if df is None: return None
     df.columns = [str(c).strip().lower() for c in df.columns]
+    twice = next((c for c in dict.fromkeys(df.columns) if list(df.columns).count(c) > 1), None)
+    if twice: raise OmopError(f"two columns are named {twice!r} (names are compared without case)", file=source.where(name), table=name)
     for c in needed:
         if c not in df.columns: raise MissingColumnError(f"no column {c!r} (the {name} table needs {', '.join(needed)})", file=source.where(name), table=name)
     cols = [c for c in (*needed, *optional, *([key] if key else [])) if c in df.columns]
     df = df[list(dict.fromkeys(cols))].astype(str).apply(lambda s: s.str.strip()).assign(row=np.arange(len(df)) + 2)
     if key in df.columns:
         k = _integers(df, key, source, name, blank_ok=False)
+        dup = pd.Series(k).duplicated().to_numpy()
+        if dup.any():
+            i = int(dup.argmax())
+            raise OmopError(f"{key} {k[i]} appears twice", Location(source.where(name), name, int(df["row"].iat[i]), key))
         df = df.iloc[np.argsort(k, kind="stable")]
         if isinstance(source, DatabaseSource): df = df.assign(row=np.arange(len(df)) + 1)
     for c in optional:
@@ -147,7 +155,7 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
 def _integers(df, col, source, name, blank_ok=False) -> np.ndarray:
     "A column of integer ids; the first cell that is not one is an `OmopError` naming its row."
     s = df[col]
-    ok = s.str.fullmatch(r"-?\d{1,18}") | ((s == "") if blank_ok else False)
+    ok = s.str.fullmatch(r"-?[0-9]{1,18}") | ((s == "") if blank_ok else False)      # ASCII digits (\d also matches ١)
     if not ok.all():
         i = int(np.flatnonzero(~ok.to_numpy())[0])
         raise OmopError(f"{col} must be an integer, not {quote_value(s.iat[i])}", Location(source.where(name), name, int(df["row"].iat[i]), col))
@@ -164,6 +172,10 @@ def read_concepts(source) -> tuple[dict, dict]:
     if dup.any():
         i = int(dup.argmax())
         raise OmopError(f"concept_id {ids[i]} appears twice", Location(source.where("concept"), "concept", int(df["row"].iat[i]), "concept_id"))
+    nameless = ((df["concept_name"] == "") & (df["concept_code"] == "")).to_numpy()
+    if nameless.any():
+        i = int(nameless.argmax())
+        raise OmopError(f"concept {ids[i]} has neither a concept_name nor a concept_code", Location(source.where("concept"), "concept", int(df["row"].iat[i]), "concept_name"))
     codings = {int(c): Coding(v, code, n) for c, v, code, n in zip(ids, df["vocabulary_id"], df["concept_code"], df["concept_name"])}
     return codings, {int(c): k for c, k in zip(ids, df["concept_class_id"]) if k}
 
@@ -209,6 +221,12 @@ def omop_snapshots(source, options: OmopOptions, term: Terminology) -> tuple[dic
         if df is None: notes.append(f"OMOP: no {table} table"); continue
         people = _integers(df, "person_id", source, table)
         concept = _integers(df, ccol, source, table) if ccol else None
+        if "value_as_number" in df.columns:                  # a number as written (13.2, 97, 1e-05): not inf, nan or text
+            bad = ~(df["value_as_number"].str.fullmatch(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?") | (df["value_as_number"] == ""))
+            if bad.any():
+                i = int(bad.to_numpy().argmax())
+                raise OmopError(f"value_as_number must be a finite number, not {quote_value(df['value_as_number'].iat[i])}",
+                                Location(source.where(table), table, int(df["row"].iat[i]), "value_as_number"))
         for i, rec in enumerate(df.to_dict("records")):
             loc = lambda col: Location(source.where(table), table, int(rec["row"]), col)
             if int(people[i]) not in persons: raise OmopError(f"person_id {people[i]} is not in the PERSON table", loc("person_id"))
@@ -221,7 +239,7 @@ def omop_snapshots(source, options: OmopOptions, term: Terminology) -> tuple[dic
                 fld = options.concept_routes.get(classes.get(c), options.routes[table])
                 if coding is not None: name = term.render([coding])
                 elif c == 0 and rec[scol]: name = term.render([], rec[scol])
-                else: name = term.render([Coding("OMOP concept", str(c))])
+                else: name = term.render([Coding("OMOP concept", str(c))])   # counted as unmapped
                 text = row_text(table, fld, name, rec)
             snap = fields[persons[int(people[i])]]
             if fld == "summary": snap[fld] = f"{snap[fld]} {text}" if fld in snap else text

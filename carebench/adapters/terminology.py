@@ -86,14 +86,14 @@ class Terminology:
 
     def render(self, codings=(), text: str = "") -> str:
         "The display text of a concept given by its `codings` and its own `text` (either may be empty, not both)."
-        codings = [c for c in codings if c.code]
-        if not codings and not (text or "").strip(): raise ValueError("a concept needs a text or a code")
-        named = (("mapped", self._mapped(codings) if self.map else None), ("text", (text or "").strip()),
-                 ("display", next((c.display.strip() for c in codings if c.display.strip()), "")),
-                 ("table", next((self.displays[(c.system, c.code)] for c in codings if (c.system, c.code) in self.displays), "")))
+        coded = [c for c in codings if c.code]
+        shown = next((c.display.strip() for c in codings if c.display.strip()), "")
+        if not coded and not shown and not (text or "").strip(): raise ValueError("a concept needs a text, a display name or a code")
+        named = (("mapped", self._mapped(coded) if self.map else None), ("text", (text or "").strip()), ("display", shown),
+                 ("table", next((self.displays[(c.system, c.code)] for c in coded if (c.system, c.code) in self.displays), "")))
         for rule, name in named:
             if name: self.rules[rule] += 1; return name
-        first = codings[0]
+        first = coded[0]
         self.rules["code"] += 1; self.unmapped[(first.system, first.code)] += 1
         return f"{first.code} ({first.system})"
 

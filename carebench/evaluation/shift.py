@@ -91,10 +91,10 @@ def shift_table(model: str, results_a: dict, results_b: dict, diffs: dict) -> pd
     return pd.DataFrame(rows, columns=SHIFT_COLUMNS)
 
 # %% ../../nbs/2e_shift.ipynb #73dcd68d
-def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b: pd.DataFrame, config: Config, results_a: dict,
-                endpoints_for: dict | None = None) -> dict:
-    """Validate the shifted scores against the shifted dataset, compute each model's endpoints on it and the differences from its
-    in-distribution ones (`results_a`: the main analysis's results per model), and write the shift artifacts into `run`."""
+def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b: pd.DataFrame, config: Config, results_a: dict) -> dict:
+    """Validate the shifted scores against the shifted dataset, compute each model's endpoints on it (those of its in-distribution
+    analysis) and the differences from its in-distribution ones (`results_a`: the main analysis's results per model), and write
+    the shift artifacts into `run`."""
     cells_b = score_cells(df_b, b)
     problems = validate_scores(df_b, b, cells_b)
     atomic_write(run.path/"shift_score_validation.csv", problems.to_csv(index=False))
@@ -110,6 +110,10 @@ def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b
         done = lambda m: ~np.isnan(np.hstack([m[c] for c in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT)])).any(1)
         ca, cb = done(ma), done(mb)
         names = [n for n in results_a[model] if n not in NON_ENDPOINT_KEYS and n in ENDPOINTS]
+        if not (names and ca.any() and cb.any()):           # nothing to compare: said, not computed from nothing
+            models[model] = dict(skipped="no endpoint in-distribution" if not names else "no complete pair in-distribution" if not ca.any()
+                                 else "no complete shifted pair", n_pairs_shifted=int(cb.sum()), n_pairs_in_distribution=int(ca.sum()))
+            continue
         ia, ib = endpoint_input(a, ma, ca), endpoint_input(b, mb, cb)
         res_b = results_to_dict(run_endpoints(ib, config.analysis, config.seed, f"{model}|shifted", names))
         res_b["family"] = family_decisions(res_b, config.analysis.alpha)

@@ -1061,6 +1061,8 @@ def provenance_table(view: RunView) -> pd.DataFrame:
             ("ε (unchanged threshold)", m.get("epsilon")), ("seeds", json.dumps(m.get("seeds")))]
     rows += [(f"package {k}", v) for k, v in (m.get("packages") or {}).items() if v]
     rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)") for i in m.get("inputs", [])]
+    rows += [(f"shifted input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)")   # a run with a shift section
+             for i in (m.get("shift") or {}).get("inputs", [])]
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
 
 def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> pd.DataFrame:

@@ -76,12 +76,12 @@ def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95, method: 
         if min(PA[j], PB[j]) < 2 or not np.isfinite(d[j]):
             out.append(Difference(float(d[j]), (math.nan, math.nan), math.nan, float(se[j]), how, int(PA[j]), int(PB[j]))); continue
         if how == "t" or se[j] == 0:
-            if se[j] == 0: ci, p = (float(d[j]), float(d[j])), (1.0 if d[j] == 0 else 0.0)
+            if se[j] == 0: ci, p, how = (float(d[j]), float(d[j])), (1.0 if d[j] == 0 else 0.0), use    # no spread at all
             else:
                 df = float(nu[j]) if np.isfinite(nu[j]) else float(min(PA[j], PB[j]) - 1)
                 ci = tuple(float(d[j] + stdtrit(df, q) * se[j]) for q in (lo, hi))
                 p = float(2 * stdtr(df, -abs(d[j] / se[j])))
-            out.append(Difference(float(d[j]), ci, p, float(se[j]), "t", int(PA[j]), int(PB[j]), float(nu[j]))); continue
+            out.append(Difference(float(d[j]), ci, p, float(se[j]), how if se[j] == 0 else "t", int(PA[j]), int(PB[j]), float(nu[j]))); continue
         r = reps[:, j][np.isfinite(reps[:, j])]
         if how == "percentile":
             ci = tuple(float(x) for x in np.quantile(r, [lo, hi]))
@@ -94,7 +94,8 @@ def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95, method: 
             t = t[np.isfinite(t)]
             q = np.quantile(t, [hi, lo]) if len(t) else (math.nan, math.nan)
             ci = (float(d[j] - q[0] * se[j]), float(d[j] - q[1] * se[j]))
-            p = float((1 + (np.abs(t) >= abs(d[j] / se[j])).sum()) / (len(t) + 1)) if len(t) else math.nan
+            t0 = d[j] / se[j]                  # equal-tailed, as the interval: p ≤ 1 − level exactly when the interval excludes 0
+            p = float(min(1.0, 2 * min(1 + (t >= t0).sum(), 1 + (t <= t0).sum()) / (len(t) + 1))) if len(t) else math.nan
         out.append(Difference(float(d[j]), ci, p, float(se[j]), how, int(PA[j]), int(PB[j]), float(nu[j])))
     return out
 

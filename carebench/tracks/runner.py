@@ -97,7 +97,7 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
     return Preflight(tracks, instances, donors)
 
 # %% ../../nbs/3f_runner.ipynb #280f1900
-def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: Analysis, quiet: bool = True, endpoints: dict | None = None):
+def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: Analysis, quiet: bool = True):
     """The shift evaluation of a run (a `shift` section): each shift-capable track's jobs fit on the main dataset and score the
     shifted one (on the run's executor), then the shift analysis (`2e_shift`) writes the shift artifacts. A run without such a
     track records why in its manifest."""
@@ -116,7 +116,7 @@ def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: 
     run.update_manifest(**{k: v for m in merged for k, v in m.manifest.items()})
     shift_scores = concat_scores([s for m in merged for s in m.scores])
     write_csv(run.path/"shift_scores.csv", shift_scores); run.add_artifact("shift_scores", run.path/"shift_scores.csv")
-    return write_shift(run, ds, shifted, scores, shift_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, analysis.results, endpoints)
+    return write_shift(run, ds, shifted, scores, shift_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, analysis.results)
 
 # %% ../../nbs/3f_runner.ipynb #294ed4b0
 def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=None, backend: str | None = None, quiet: bool = True,
@@ -163,5 +163,5 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
                              exclude_missing=True, quiet=quiet, endpoints_for=endpoints, validity=validity)
         for t in tracks: t.analyse(run, res)             # the tracks' own analyses of their outputs
         if shifted is not None: run_shift(run, config, ds, shifted, [t for t in tracks if t.name in config.shift.tracks],
-                                          all_scores, res, silent, endpoints)
+                                          all_scores, res, silent)
         return res
