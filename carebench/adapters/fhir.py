@@ -16,7 +16,7 @@ from ..core.inputs import file_problem
 from ..core.vocab import LabelSpace
 from .base import register_adapter
 from .dataset import Dataset, Patient
-from .long import LongColumns, assemble_long, read_long
+from .long import LabelTableOptions, assemble_long, read_long
 from .terminology import Coding, Terminology, TerminologyOptions
 
 # %% auto #0
@@ -26,18 +26,13 @@ __all__ = ['FHIR_FIELDS', 'FhirOptions', 'fhir_files', 'element_path', 'validate
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 @dataclass(frozen=True)
-class FhirOptions:
-    "The `dataset` keys of the FHIR adapter."
+class FhirOptions(LabelTableOptions):
+    "The `dataset` keys of the FHIR adapter (and the label-table keys of `LabelTableOptions`)."
     bundles: Path
     labels: Path
     items: Path | None = None
     patient_id: Literal["id", "identifier"] = "id"
     terminology: TerminologyOptions = field(default_factory=TerminologyOptions)
-    columns: LongColumns = field(default_factory=LongColumns)
-    observers_per_pair: int = 2
-    train_observers_per_pair: int | None = None
-    on_mismatch: Literal["error", "drop"] = "error"
-    leakage_check: bool = True
 
     @property
     def path(self) -> Path: return self.labels          # the long table, as `assemble_long` reads it

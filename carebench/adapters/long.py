@@ -24,8 +24,8 @@ from .paired_context import (ColumnNames, PairedContextAdapter, RawTable, _train
                                                match_conditions, parse_table, read_snapshots)
 
 # %% auto #0
-__all__ = ['TRAIN', 'LONG_CONDITIONS', 'LongColumns', 'LongOptions', 'read_long', 'check_long', 'pivot_long', 'assemble_long',
-           'LongAdapter', 'write_long']
+__all__ = ['TRAIN', 'LONG_CONDITIONS', 'LongColumns', 'LabelTableOptions', 'LongOptions', 'read_long', 'check_long', 'pivot_long',
+           'assemble_long', 'LongAdapter', 'write_long']
 
 # %% ../../nbs/29_long.ipynb #e59dd47e
 TRAIN = "train"
@@ -41,11 +41,9 @@ class LongColumns:
     category: str = "category"
     label: str = "label"
 
-@dataclass(frozen=True)
-class LongOptions:
-    "The `dataset` keys of the long adapter."
-    path: Path
-    snapshots: Path
+@dataclass(frozen=True, kw_only=True)
+class LabelTableOptions:
+    "The `dataset` keys of every adapter whose labels are a long table (long, fhir, omop): its columns and the pair checks."
     columns: LongColumns = field(default_factory=LongColumns)
     observers_per_pair: int = 2
     train_observers_per_pair: int | None = None
@@ -58,6 +56,12 @@ class LongOptions:
             if v is not None and v < 1: raise ValueError(f"{k} must be at least 1, got {v}")
         c = dataclasses.astuple(self.columns)
         if len(set(c)) != len(c): raise ValueError(f"column names must differ, got {list(c)}")
+
+@dataclass(frozen=True)
+class LongOptions(LabelTableOptions):
+    "The `dataset` keys of the long adapter: the table, the snapshots, and the label-table keys."
+    path: Path
+    snapshots: Path
 
 # %% ../../nbs/29_long.ipynb #52a4ffc4
 def _text(v) -> str:

@@ -18,7 +18,7 @@ from ..core.inputs import file_problem
 from ..core.vocab import SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
 from .dataset import Dataset, Patient
-from .long import LongColumns, assemble_long, read_long
+from .long import LabelTableOptions, assemble_long, read_long
 from .terminology import Coding, Terminology, TerminologyOptions
 
 # %% auto #0
@@ -38,7 +38,7 @@ OMOP_TABLES = {   # table -> (primary key, concept column, source value column, 
 DEFAULT_ROUTES = {t: v[3] for t, v in OMOP_TABLES.items()}
 
 @dataclass(frozen=True)
-class OmopOptions:
+class OmopOptions(LabelTableOptions):
     "The `dataset` keys of the OMOP adapter: `tables` (a folder) or `url` (a database), and the long labels table."
     labels: Path
     tables: Path | None = None
@@ -49,13 +49,9 @@ class OmopOptions:
     routes: dict = field(default_factory=lambda: dict(DEFAULT_ROUTES))
     concept_routes: dict = field(default_factory=dict)
     terminology: TerminologyOptions = field(default_factory=TerminologyOptions)
-    columns: LongColumns = field(default_factory=LongColumns)
-    observers_per_pair: int = 2
-    train_observers_per_pair: int | None = None
-    on_mismatch: Literal["error", "drop"] = "error"
-    leakage_check: bool = True
 
     def __post_init__(self):
+        super().__post_init__()
         if sum(v is not None for v in (self.tables, self.url, self.url_env)) != 1: raise ValueError("tables, url or url_env: give exactly one of them")
         for k, v in {**self.routes, **self.concept_routes}.items():
             if v not in SNAPSHOT_FIELDS: raise ValueError(f"routes send {k!r} to {v!r}, not a snapshot field ({', '.join(SNAPSHOT_FIELDS)})")

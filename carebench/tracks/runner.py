@@ -28,7 +28,7 @@ from .track import TRACKS, RunContext, configured_tracks, track_names
 import carebench.tracks.reasoning, carebench.tracks.representation, carebench.tracks.adaptation   # the built-in tracks register themselves
 
 # %% auto #0
-__all__ = ['check_shift', 'Preflight', 'preflight', 'run_shift', 'run_tracks']
+__all__ = ['check_shift', 'Preflight', 'preflight', 'run_and_merge', 'run_shift', 'run_tracks']
 
 # %% ../../nbs/3f_runner.ipynb #3259db05
 def check_shift(config: Config, shifted, endpoint_names) -> None:
@@ -96,6 +96,20 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
     if shifted is not None: check_shift(config, shifted, names)
     return Preflight(tracks, instances, donors)
 
+# %% ../../nbs/3f_runner.ipynb #ae6dc8fa
+def run_and_merge(run, config: Config, jobs: list, merge: str = "merge") -> pd.DataFrame:
+    """Run every track's jobs (`[(track, jobs)]`) on the configured executor, hand each track its jobs' statistics (its method
+    `merge`: `merge` for the run, `merge_shift` for the shift evaluation), record their manifest fields, return all scores."""
+    log = logging.getLogger("carebench.run")
+    stats = run_jobs([j for _, js in jobs for j in js], config.executor, run.path/"jobs")
+    for s in stats:
+        if isinstance(s, dict): log.info("job done: %s (%s s)", s.get("model", "?"), s.get("seconds", "?"))
+    merged, at = [], 0
+    for t, js in jobs:
+        merged.append(getattr(t, merge)(run, stats[at:at + len(js)])); at += len(js)
+    run.update_manifest(**{k: v for m in merged for k, v in m.manifest.items()})
+    return concat_scores([s for m in merged for s in m.scores])
+
 # %% ../../nbs/3f_runner.ipynb #280f1900
 def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: Analysis, quiet: bool = True):
     """The shift evaluation of a run (a `shift` section): each shift-capable track's jobs fit on the main dataset and score the
@@ -108,13 +122,7 @@ def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: 
         return None
     log.info("shift: %s (%d patients, %d pairs); tracks %s", config.shift.name, len(set(shifted.pair_patient)), shifted.n_pairs,
              ", ".join(t.name for t in tracks))
-    jobs = [(t, t.shift_jobs(run.path, quiet)) for t in tracks]
-    stats = run_jobs([j for _, js in jobs for j in js], config.executor, run.path/"jobs")
-    merged, at = [], 0
-    for t, js in jobs:
-        merged.append(t.merge_shift(run, stats[at:at + len(js)])); at += len(js)
-    run.update_manifest(**{k: v for m in merged for k, v in m.manifest.items()})
-    shift_scores = concat_scores([s for m in merged for s in m.scores])
+    shift_scores = run_and_merge(run, config, [(t, t.shift_jobs(run.path, quiet)) for t in tracks], "merge_shift")
     write_csv(run.path/"shift_scores.csv", shift_scores); run.add_artifact("shift_scores", run.path/"shift_scores.csv")
     return write_shift(run, ds, shifted, scores, shift_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, analysis.results)
 
@@ -148,14 +156,7 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
         silent = quiet or config.executor.kind != "inline"                 # progress bars only where they can be seen
         jobs = [(t, t.jobs(run.path, silent)) for t in tracks]
         log.info("run folder %s: %d job(s) on the %s executor", run.path, sum(len(js) for _, js in jobs), config.executor.kind)
-        stats = run_jobs([j for _, js in jobs for j in js], config.executor, run.path/"jobs")
-        for s in stats:
-            if isinstance(s, dict): log.info("job done: %s (%s s)", s.get("model", "?"), s.get("seconds", "?"))
-        merged, at = [], 0
-        for t, js in jobs:
-            merged.append(t.merge(run, stats[at:at + len(js)])); at += len(js)
-        run.update_manifest(**{k: v for m in merged for k, v in m.manifest.items()})
-        all_scores = concat_scores([s for m in merged for s in m.scores])
+        all_scores = run_and_merge(run, config, jobs, "merge")
         write_csv(run.path/"scores.csv", all_scores); run.add_artifact("scores", run.path/"scores.csv")
         endpoints = {m: names for t in tracks for m, names in t.endpoints().items()}
         log.info("analysis: %d score rows of %d model(s)", len(all_scores), len(endpoints))
