@@ -113,12 +113,17 @@ class ResponseCache:
                 time.sleep(0.05)
             except sqlite3.DatabaseError as e: self.db.close(); raise CacheError(f"{self.path}: not a usable response cache ({e})") from None
 
+    def _rollback(self):
+        """Undo the open transaction, if one is still open: an interrupt (Ctrl-C) that lands after COMMIT finished must surface
+        as the interrupt, not as "cannot rollback - no transaction is active"."""
+        if self.db.in_transaction: self.db.execute("ROLLBACK")
+
     def _write(self, sql: str, rows: list):
         "One short write transaction."
         if not rows: return
         self.db.execute("BEGIN IMMEDIATE")
         try: self.db.executemany(sql, rows); self.db.execute("COMMIT")
-        except BaseException: self.db.execute("ROLLBACK"); raise
+        except BaseException: self._rollback(); raise
 
     def register(self, keys, model: str, backend: str, mode: str):
         "Mark keys as pending unless they are already known."
@@ -159,7 +164,7 @@ class ResponseCache:
             self.db.executemany("UPDATE responses SET lease_owner = ?, lease_until = ? WHERE key = ?",
                                 [(self.owner, now + self.lease_s, k) for k in claimed])
             self.db.execute("COMMIT")
-        except BaseException: self.db.execute("ROLLBACK"); raise
+        except BaseException: self._rollback(); raise
         return claimed, settled, busy, examined
 
     def _renew(self, stop: threading.Event):
