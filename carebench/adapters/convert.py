@@ -58,7 +58,7 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
     except BaseException: shutil.rmtree(work, ignore_errors=True); raise
     raw = yaml.safe_load(Path(config.source).read_text(encoding="utf-8")) if config.source else {}
     d = raw.get("dataset") or {}
-    for k in ("aggregation", "adjudication", "categories"):                       # the reference and label space travel along
+    for k in ("aggregation", "adjudication"):             # the reference travels along (column headers of the source format do not)
         if d.get(k) is not None: section[k] = str((Path(config.source).parent/d[k]).resolve()) if k == "adjudication" else d[k]
     new = {"dataset": section, **{k: v for k, v in raw.items() if k != "dataset"}}
     src = f"{Path(config.source).parent.name}/{Path(config.source).name}" if config.source else "a dataset"

@@ -17,7 +17,8 @@ from ..core.vocab import LabelSpace
 from .base import register_adapter
 from .dataset import Dataset, Patient
 from .long import LabelTableOptions, assemble_long, read_long
-from .terminology import Coding, Terminology, TerminologyOptions
+from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions, exact_number, split_conclusion,
+                                             split_parenthesis, split_status, split_value)
 
 # %% auto #0
 __all__ = ['FHIR_FIELDS', 'FhirOptions', 'fhir_files', 'element_path', 'validate_resource', 'Resource', 'read_resources',
@@ -155,12 +156,10 @@ def fhir_field(*types):
 
 def _where(r: Resource, element=None) -> Location: return dataclasses.replace(r.where, resource=r.key, element=element)
 
-_STATUS = {"resolved": ", resolved", "inactive": ", inactive", "remission": ", in remission"}
-
 @fhir_field("Condition")
 def _condition(m, r, term, res):
     status = next((c.code for c in (m.clinicalStatus.coding or ())), None) if m.clinicalStatus else None
-    return "medical_history", concept_text(m.code, term, _where(r), "code") + _STATUS.get(status, "")
+    return "medical_history", concept_text(m.code, term, _where(r), "code") + (f", {STATUS_WORDS[status]}" if status in STATUS_WORDS else "")
 
 @fhir_field("AllergyIntolerance")
 def _allergy(m, r, term, res):
@@ -324,42 +323,34 @@ class FhirAdapter:
         return dataclasses.replace(ds, provenance=prov)
 
 # %% ../../nbs/2b_fhir.ipynb #44ea3f1a
-_LAB = re.compile(r"^(.+) (-?\d+(?:\.\d+)?) (\S+)$")
-_ALLERGY = re.compile(r"^(.+) \(([^()]+)\)$")
-
 def _cc(text: str) -> dict: return {"text": text}
-
-def _number(s: str):
-    "A JSON number that reads back as `s`, or None."
-    if re.fullmatch(r"-?\d+", s): return int(s) if str(int(s)) == s else None
-    return float(s) if repr(float(s)) == s else None
 
 def fhir_entries(field_name: str, text: str, subject: dict) -> dict:
     "The resource for one snapshot entry (without id)."
     if field_name == "summary": return {"resourceType": "ClinicalImpression", "status": "completed", "subject": subject, "summary": text}
     if field_name == "medical_history":
-        status = next((s for s, suffix in _STATUS.items() if text.endswith(suffix) and len(text) > len(suffix)), None)
-        r = {"resourceType": "Condition", "subject": subject, "code": _cc(text[:-len(_STATUS[status])] if status else text)}
+        name, status = split_status(text)
+        r = {"resourceType": "Condition", "subject": subject, "code": _cc(name)}
         if status: r["clinicalStatus"] = {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/condition-clinical", "code": status}]}
         return r
     if field_name == "allergies":
         r = {"resourceType": "AllergyIntolerance", "patient": subject, "code": _cc(text)}
-        if m := _ALLERGY.match(text): r.update(code=_cc(m.group(1)), reaction=[{"manifestation": [_cc(m.group(2))]}])
+        if parts := split_parenthesis(text): r.update(code=_cc(parts[0]), reaction=[{"manifestation": [_cc(parts[1])]}])
         return r
     if field_name == "medication_history": return {"resourceType": "MedicationStatement", "status": "active", "subject": subject, "medicationCodeableConcept": _cc(text)}
     if field_name == "procedures": return {"resourceType": "Procedure", "status": "completed", "subject": subject, "code": _cc(text)}
     if field_name == "radiology":
-        name, sep, conclusion = text.partition(": ")
-        r = {"resourceType": "DiagnosticReport", "status": "final", "subject": subject, "code": _cc(name if sep and name and conclusion else text),
+        parts = split_conclusion(text)
+        r = {"resourceType": "DiagnosticReport", "status": "final", "subject": subject, "code": _cc(parts[0] if parts else text),
              "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v2-0074", "code": "RAD"}]}]}
-        if sep and name and conclusion: r["conclusion"] = conclusion
+        if parts: r["conclusion"] = parts[1]
         return r
     cat = {"labs": "laboratory", "social_history": "social-history"}.get(field_name)
     if cat is None: raise ValueError(f"snapshot field {field_name!r} has no FHIR resource (fields: summary, {', '.join(_FIELDS_OUT)})")
     r = {"resourceType": "Observation", "status": "final", "subject": subject, "code": _cc(text),
          "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/observation-category", "code": cat}]}]}
-    if cat == "laboratory" and (m := _LAB.match(text)) and (v := _number(m.group(2))) is not None:
-        r.update(code=_cc(m.group(1)), valueQuantity={"value": v, "unit": m.group(3)})
+    if cat == "laboratory" and (parts := split_value(text)):
+        r.update(code=_cc(parts[0]), valueQuantity={"value": exact_number(parts[1]), "unit": parts[2]})
     return r
 
 _FIELDS_OUT = ("medical_history", "allergies", "medication_history", "social_history", "labs", "radiology", "procedures")
@@ -369,7 +360,6 @@ def write_fhir(ds: Dataset, folder) -> dict:
     """Write `ds` as FHIR into `folder`: `fhir/<n>.json` (a Bundle per patient), `items.ndjson` (an item per `Basic`) and
     `labels.csv` (the long table, items by reference). Returns the config's `dataset` section (paths relative to `folder`)."""
     from carebench.adapters.long import write_long
-    import pandas as pd
     folder = Path(folder); (folder/"fhir").mkdir(parents=True, exist_ok=True)
     width = len(str(len(ds.patients)))
     for n, p in enumerate(ds.patients, 1):
@@ -385,8 +375,6 @@ def write_fhir(ds: Dataset, folder) -> dict:
     ref = {t: f"Basic/item-{i + 1}" for i, t in enumerate(names)}
     (folder/"items.ndjson").write_text("".join(json.dumps({"resourceType": "Basic", "id": r[6:], "code": _cc(t)}, ensure_ascii=False) + "\n"
                                               for t, r in ref.items()), encoding="utf-8")
-    write_long(ds, folder/"labels.csv")
-    df = pd.read_csv(folder/"labels.csv", dtype=str, keep_default_na=False)
-    df.assign(item=df["item"].map(ref)).to_csv(folder/"labels.csv", index=False)
+    write_long(ds, folder/"labels.csv", items=ref)
     return dict(adapter="fhir", bundles="fhir", labels="labels.csv", items="items.ndjson", patient_id="identifier",
                 observers_per_pair=ds.observers_per_pair)

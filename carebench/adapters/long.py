@@ -197,9 +197,10 @@ class LongAdapter:
         return assemble_long(read_long(options.path, options.columns), options, label_space, read_snapshots(options.snapshots), options.snapshots)
 
 # %% ../../nbs/29_long.ipynb #37917183
-def write_long(ds: Dataset, path) -> Path:
-    """Write a dataset's labels in the long format (CSV, or Parquet for a `.parquet` path): training labels, then both labelled
-    conditions, a row per category: the documented conversion of a paired_context dataset (its snapshots file serves both)."""
+def write_long(ds: Dataset, path, items: dict | None = None) -> Path:
+    """Write a dataset's labels in the long format (CSV, or Parquet for a `.parquet` path): both labelled conditions, then the
+    training labels, a row per category: the documented conversion of a paired_context dataset (its snapshots file serves both).
+    `items` renames items in the item column (FHIR: a reference to the item's resource)."""
     keys, rows = ds.categories, []
     for cond in (CONTEXT_FREE, CORRECT_CONTEXT):             # pair by pair, as the wide tables list them: the same pair order
         lab = ds.labels[cond]
@@ -208,6 +209,7 @@ def write_long(ds: Dataset, path) -> Path:
     for i, (p, item) in enumerate(zip(ds.train_patient, ds.train_item)):
         for k in range(ds.train_labels.shape[1]): rows += [(p, f"train{k + 1}", item, TRAIN, key, int(ds.train_labels[i, k, j])) for j, key in enumerate(keys)]
     df = pd.DataFrame(rows, columns=list(dataclasses.astuple(LongColumns())))
+    if items: df["item"] = df["item"].map(lambda t: items.get(t, t))
     path = Path(path)
     if path.suffix.lower() in (".parquet", ".pq"): df.to_parquet(path, index=False)
     else: df.to_csv(path, index=False)

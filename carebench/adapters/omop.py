@@ -19,7 +19,8 @@ from ..core.vocab import SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
 from .dataset import Dataset, Patient
 from .long import LabelTableOptions, assemble_long, read_long
-from .terminology import Coding, Terminology, TerminologyOptions
+from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions, split_conclusion, split_parenthesis,
+                                             split_status, split_value)
 
 # %% auto #0
 __all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'OMOP_DOMAINS', 'OmopOptions', 'FolderSource', 'DatabaseSource', 'omop_source',
@@ -161,13 +162,9 @@ def _integers(df, col, source, name, blank_ok=False) -> np.ndarray:
 def read_concepts(source) -> tuple[dict, dict]:
     """concept_id -> `Coding(vocabulary_id, concept_code, concept_name)` from the user's CONCEPT table (required), and
     concept_id -> concept_class_id (where the table has the column)."""
-    df = read_table(source, "concept", ("concept_id", "concept_name", "vocabulary_id", "concept_code"), ("concept_class_id",))
+    df = read_table(source, "concept", ("concept_id", "concept_name", "vocabulary_id", "concept_code"), ("concept_class_id",), key="concept_id")
     if df is None: raise OmopError("no CONCEPT table: the adapter names concepts through the user's CONCEPT table", file=source.where("concept"), table="concept")
     ids = _integers(df, "concept_id", source, "concept")
-    dup = pd.Series(ids).duplicated().to_numpy()
-    if dup.any():
-        i = int(dup.argmax())
-        raise OmopError(f"concept_id {ids[i]} appears twice", Location(source.where("concept"), "concept", int(df["row"].iat[i]), "concept_id"))
     nameless = ((df["concept_name"] == "") & (df["concept_code"] == "")).to_numpy()
     if nameless.any():
         i = int(nameless.argmax())
@@ -270,32 +267,23 @@ class OmopAdapter:
         return dataclasses.replace(ds, provenance=prov)
 
 # %% ../../nbs/2c_omop.ipynb #4e90176d
-_LAB = re.compile(r"^(.+) (-?\d+(?:\.\d+)?) (\S+)$")
-_ALLERGY = re.compile(r"^(.+) \(([^()]+)\)$")
-_STATUSES = ("resolved", "inactive", "in remission")
-
-def _exact_number(s: str) -> bool:
-    "Whether `s` survives a database's REAL column and back (`13.2`, `97`; not `4.20`)."
-    return str(int(s)) == s if re.fullmatch(r"-?\d+", s) else repr(float(s)) == s
-
 def omop_rows(fld: str, text: str) -> tuple:
     "(table, concept name, concept class, the row's other columns) for one snapshot entry."
     if fld == "summary": return "note", None, None, {"note_text": text}
     if fld == "medical_history":
-        for s in _STATUSES:
-            if text.endswith(", " + s) and len(text) > len(s) + 2: return "condition_occurrence", text[:-len(s) - 2], "Clinical Finding", {"condition_status_source_value": s}
-        return "condition_occurrence", text, "Clinical Finding", {}
+        name, status = split_status(text)
+        return "condition_occurrence", name, "Clinical Finding", {"condition_status_source_value": STATUS_WORDS[status]} if status else {}
     if fld == "medication_history": return "drug_exposure", text, "Drug", {}
     if fld == "procedures": return "procedure_occurrence", text, "Procedure", {}
     if fld == "labs":
-        if (m := _LAB.match(text)) and _exact_number(m.group(2)): return "measurement", m.group(1), "Lab Test", {"value_as_number": m.group(2), "unit_source_value": m.group(3)}
-        return "measurement", text, "Lab Test", {}
+        parts = split_value(text)
+        return ("measurement", parts[0], "Lab Test", {"value_as_number": parts[1], "unit_source_value": parts[2]}) if parts else ("measurement", text, "Lab Test", {})
     if fld == "radiology":
-        name, sep, value = text.partition(": ")
-        return ("measurement", name, "Imaging", {"value_source_value": value}) if sep and name and value else ("measurement", text, "Imaging", {})
+        parts = split_conclusion(text)
+        return ("measurement", parts[0], "Imaging", {"value_source_value": parts[1]}) if parts else ("measurement", text, "Imaging", {})
     if fld == "allergies":
-        m = _ALLERGY.match(text)
-        return ("observation", m.group(1), "Allergy", {"value_as_string": m.group(2)}) if m else ("observation", text, "Allergy", {})
+        parts = split_parenthesis(text)
+        return ("observation", parts[0], "Allergy", {"value_as_string": parts[1]}) if parts else ("observation", text, "Allergy", {})
     if fld == "social_history": return "observation", text, "Observable Entity", {}
     raise ValueError(f"snapshot field {fld!r} has no OMOP table (fields: {', '.join(SNAPSHOT_FIELDS)})")
 

@@ -2,6 +2,7 @@
 
 # %% ../../nbs/2a_terminology.ipynb #c252bb93
 from __future__ import annotations
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,8 @@ from ..core.errors import InputFileError, Location, MissingColumnError, MissingV
 from ..core.inputs import file_problem
 
 # %% auto #0
-__all__ = ['Coding', 'TerminologyOptions', 'read_code_table', 'read_displays', 'read_map', 'Terminology']
+__all__ = ['STATUS_WORDS', 'Coding', 'TerminologyOptions', 'read_code_table', 'read_displays', 'read_map', 'Terminology',
+           'exact_number', 'split_value', 'split_parenthesis', 'split_conclusion', 'split_status']
 
 # %% ../../nbs/2a_terminology.ipynb #9437edf4
 @dataclass(frozen=True)
@@ -109,3 +111,34 @@ class Terminology:
         if self.unmapped: out.append(f"{where}: {sum(self.unmapped.values())} code(s) ({len(self.unmapped)} distinct) have no display name and are shown as 'code (system)'")
         if self.map_missed: out.append(f"{where}: {sum(self.map_missed.values())} code(s) ({len(self.map_missed)} distinct) of a mapped system are not in the map")
         return out
+
+# %% ../../nbs/2a_terminology.ipynb #41e8ebea
+STATUS_WORDS = {"resolved": "resolved", "inactive": "inactive", "remission": "in remission"}   # clinical status code → words
+_VALUE = re.compile(r"^(.+) (-?[0-9]+(?:\.[0-9]+)?) (\S+)$")
+_PARENTHESIS = re.compile(r"^(.+) \(([^()]+)\)$")
+
+def exact_number(s: str):
+    "The number `s` as an int or a float that is written back as `s` (JSON, a database's REAL column), or None (`4.20`)."
+    if re.fullmatch(r"-?[0-9]+", s): return int(s) if str(int(s)) == s else None
+    return float(s) if repr(float(s)) == s else None
+
+def split_value(text: str):
+    "`Hemoglobin 13.2 g/dL` → (name, number, unit) when the number is exact, else None."
+    m = _VALUE.match(text)
+    return (m.group(1), m.group(2), m.group(3)) if m and exact_number(m.group(2)) is not None else None
+
+def split_parenthesis(text: str):
+    "`Latex (contact dermatitis)` → (name, what is in parentheses), else None."
+    m = _PARENTHESIS.match(text)
+    return (m.group(1), m.group(2)) if m else None
+
+def split_conclusion(text: str):
+    "`Chest X-ray: no acute process` → (name, conclusion), else None."
+    name, sep, rest = text.partition(": ")
+    return (name, rest) if sep and name and rest else None
+
+def split_status(text: str) -> tuple:
+    "`Iron deficiency anemia, resolved` → (name, status code); (text, None) without a known status."
+    for code, words in STATUS_WORDS.items():
+        if text.endswith(", " + words) and len(text) > len(words) + 2: return text[:-len(words) - 2], code
+    return text, None

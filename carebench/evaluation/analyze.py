@@ -27,9 +27,9 @@ from ..adapters.load import load_dataset, run_inputs
 from .scores import ScoreValidationError, read_scores, score_cells, score_matrices, validate_scores
 
 # %% auto #0
-__all__ = ['MISSING_CHECKS', 'model_slug', 'model_slugs', 'endpoint_input', 'endpoint_table', 'paired_cell_deltas',
-           'summary_markdown', 'Analysis', 'model_contrasts', 'check_sensitivity', 'aggregation_sensitivity',
-           'write_analysis', 'analyze']
+__all__ = ['MISSING_CHECKS', 'model_slug', 'model_slugs', 'complete_pairs', 'endpoint_input', 'endpoint_table',
+           'paired_cell_deltas', 'summary_markdown', 'Analysis', 'model_contrasts', 'check_sensitivity',
+           'aggregation_sensitivity', 'write_analysis', 'analyze']
 
 # %% ../../nbs/27_analyze.ipynb #79d67386
 def model_slug(model: str, taken=()) -> str:
@@ -48,6 +48,10 @@ def model_slugs(models, reserved=()) -> dict:
     return out
 
 # %% ../../nbs/27_analyze.ipynb #42184006
+def complete_pairs(mats: dict) -> np.ndarray:
+    "The pairs a model scored under all three conditions (the pairs its endpoints use)."
+    return ~np.isnan(np.hstack([mats[c] for c in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT)])).any(1)
+
 def endpoint_input(ds: Dataset, mats: dict, pairs=None, canonical: bool = True) -> EndpointInput:
     """The statistics engine's input from a dataset and one model's aligned score matrices (optionally only the `pairs` mask);
     `canonical=False` keeps the pairs' order (patients renumbered 0..P−1), so that two models' inputs line up row by row."""
@@ -263,7 +267,7 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
         progress = tqdm(models, desc="endpoints", unit="model")
     for model in progress:
         mats = score_matrices(df, ds, model, cells)
-        complete = ~np.isnan(np.hstack([mats[c] for c in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT)])).any(1)
+        complete = complete_pairs(mats)
         donors = mats["n_donors"][complete]
         data = {"n_pairs_analysed": int(complete.sum()), "n_pairs_excluded": int((~complete).sum()),
                 "shuffled_donors_per_cell": [int(donors.min()), int(donors.max())] if complete.any() else None}

@@ -10,12 +10,11 @@ import pandas as pd
 
 from ..core.config import Config
 from ..core.runs import RunFolder, atomic_write, write_json
-from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..core.errors import ConfigError
 from ..stats.endpoints import ENDPOINTS, NON_ENDPOINT_KEYS, family_decisions, results_to_dict, run_endpoints, to_jsonable
 from ..stats.shift import shift_differences
 from ..adapters.dataset import Dataset
-from .analyze import endpoint_input
+from .analyze import complete_pairs, endpoint_input
 from .scores import ScoreValidationError, score_cells, score_matrices, validate_scores
 
 # %% auto #0
@@ -107,8 +106,7 @@ def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b
     for model in pd.unique(df_b["model"]):
         if model not in results_a: raise ConfigError(f"model {model!r} has shifted scores but no in-distribution analysis", config.source, "shift.tracks")
         ma, mb = score_matrices(df_a, a, model, cells_a), score_matrices(df_b, b, model, cells_b)
-        done = lambda m: ~np.isnan(np.hstack([m[c] for c in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT)])).any(1)
-        ca, cb = done(ma), done(mb)
+        ca, cb = complete_pairs(ma), complete_pairs(mb)
         names = [n for n in results_a[model] if n not in NON_ENDPOINT_KEYS and n in ENDPOINTS]
         if not (names and ca.any() and cb.any()):           # nothing to compare: said, not computed from nothing
             models[model] = dict(skipped="no endpoint in-distribution" if not names else "no complete pair in-distribution" if not ca.any()

@@ -787,7 +787,7 @@ def failure_table(view: RunView) -> pd.DataFrame:
     if calls.empty: return pd.DataFrame()
     t = calls.set_index("model")[["backend", "n_requests", "n_unique", "n_failed"]].rename(
         columns={"n_requests": "requests", "n_unique": "unique calls", "n_failed": "failed calls"})
-    t["failed share"] = (t["failed calls"] / t["unique calls"].where(t["unique calls"] > 0)).round(3)
+    t["failed share"] = (t["failed calls"] / t["requests"].where(t["requests"] > 0)).round(3)     # failed calls count requests
     e = view.errors
     if len(e): t = t.join(e.groupby(["model", "error_kind"]).size().unstack(fill_value=0), how="left").fillna(0)
     return t
@@ -993,14 +993,15 @@ def shift_endpoint_table(view: RunView, per_category: bool = False) -> pd.DataFr
     d = view._csv("shift_endpoints")
     d = d[d["scope"] != "overall"] if per_category else d[d["scope"] == "overall"]
     names = category_names(view)
-    ci = lambda lo, hi: ["–" if _plain(a) or _plain(b) else f"[{a:.3f}, {b:.3f}]" for a, b in zip(lo, hi)]
-    out = pd.DataFrame({"model": d["model"], "endpoint": d["endpoint"].map(_label),
+    def cell(col):                      # "estimate [CI low, CI high]": one column per quantity keeps the table inside the page
+        f = lambda x: "–" if _plain(x) else f"{0.0 if abs(x) < 5e-4 else x:.3f}"
+        return [f(e) + ("" if _plain(a) or _plain(b) else f" [{f(a)}, {f(b)}]") for e, a, b in zip(d[col], d[f"{col}_ci_low"], d[f"{col}_ci_high"])]
+    log = d["difference_scale"].fillna("estimate") == "log odds ratio"
+    out = pd.DataFrame({"model": d["model"], "endpoint": [_label(e) + (" (difference of logs)" if g else "") for e, g in zip(d["endpoint"], log)],
                         **({"category": d["scope"].map(lambda k: names.get(k, k))} if per_category else {}),
-                        "in-distribution": d["in_distribution"], "in-distribution CI": ci(d["in_distribution_ci_low"], d["in_distribution_ci_high"]),
-                        "shifted": d["shifted"], "shifted CI": ci(d["shifted_ci_low"], d["shifted_ci_high"]),
-                        "difference": d["difference"], "difference CI": ci(d["difference_ci_low"], d["difference_ci_high"]),
-                        "p (difference)": d["p_difference"], "scale": d["difference_scale"].fillna("estimate"),
-                        "patients": [f"{a} / {b}" for a, b in zip(d["n_patients_in_distribution"], d["n_patients_shifted"])]})
+                        "in-distribution [CI]": cell("in_distribution"), "shifted [CI]": cell("shifted"), "difference [CI]": cell("difference"),
+                        "p": d["p_difference"],          # per category, the patients with cells (overall: the sizes table's)
+                        **({"patients": [f"{a} / {b}" for a, b in zip(d["n_patients_in_distribution"], d["n_patients_shifted"])]} if per_category else {})})
     return out.set_index(["model", "endpoint", *(["category"] if per_category else [])])
 
 # %% ../../nbs/40_report.ipynb #b381bdac

@@ -26,8 +26,9 @@ from .signflip import SignFlips, flip_block, signflip_test
 __all__ = ['ENDPOINTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'CONTRASTS', 'MEAN_CONTRASTS', 'EndpointInput', 'to_jsonable',
            'Estimate', 'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Endpoint',
            'register_endpoint', 'context_specificity', 'chance_agreement', 'directional_alignment',
-           'context_sensitivity', 'class_correspondence', 'brier_improvement', 'mantel_haenszel', 'run_endpoints',
-           'family_decisions', 'resampling_memory', 'check_analysis', 'model_contrast', 'results_to_dict', 'demo_input']
+           'context_sensitivity', 'class_correspondence', 'brier_cells', 'brier_improvement', 'direction_counts',
+           'mantel_haenszel', 'run_endpoints', 'family_decisions', 'resampling_memory', 'check_analysis',
+           'model_contrast', 'results_to_dict', 'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -371,15 +372,19 @@ def class_correspondence(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                           est, {}, "descriptive")
 
 # %% ../../nbs/15_endpoints.ipynb #3ddb5979
+def brier_cells(inp: EndpointInput) -> tuple:
+    """Per cell, the Brier scores against the correct-context reference without a chart, with the own chart and with a donor's
+    (the donors' mean), and where the observers agree (the cells Brier is scored on)."""
+    if inp.y_correct is None: raise ValueError("brier_improvement needs the correct-context reference labels (y_correct)")
+    y = inp.y_correct
+    bs = np.nanmean(np.where(np.isnan(inp.s_donors), np.nan, (np.nan_to_num(inp.s_donors) - y[None]) ** 2), 0)
+    return (inp.s_free - y) ** 2, (inp.s_correct - y) ** 2, bs, (y == 0) | (y == 1)
+
 @register_endpoint("brier_improvement", tracks=("representation", "adaptation"), default_for=("representation", "adaptation"), label="Brier improvement",
                    formula="Brier(shuffled) − Brier(correct)")
 def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster sign-flip test."
-    if inp.y_correct is None: raise ValueError("brier_improvement needs the correct-context reference labels (y_correct)")
-    y = inp.y_correct
-    agree = (y == 0) | (y == 1)
-    bf, bc = (inp.s_free - y) ** 2, (inp.s_correct - y) ** 2
-    bs = np.nanmean(np.where(np.isnan(inp.s_donors), np.nan, (np.nan_to_num(inp.s_donors) - y[None]) ** 2), 0)
+    bf, bc, bs, agree = brier_cells(inp)
     excluded = np.append((~agree).sum(0), (~agree).sum())
     est = _tested(inp, rs, bs - bc, agree, lambda j: {"n_excluded_disagreement": int(excluded[j])},
                   [("brier_free", bf, agree), ("brier_correct", bc, agree), ("brier_shuffled", bs, agree),
@@ -390,6 +395,14 @@ def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                      "difference is symmetric about 0", est, "confirmatory")
 
 # %% ../../nbs/15_endpoints.ipynb #b6a2e31d
+def direction_counts(inp: EndpointInput, eps: float) -> list:
+    """Per patient × category, on non-zero Δ_ref cells: the counts a (Δ_ref up, model up), b (up, down), c (down, up) and d
+    (down, down) of the reference × model direction table (a model change below ε is no direction)."""
+    R, dm = np.sign(inp.delta_ref), inp.delta_model
+    up, down = dm >= eps, dm <= -eps
+    return [cluster_sums(m.astype(float), inp.cluster, inp.n_patients, inp.nonzero)[0] for m in
+            ((R > 0) & up, (R > 0) & down, (R < 0) & up, (R < 0) & down)]
+
 def _or_from_counts(a, b, c, d, pooled: bool):
     "Odds ratios (per stratum, or Mantel–Haenszel over the last axis) from count arrays."
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -406,10 +419,7 @@ def _or_from_counts(a, b, c, d, pooled: bool):
 def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Mantel–Haenszel common odds ratio of reference × model direction across categories; bootstrap interval; no test."
     eps, nz, C = effective_epsilon(rs.settings.epsilon), inp.nonzero, len(inp.categories)
-    R, dm = np.sign(inp.delta_ref), inp.delta_model
-    up, down = dm >= eps, dm <= -eps
-    cnt = [cluster_sums(m.astype(float), inp.cluster, inp.n_patients, nz)[0] for m in
-           ((R > 0) & up, (R > 0) & down, (R < 0) & up, (R < 0) & down)]        # a, b, c, d per patient × category
+    cnt = direction_counts(inp, eps)
     tot = [x.sum(0) for x in cnt]
     per_cat, pooled = _or_from_counts(*tot, pooled=False), _or_from_counts(*tot, pooled=True)
     boot = [rs.weights @ x for x in cnt]

@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 from ..core.config import AnalysisConfig
 from ..core.seeds import rng_for
 from .bootstrap import MIN_STUDENTIZED_PATIENTS, BootstrapDraws, cluster_sums, ratio_se
-from .endpoints import MEAN_CONTRASTS, EndpointInput, _corr_rows, _or_from_counts
+from .endpoints import MEAN_CONTRASTS, EndpointInput, _corr_rows, _or_from_counts, _sums, brier_cells, direction_counts
 from .measures import effective_epsilon
 
 # %% auto #0
@@ -101,17 +101,10 @@ def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95, method: 
 
 # %% ../../nbs/18_shift.ipynb #e952382c
 def _brier_contrast(inp: EndpointInput, eps):
-    y = inp.y_correct
-    agree = (y == 0) | (y == 1)
-    bs = np.nanmean(np.where(np.isnan(inp.s_donors), np.nan, (np.nan_to_num(inp.s_donors) - y[None]) ** 2), 0)
-    return bs - (inp.s_correct - y) ** 2, agree
+    _, bc, bs, agree = brier_cells(inp)
+    return bs - bc, agree
 
 SHIFT_CONTRASTS = {**MEAN_CONTRASTS, "brier_improvement": _brier_contrast}
-
-def _per_patient(inp: EndpointInput, values, mask):
-    "Per-patient sums and counts per category, plus the overall column."
-    S, n = cluster_sums(values, inp.cluster, inp.n_patients, mask)
-    return np.hstack([S, S.sum(1, keepdims=True)]), np.hstack([n, n.sum(1, keepdims=True)])
 
 # %% ../../nbs/18_shift.ipynb #9d6e4816
 def _correspondence(inp: EndpointInput, W) -> tuple:
@@ -125,9 +118,7 @@ def _correspondence(inp: EndpointInput, W) -> tuple:
 
 def _mantel_haenszel(inp: EndpointInput, W, eps) -> tuple:
     "The log of the Mantel–Haenszel odds ratio over categories and its resampled values (the difference is taken on the log scale)."
-    R, dm, nz = np.sign(inp.delta_ref), inp.delta_model, inp.nonzero
-    up, down = dm >= eps, dm <= -eps
-    cnt = [cluster_sums(m.astype(float), inp.cluster, inp.n_patients, nz)[0] for m in ((R > 0) & up, (R > 0) & down, (R < 0) & up, (R < 0) & down)]
+    cnt = direction_counts(inp, eps)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(_or_from_counts(*[x.sum(0) for x in cnt], pooled=True)), np.log(_or_from_counts(*[W @ x for x in cnt], pooled=True))
 
@@ -152,7 +143,7 @@ def shift_differences(inp_a: EndpointInput, inp_b: EndpointInput, names, setting
         for name in names:
             if name in SHIFT_CONTRASTS:
                 (xa, ma), (xb, mb) = SHIFT_CONTRASTS[name](inp_a, eps), SHIFT_CONTRASTS[name](inp_b, eps)
-                diffs = independent_difference(*_per_patient(inp_a, xa, ma), *_per_patient(inp_b, xb, mb), WA, WB, settings.ci_level, settings.ci_method)
+                diffs = independent_difference(*_sums(inp_a, xa, ma), *_sums(inp_b, xb, mb), WA, WB, settings.ci_level, settings.ci_method)
                 out[name] = dict(overall=diffs[-1], per_category=dict(zip(inp_a.categories, diffs[:-1])))
             elif name in DESCRIPTIVE_SHIFT:
                 (ea, ra), (eb, rb) = DESCRIPTIVE_SHIFT[name](inp_a, WA, eps), DESCRIPTIVE_SHIFT[name](inp_b, WB, eps)

@@ -18,7 +18,7 @@ from ..core.runs import RunFolder, atomic_write, create_run, write_json
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LABELLED_CONDITIONS
 from ..adapters.dataset import Dataset, adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
-from ..evaluation.analyze import endpoint_input
+from ..evaluation.analyze import complete_pairs, endpoint_input
 from ..evaluation.scores import ScoreValidationError, read_scores, score_cells, score_matrices, validate_scores
 from ..stats.annotators import alternative_annotator_test, delta_agreement
 from ..stats.endpoints import ENDPOINTS, run_endpoints
@@ -214,7 +214,7 @@ def emulation_endpoints(ds: Dataset, ref: dict, ok: np.ndarray, scores: pd.DataF
     rows = []
     for model in pd.unique(scores["model"]):
         mats = score_matrices(scores, ds, model, cells)
-        complete = ~np.isnan(np.hstack([mats[c] for c in (CONTEXT_FREE, CORRECT_CONTEXT, "shuffled_context")])).any(1) & ok
+        complete = complete_pairs(mats) & ok
         if not complete.any(): continue
         for which, d in (("human", ds), ("emulated", emulated)):
             for e, r in run_endpoints(endpoint_input(d, mats, complete), config.analysis, config.seed, model, names).items():

@@ -182,6 +182,8 @@ class AdaptationConfig:
         if self.epochs < 1 or self.patience < 1: raise ValueError("epochs and patience must be at least 1")
         if not self.learning_rate > 0 or self.weight_decay < 0: raise ValueError("need learning_rate > 0 and weight_decay >= 0")
         if not 0 < self.validation_share < 1: raise ValueError("validation_share must be in (0, 1)")
-        if self.outer_folds is not None and self.outer_folds < 2: raise ValueError("outer_folds must be at least 2 (or null)")
+        if self.outer_folds is not None and self.outer_folds < 3:   # the shuffled-context model leaves the donor's fold out too
+            raise ValueError("outer_folds must be at least 3 (or null): the model that reads a donor's chart is also fitted without "
+                             "the donor's fold, which leaves nothing to fit on with 2")
         if any(not 0 < s < 1 for s in self.learning_curve): raise ValueError("learning_curve shares must be in (0, 1)")
         if self.threads is not None and self.threads < 1: raise ValueError("threads must be at least 1")
