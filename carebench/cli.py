@@ -198,6 +198,7 @@ def format_report(r: dict) -> str:
         lines.append(f"shift: {s['name']}: {s['adapter']} adapter, {s['n_patients']} patients, {s['n_pairs']} pairs, {s['observers_per_pair']} "
                      f"observers per pair; evaluated: {', '.join(s['tracks']) or 'none of the configured tracks (see shift.tracks)'}")
         lines += [f"note (shift): {n}" for n in s["notes"]]
+    if "endpoints" in r: lines += [f"endpoint: {e}" for e in r["endpoints"]] or ["endpoints: no served model to check"]
     lines.append("OK: the dataset passed every check" + (" (and the shifted one)" if "shift" in r else ""))
     return "\n".join(lines)
 
@@ -205,6 +206,8 @@ def format_report(r: dict) -> str:
 def _configure_validate(p):
     p.add_argument("config", help="the config file (YAML)")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    p.add_argument("--check-endpoints", action="store_true",
+                   help="also ask each served model's address whether it answers (GET /models; no patient text)")
 
 @register_command("validate", "load a dataset through its adapter, run every check and print a summary", _configure_validate)
 def validate(args) -> int:
@@ -213,9 +216,11 @@ def validate(args) -> int:
     config = load_config(args.config)
     ds = load_dataset(config)
     shifted = load_shifted(config) if config.shift is not None else None      # the shift section's dataset, checked the same way
-    plan = preflight(config, ds, require_track=False, shifted=shifted)        # what `run` would check before asking any model
+    plan = preflight(config, ds, require_track=False, shifted=shifted,        # what `run` would check before asking any model
+                     reach=args.check_endpoints)
     names = plan.model_names
     report = {**validation_report(ds), "tracks": plan.tracks, "models": names.get("reasoning", []), "track_models": names}
+    if args.check_endpoints: report["endpoints"] = plan.reached
     if shifted is not None:
         r = validation_report(shifted)
         report["shift"] = dict(name=config.shift.name, tracks=[t for t in config.shift.tracks if t in plan.tracks], adapter=r["adapter"], n_patients=r["n_patients"],

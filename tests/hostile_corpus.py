@@ -427,6 +427,14 @@ def build(tmp: Path, scores_csv: Path) -> list:
     add("synth_shift_spec_unknown_key", ["synth", "--out", t / "synth_shift", "--shift", "vocab=1"], 2, "shift: expected key=value")
     add("omop_database_url_from_the_environment", ["validate", omop_cfg("pwenv", extra={"tables": None, "url_env": "CB_HOSTILE_CDM"})], 2,
         "cannot open the OMOP database", forbid=(TOKEN,), env={"CB_HOSTILE_CDM": f"nosuchdb://admin:{TOKEN}@db.example/cdm"})
+    # --- hardening 3 (issue 26): each area's cases live in a module of its own
+    import importlib
+    for area in ("hostile_requests", "hostile_data", "hostile_runs", "hostile_settings"):
+        try: module = importlib.import_module(area)
+        except ModuleNotFoundError as e:
+            if e.name != area: raise
+            continue
+        out.extend(module.cases(t / area))
     return out
 
 

@@ -69,6 +69,8 @@ def test_every_hostile_input_ends_cleanly(corpus, tmp_path):
            "PYTHONHASHSEED": "0"}
     env.pop("CB_ABSENT_VAR", None)
     assert len(corpus) >= 60 and len({c.name for c in corpus}) == len(corpus)
+    if os.environ.get("CAREBENCH_HOSTILE_ONLY"):               # a developer's shortcut: only the cases whose name starts so
+        corpus = [c for c in corpus if c.name.startswith(tuple(os.environ["CAREBENCH_HOSTILE_ONLY"].split(",")))]
     with ThreadPoolExecutor(2) as ex: results = list(ex.map(lambda c: _run_case(c, env), corpus))
     failures = {c.name: (p, r["err"][-600:]) for c, r in zip(corpus, results) if (p := _problems(c, r))}
     slowest = max(results, key=lambda r: r["seconds"]); largest = max(r["rss"] for r in results)

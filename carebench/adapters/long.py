@@ -16,7 +16,7 @@ import pandas as pd
 from ..core.config import quote_value
 from ..core.errors import (CategoryColumnError, DuplicateRowError, EmptyTableError, InputFileError, LabelValueError,
                                    LongFormatError, MissingColumnError, MissingValueError, Location)
-from ..core.inputs import file_problem
+from ..core.inputs import file_problem, head_problem
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
 from .base import register_adapter
 from .dataset import Dataset
@@ -73,7 +73,8 @@ def _text(v) -> str:
 def read_long(path: Path, columns: LongColumns) -> pd.DataFrame:
     "The long table as text (CSV or Parquet), stripped, with each row's number (`row`, the header is row 1)."
     path = Path(path)
-    if problem := file_problem(path): raise InputFileError(f"cannot read the long table ({problem})", file=str(path))
+    parquet = path.suffix.lower() in (".parquet", ".pq")
+    if problem := file_problem(path) or (not parquet and head_problem(path)): raise InputFileError(f"cannot read the long table ({problem})", file=str(path))
     try:
         if path.suffix.lower() in (".parquet", ".pq"): df = pd.read_parquet(path).map(_text)
         else: df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")

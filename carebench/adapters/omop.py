@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..core.config import quote_value, redact_secrets
 from ..core.errors import ConfigError, InputFileError, Location, MissingColumnError, OmopError
-from ..core.inputs import file_problem
+from ..core.inputs import file_problem, folder_files, head_problem
 from ..core.vocab import SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
 from .dataset import Dataset, Patient
@@ -23,9 +23,9 @@ from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions,
                                              split_status, split_value)
 
 # %% auto #0
-__all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'OMOP_DOMAINS', 'OmopOptions', 'FolderSource', 'DatabaseSource', 'omop_source',
-           'read_table', 'read_concepts', 'read_persons', 'row_text', 'omop_snapshots', 'OmopAdapter', 'omop_rows',
-           'write_omop', 'integer_column']
+__all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'DUCKDB_CONFIG', 'OMOP_DOMAINS', 'OmopOptions', 'FolderSource', 'database_engine',
+           'DatabaseSource', 'omop_source', 'read_table', 'read_concepts', 'read_persons', 'row_text', 'omop_snapshots',
+           'OmopAdapter', 'omop_rows', 'write_omop', 'integer_column']
 
 # %% ../../nbs/2c_omop.ipynb #6a945301
 OMOP_TABLES = {   # table -> (primary key, concept column, source value column, default field)
@@ -66,35 +66,87 @@ class OmopOptions(LabelTableOptions):
 
 # %% ../../nbs/2c_omop.ipynb #ec712905
 class FolderSource:
-    "OMOP tables as files in a folder: `<table>.csv`, `.parquet` or `.pq`."
+    """OMOP tables as files in a folder: `<table>.csv`, `.parquet` or `.pq`, one file per table (a table given twice is an error:
+    which one holds the data is not for the adapter to guess). Only regular files are read (`folder_files`)."""
     def __init__(self, folder: Path):
         self.folder = Path(folder)
         if not self.folder.is_dir(): raise InputFileError("the OMOP tables folder does not exist or is not a folder", file=str(self.folder))
-    def file(self, name: str) -> Path | None:
-        return next((p for p in (self.folder/f"{name}{s}" for s in (".csv", ".parquet", ".pq")) if p.exists()), None)
+        self.files = {}
+        for p in folder_files(self.folder, (".csv", ".parquet", ".pq"), "OMOP table", stems={"person", "concept", *OMOP_TABLES}):
+            if p.stem in self.files:
+                raise OmopError(f"the {p.stem} table is there twice: {self.files[p.stem].name} and {p.name} (keep one)", file=str(self.folder), table=p.stem)
+            self.files[p.stem] = p
+    def file(self, name: str) -> Path | None: return self.files.get(name)
     def where(self, name: str) -> str: return str(self.file(name) or self.folder/f"{name}.csv")
     def read(self, name: str) -> pd.DataFrame | None:
         p = self.file(name)
         if p is None: return None
-        if problem := file_problem(p): raise InputFileError(f"cannot read the OMOP table ({problem})", file=str(p))
+        csv_file = p.suffix.lower() == ".csv"
+        if problem := file_problem(p) or (csv_file and head_problem(p)): raise InputFileError(f"cannot read the OMOP table ({problem})", file=str(p))
         try:
-            if p.suffix == ".csv": return pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-            df = pd.read_parquet(p)
+            if csv_file: return pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+            import pyarrow.parquet as pq
+            table = pq.read_table(p)
+            df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order
             binary = next((c for c in df.columns if df[c].map(lambda v: isinstance(v, (bytes, bytearray))).any()), None)
             if binary is not None: raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
-            return df.astype(object).where(df.notna(), "").map(_cell)
+            return _text_frame(df, [col.is_null().to_numpy() if col.null_count else None for col in table.columns])
         except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
-            raise InputFileError(f"the OMOP table is not a readable {'CSV' if p.suffix == '.csv' else 'Parquet'} file ({type(e).__name__})", file=str(p)) from None
+            raise InputFileError(f"the OMOP table is not a readable {'CSV' if csv_file else 'Parquet'} file ({type(e).__name__})", file=str(p)) from None
 
 def _cell(v) -> str:
-    "A database or Parquet value as the text a CSV would hold: integral numbers without a decimal point."
-    if v is None or v == "": return ""
+    """A database or Parquet value as the text a CSV would hold: integral numbers without a decimal point, a missing value (NULL)
+    empty, a NaN as `nan` (a value that is not a number, which the checks refuse, never a silent blank)."""
+    if v is None or v is pd.NA or (isinstance(v, str) and v == ""): return ""
     if isinstance(v, (float, np.floating)):
-        if np.isnan(v): return ""
+        if np.isnan(v): return "nan"
         return str(int(v)) if float(v).is_integer() else repr(float(v))
     return str(v)
 
+def _text_frame(df: pd.DataFrame, nulls: list) -> pd.DataFrame:
+    "`df`'s cells as text (`_cell`); `nulls[k]`: where column k is NULL (a mask, or None for none): blank, unlike a NaN."
+    out = {}
+    for k in range(df.shape[1]):
+        s = df.iloc[:, k].astype(object)
+        if nulls[k] is not None: s = s.where(~nulls[k], None)
+        out[k] = s.map(_cell)
+    return pd.DataFrame(out, index=df.index).set_axis(df.columns, axis=1)
+
 # %% ../../nbs/2c_omop.ipynb #3fa701c7
+DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,   # never download or load an extension
+                 "allow_community_extensions": False, "enable_external_access": False}        # nor read files or URLs from SQL
+
+def _file_engine(sqlalchemy, url, backend: str):
+    "A read-only engine for a SQLite or DuckDB URL naming a file: the file must exist and be a regular file, nothing is created."
+    db, query = url.database or "", dict(url.query)
+    uri = backend == "sqlite" and str(query.get("uri", "")).lower() in ("true", "1")
+    if db in ("", ":memory:") or (uri and db.startswith("file::memory:")):                       # an empty database in memory
+        return sqlalchemy.create_engine(url, **({"connect_args": {"config": DUCKDB_CONFIG}} if backend == "duckdb" else {}))
+    from urllib.parse import unquote, urlencode, urlsplit
+    path = Path(unquote(urlsplit(db).path) if uri else db)
+    if problem := file_problem(path): raise InputFileError(f"cannot open the OMOP database ({problem})", file=str(path))
+    with open(path, "rb") as f: magic = f.read(16)
+    if backend == "duckdb":
+        if magic == b"SQLite format 3\0":
+            raise InputFileError("cannot open the OMOP database (the file is a SQLite database: DuckDB reads one only through its sqlite "
+                                 "extension, which CAREBench never downloads or loads; name it with a sqlite:/// URL)", file=str(path))
+        return sqlalchemy.create_engine(url, connect_args={"read_only": True, "config": DUCKDB_CONFIG})
+    if url.get_driver_name() != "pysqlite": raise InputFileError(f"cannot open the OMOP database (the {url.drivername} driver cannot be opened read-only: use sqlite:///)", file=str(path))
+    import sqlite3
+    params = {**({k: v for k, v in query.items() if k != "uri"} if uri else {}), "mode": "ro"}     # a URI's own parameters kept, but read-only
+    target = f"{db if uri else path.absolute().as_uri()}?{urlencode(params)}"
+    return sqlalchemy.create_engine("sqlite://", creator=lambda: sqlite3.connect(target, uri=True, check_same_thread=False))
+
+def database_engine(url: str):
+    """A SQLAlchemy engine for `url` that reads and never writes: a SQLite or DuckDB file is opened read-only and must exist
+    (a missing one is an `InputFileError` naming it, never created); DuckDB runs with `DUCKDB_CONFIG` (no extension is
+    installed, downloaded or loaded). Other databases are the driver's own."""
+    import sqlalchemy
+    url = sqlalchemy.engine.make_url(url)
+    backend = url.get_backend_name()
+    if backend in ("sqlite", "duckdb"): return _file_engine(sqlalchemy, url, backend)
+    return sqlalchemy.create_engine(url)
+
 class DatabaseSource:
     "OMOP tables in a database, through SQLAlchemy (a URL's credentials never appear in messages or the manifest)."
     def __init__(self, url: str, schema: str | None = None):
@@ -102,8 +154,9 @@ class DatabaseSource:
         except ImportError: raise InputFileError("reading OMOP from a database needs SQLAlchemy: pip install 'carebench[formats]'") from None
         self.shown, self.schema = redact_secrets(url), schema
         try:
-            self.engine = sqlalchemy.create_engine(url)
+            self.engine = database_engine(url)
             self.names = set(sqlalchemy.inspect(self.engine).get_table_names(schema=schema))
+        except InputFileError: raise
         except Exception as e:          # a driver's own errors (no such module, refused connection, bad URL) are of many types
             raise InputFileError(f"cannot open the OMOP database ({type(e).__name__}: {redact_secrets(str(e).splitlines()[0])[:160]})", file=self.shown) from None
     def where(self, name: str) -> str: return self.shown
@@ -112,8 +165,10 @@ class DatabaseSource:
         import sqlalchemy
         q = self.engine.dialect.identifier_preparer
         target = f"{q.quote(self.schema)}.{q.quote(name)}" if self.schema else q.quote(name)
-        with self.engine.connect() as conn: df = pd.read_sql_query(sqlalchemy.text(f"SELECT * FROM {target}"), conn)
-        return df.astype(object).where(df.notna(), "").map(_cell)
+        with self.engine.connect() as conn:
+            res = conn.execute(sqlalchemy.text(f"SELECT * FROM {target}"))
+            df = pd.DataFrame([tuple(r) for r in res], columns=list(res.keys()), dtype=object)   # objects: a NULL (None) stays apart from a NaN
+        return _text_frame(df, [None] * df.shape[1])
 
 def omop_source(options: OmopOptions):
     "The folder or database the options name (`url_env`: the URL is read from that environment variable, never written anywhere)."
@@ -145,9 +200,21 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
             raise OmopError(f"{key} {k[i]} appears twice", Location(source.where(name), name, int(df["row"].iat[i]), key))
         df = df.iloc[np.argsort(k, kind="stable")]
         if isinstance(source, DatabaseSource): df = df.assign(row=np.arange(len(df)) + 1)
+    _no_control_characters(df, source, name)
     for c in optional:
         if c not in df.columns: df[c] = ""
     return df
+
+_CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"       # C0 controls but tab and line breaks (a note has them), and DEL
+
+def _no_control_characters(df, source, name):
+    "A cell holding a control character (a NUL, an escape sequence) would reach the snapshot text a model reads: an `OmopError` naming it."
+    for col in df.columns.drop("row"):
+        hit = df[col].str.contains(_CONTROL, regex=True).to_numpy()
+        if hit.any():
+            i = int(hit.argmax())
+            ch = re.search(_CONTROL, df[col].iat[i]).group()
+            raise OmopError(f"a control character (U+{ord(ch):04X}) in the text, which no snapshot shows", Location(source.where(name), name, int(df["row"].iat[i]), col))
 
 def _integers(df, col, source, name, blank_ok=False) -> np.ndarray:
     "A column of integer ids; the first cell that is not one is an `OmopError` naming its row."

@@ -5,12 +5,15 @@
 # %% ../../nbs/03_config.ipynb #5e3e2fa0
 from __future__ import annotations
 import dataclasses
+import json
+import os
 import re
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 import yaml
 
@@ -19,12 +22,30 @@ from .inputs import file_problem
 from .vocab import SHARES, Category, LabelSpace
 
 # %% auto #0
-__all__ = ['SECRET_WORDS', 'REDACTED', 'DEFAULT_ENDPOINTS', 'SECTIONS', 'ENTRY_POINT_GROUP', 'CORE_KEYS', 'MAX_YAML_VALUES',
-           'MAX_YAML_DEPTH', 'is_secret_key', 'looks_like_token', 'url_userinfo', 'redact_text', 'redact_secrets',
-           'quote_value', 'parse_section', 'DatasetConfig', 'ShiftConfig', 'AnalysisConfig', 'RunSection',
-           'SlurmConfig', 'ExecutorConfig', 'Section', 'register_into', 'register_section', 'section_classes', 'Config',
-           'resolve_sections', 'read_yaml', 'check_values', 'load_config', 'to_plain', 'config_to_dict',
-           'resolved_config_yaml']
+__all__ = ['MIN_SECRET_LENGTH', 'SECRET_WORDS', 'REDACTED', 'DEFAULT_ENDPOINTS', 'SECTIONS', 'ENTRY_POINT_GROUP', 'CORE_KEYS',
+           'MAX_YAML_VALUES', 'MAX_YAML_DEPTH', 'register_secret', 'redact_values', 'is_secret_key', 'looks_like_token',
+           'url_userinfo', 'redact_text', 'redact_secrets', 'quote_value', 'parse_section', 'DatasetConfig',
+           'ShiftConfig', 'AnalysisConfig', 'RunSection', 'SlurmConfig', 'ExecutorConfig', 'Section', 'register_into',
+           'register_section', 'section_classes', 'Config', 'resolve_sections', 'read_yaml', 'check_values',
+           'load_config', 'to_plain', 'config_to_dict', 'resolved_config_yaml']
+
+# %% ../../nbs/03_config.ipynb #a8871306
+_SECRET_VALUES: set = set()
+MIN_SECRET_LENGTH = 8
+
+def register_secret(value) -> None:
+    "Remember a secret's literal value (a token from an environment variable) so that `redact_text` removes it wherever it appears."
+    if not isinstance(value, str) or len(value.strip()) < MIN_SECRET_LENGTH: return
+    v = value.strip()
+    _SECRET_VALUES.update(s for s in (v, value, json.dumps(v)[1:-1], quote(v, safe="")) if len(s) >= MIN_SECRET_LENGTH)
+
+def redact_values(text):
+    "`text` with the literal value of every registered secret replaced by `<redacted>` (longest first); other text untouched."
+    if not isinstance(text, str) or not _SECRET_VALUES: return text
+    for v in sorted(_SECRET_VALUES, key=len, reverse=True):
+        if v in text: text = text.replace(v, REDACTED)
+    return text
+
 
 # %% ../../nbs/03_config.ipynb #e3c92543
 SECRET_WORDS = {"token", "secret", "password", "passwd", "apikey", "authorization", "credential", "credentials", "bearer", "cookie"}
@@ -38,9 +59,10 @@ def is_secret_key(key) -> bool:
 
 _TOKEN_PREFIX = re.compile(r"^(sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29|eyJ)[-_.]?[A-Za-z0-9]", re.I)
 _USERINFO = re.compile(r"^([a-z][a-z0-9+.\-]*://)([^/?#]*)@", re.I)
+# every pattern starts only where a run of its characters starts and scans that run once: redaction stays linear in the text
 _TOKEN_IN_TEXT = re.compile(r"(?i)\b(?:sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29)[-_.][A-Za-z0-9_\-.]{8,}"
-                            r"|\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-.]+|(?i:bearer)\s+\S+")
-_SECRET_PARAM = re.compile(r"(?i)([?&;](?:[a-z_\-]*(?:key|token|secret|password|passwd|sig|signature|auth)[a-z_\-]*)=)[^&;#\s]*")
+                            r"|(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-.]+|(?i:bearer)\s+\S+")
+_SECRET_PARAM = re.compile(r"(?i)([?&;](?:[a-z_\-]{0,40}(?:key|token|secret|password|passwd|sig|signature|auth)[a-z_\-]{0,40})=)[^&;#\s]*")
 
 def looks_like_token(value) -> bool:
     "Whether a text looks like a credential: a known token prefix, `Bearer …`, or an unbroken run of 20+ mixed letters and digits."
@@ -53,11 +75,14 @@ def url_userinfo(value) -> bool:
     "Whether a text is a URL carrying a user name or password (`scheme://user:pass@host`)."
     return isinstance(value, str) and _USERINFO.match(value.strip()) is not None
 
+_URL_CREDENTIALS = re.compile(r"(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{0,31}://)[^/?#\s@]*@", re.I)
+
 def redact_text(text: str) -> str:
-    """`text` with anything credential-like replaced: tokens with a known prefix, JWTs, `Bearer …`, user names and passwords in
-    URLs, and secret-named query parameters (`?api_key=…`). For messages and any text that reaches a file."""
+    """`text` with anything credential-like replaced: the literal value of every registered secret (`register_secret`),
+    tokens with a known prefix, JWTs, `Bearer …`, user names and passwords in URLs, and secret-named query parameters
+    (`?api_key=…`). For messages and any text that reaches a file. Linear in the length of `text`."""
     if not isinstance(text, str): return text
-    t = re.sub(r"([a-z][a-z0-9+.\-]*://)[^/?#\s@]*@", lambda m: m.group(1) + REDACTED + "@", text, flags=re.I)
+    t = _URL_CREDENTIALS.sub(lambda m: m.group(1) + REDACTED + "@", redact_values(text))
     t = _SECRET_PARAM.sub(lambda m: m.group(1) + REDACTED, t)
     return _TOKEN_IN_TEXT.sub(REDACTED, t)
 
@@ -437,13 +462,14 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def check_values(data, file=None, key: str = ""):
     """Checks on every value of a raw config, whatever its section: `*_env` keys hold the name of an environment variable
-    (never a token), and no URL carries a user name or password. Neither value is echoed in the message."""
+    (never a token), whose value is registered as a secret; no URL carries a user name or password. Neither value is echoed."""
     if isinstance(data, dict):
         for k, v in data.items():
             where = f"{key}.{k}" if key else str(k)
             if str(k).lower().endswith("_env") and v is not None and (not isinstance(v, str) or not _ENV_NAME.match(v) or looks_like_token(v)):
                 raise ConfigError("must hold the name of an environment variable (letters, digits and underscores), not its value "
                                   "(the value is not shown)", file, where)
+            if str(k).lower().endswith("_env") and v is not None: register_secret(os.environ.get(v))   # redacted wherever it appears
             check_values(v, file, where)
     elif isinstance(data, (list, tuple)):
         for i, v in enumerate(data): check_values(v, file, f"{key}[{i}]")

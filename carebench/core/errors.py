@@ -11,7 +11,7 @@ __all__ = ['CareBenchError', 'Location', 'ConfigError', 'DataError', 'InputFileE
            'MissingColumnError', 'CategoryColumnError', 'LabelValueError', 'MissingValueError', 'DuplicateRowError',
            'NearDuplicateIdError', 'ConditionMismatchError', 'ObserverCountError', 'SnapshotError',
            'MissingSnapshotError', 'LeakageError', 'LongFormatError', 'AdjudicationError', 'TerminologyError',
-           'FhirError', 'OmopError']
+           'FhirError', 'OmopError', 'EndpointError']
 
 # %% ../../nbs/00_errors.ipynb #a27967d4
 class CareBenchError(Exception):
@@ -81,3 +81,8 @@ class AdjudicationError(DataError): "An adjudication row names no evaluation pai
 class TerminologyError(DataError): "A terminology table (display names, or a map between code systems) lacks a column, a value, or is contradictory."
 class FhirError(DataError): "A FHIR file is not JSON/NDJSON of resources, a resource fails validation, or it names no known patient."
 class OmopError(DataError): "An OMOP CDM table or column is missing, a value has the wrong type, or a row names an unknown person or concept."
+
+# %% ../../nbs/00_errors.ipynb #c41ce3a9
+class EndpointError(CareBenchError):
+    "A model server cannot be reached (nothing listens, the name does not resolve): the run stops; the message names the address."
+

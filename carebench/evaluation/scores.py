@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..core.csvio import release_arrow_memory, release_memory
 from ..core.errors import DataError, EmptyTableError, InputFileError
-from ..core.inputs import file_problem
+from ..core.inputs import file_problem, head_problem
 from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..adapters.dataset import Dataset
 
@@ -97,7 +97,9 @@ def read_scores(path) -> pd.DataFrame:
     """Read a long score file (CSV as text, or Parquet) with a `row` column holding spreadsheet row numbers. The text columns
     are categorical (they compare, select and print as text)."""
     path = Path(path)
-    if problem := file_problem(path): raise InputFileError(f"cannot read the score file ({problem})", file=str(path))
+    csv_file = path.suffix.lower() not in (".parquet", ".pq")
+    if problem := file_problem(path) or (csv_file and head_problem(path)):       # a binary file is refused from its first block
+        raise InputFileError(f"cannot read the score file ({problem})", file=str(path))
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
             df = pd.read_parquet(path)

@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 import carebench
 from ..core.errors import CareBenchError
-from ..core.runs import atomic_write
+from ..core.runs import atomic_write, output_folder, verify_artifacts
 from ..core.vocab import CONDITIONS
 from .pages import RunView, load_run
 from ..tracks.track import registered_tracks
@@ -74,7 +74,7 @@ def templates_dir() -> Path:
 def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
     "Run every page's template with papermill into `RUN/report/pages/` (a few kernels at a time); page name → (path, error or None)."
     import papermill as pm
-    tdir, out = templates_dir(), view.path/"report"/"pages"
+    tdir, out = templates_dir(), output_folder(view.path/"report"/"pages", root=view.path)
     out.mkdir(parents=True, exist_ok=True)
     def run(page):
         dest = out/f"{page.name}.ipynb"
@@ -145,7 +145,7 @@ def build_offline_site(view: RunView, plan: list, pages: dict) -> Path:
     "Convert the executed pages to one HTML page each with the navigation and inline styles; returns `site/index.html`."
     from nbconvert import HTMLExporter
     import nbformat
-    site = view.path/"report"/"site"
+    site = output_folder(view.path/"report"/"site", root=view.path)
     site.mkdir(parents=True, exist_ok=True)
     exporter = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
     nav = navigation(plan)
@@ -175,9 +175,13 @@ def check_finished(view: RunView):
 
 # %% ../../nbs/41_site.ipynb #7f5417a4
 def build_report(run_dir, quiet: bool = True, quarto: str = "auto") -> Path:
-    "Execute the pages, write the Quarto project, render with Quarto (`auto`: when installed) or build the offline site; returns index.html."
+    """Execute the pages, write the Quarto project, render with Quarto (`auto`: when installed) or build the offline site; returns
+    index.html. Before anything is read or written: the run finished, its artifacts are the files it wrote (size and sha256,
+    `verify_artifacts`), and `RUN/report` and all under it are real folders inside the run folder (`output_folder`)."""
     view = load_run(run_dir)
     check_finished(view)
+    output_folder(view.path/"report", root=view.path)     # the report and all under it: real folders, no link out of the run
+    verify_artifacts(view.run)                            # a truncated or changed artifact: refused before any page reads it
     plan = page_plan(view)
     pages = execute_pages(view, plan, quiet)
     report = view.path/"report"

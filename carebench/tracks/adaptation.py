@@ -20,15 +20,17 @@ from ..core.seeds import derive_seed, rng_for
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..adapters.dataset import Dataset
 from .crossfit import crossfit
-from .encoders import default_encoder_path, snapshot_fields
+from .backends import hub_offline
+from .encoders import check_encoder, default_encoder_path, snapshot_fields
 from .hf_backend import model_fingerprint
 from .settings import AdaptationConfig
 from .splits import nested_folds
 from .track import Merged, Track, register_track
 
 # %% auto #0
-__all__ = ['chart_text', 'BaseModel', 'Scorer', 'fine_tune', 'save_adapter', 'AdaptationResult', 'adapt', 'model_name',
-           'adaptation_job', 'adapt_shift', 'adaptation_shift_job', 'AdaptationTrack']
+__all__ = ['chart_text', 'BaseModel', 'Scorer', 'fine_tune', 'fine_tune_memory', 'check_fine_tuning', 'save_adapter',
+           'AdaptationResult', 'adapt', 'model_name', 'adaptation_job', 'adapt_shift', 'adaptation_shift_job',
+           'AdaptationTrack']
 
 # %% ../../nbs/3j_adaptation.ipynb #a180b338
 def chart_text(patient) -> str:
@@ -40,6 +42,7 @@ _TARGETS = {"query": ["query", "value"], "q_proj": ["q_proj", "v_proj"], "c_attn
 class BaseModel:
     "The pretrained body and its tokenizer, loaded once per job; every fine-tuning starts from its initial adapter weights."
     def __init__(self, s: AdaptationConfig):
+        hub_offline()                                          # local folders only: nothing is downloaded
         import torch
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as hf_logging
@@ -49,11 +52,10 @@ class BaseModel:
         if s.threads: torch.set_num_threads(s.threads)
         self.s, self.torch = s, torch
         self.path = s.model.path or default_encoder_path()
-        local = Path(self.path).is_dir()
-        self.tok = AutoTokenizer.from_pretrained(self.path, revision=s.model.revision, local_files_only=local)
+        self.tok = AutoTokenizer.from_pretrained(self.path, revision=s.model.revision, local_files_only=True)
         if self.tok.pad_token is None: self.tok.pad_token = self.tok.eos_token
         self.tok.padding_side = "right"                      # pooling "last" reads the last real token
-        self.model = AutoModel.from_pretrained(self.path, revision=s.model.revision, local_files_only=local)
+        self.model = AutoModel.from_pretrained(self.path, revision=s.model.revision, local_files_only=True)
         self.device = s.model.device or ("cuda" if torch.cuda.is_available() else "cpu")
         names = {n.rsplit(".", 1)[-1] for n, _ in self.model.named_modules()}
         self.targets = list(s.lora.target_modules or next((v for k, v in _TARGETS.items() if k in names), []))
@@ -170,6 +172,56 @@ def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.n
             if stale >= s.patience: break
     sc.load_state(state); sc.saved = state
     return sc, dict(epochs_run=len(losses), best_epoch=best_epoch, valid_losses=[round(x, 6) for x in losses], best_valid_loss=round(best, 6))
+
+# %% ../../nbs/3j_adaptation.ipynb #63c8dbb0
+def _lora_width(name: str, h: int, ffn: int) -> int:
+    "Inputs + outputs of a module that LoRA adapts, from its name (an unknown name: the widest projection of a layer)."
+    n = name.rsplit(".", 1)[-1]
+    if n in ("query", "key", "value", "q_proj", "k_proj", "v_proj", "o_proj", "out_proj", "q", "k", "v", "o"): return 2 * h
+    if n in ("c_attn", "qkv_proj", "Wqkv", "query_key_value"): return 4 * h
+    if n in ("up_proj", "gate_proj", "down_proj", "fc1", "fc2", "c_fc", "wi", "wo", "w1", "w2", "w3"): return h + ffn
+    return h + max(3 * h, ffn)
+
+def fine_tune_memory(s: AdaptationConfig, shape: dict) -> dict:
+    """Estimated peak bytes of one fine-tuning from the model's sizes (`model_shape`), by the part each setting drives: the body's
+    weights in float32 (`weights`); the LoRA adapters with their gradients and AdamW's two moments, 16 bytes a parameter, r·(inputs
+    + outputs) parameters per adapted module and layer (`adapters`: `lora.r`, `lora.target_modules`, by default two attention
+    projections); and what one batch keeps for the backward pass (`activations`: `model.batch_size` × `model.max_length` tokens,
+    about 8·hidden + 2·ffn floats a token and layer, and two attention maps of length² per head and layer). Sizes a config does
+    not give are taken large (hidden 1,024, 24 layers)."""
+    h, L = shape.get("hidden") or 1024, shape.get("layers") or 24
+    heads, ffn = shape.get("heads") or max(1, h // 64), shape.get("ffn") or 4 * h
+    vocab, pos = shape.get("vocab") or 50_000, shape.get("positions") or 0
+    widths = [_lora_width(t, h, ffn) for t in s.lora.target_modules] if s.lora.target_modules else [2 * h, 2 * h]
+    b, T = s.model.batch_size, s.model.max_length
+    return {"weights": 4 * (L * (4 * h * h + 2 * h * ffn) + (vocab + pos) * h),
+            "adapters": 16 * s.lora.r * L * sum(widths),
+            "activations": 4 * b * T * L * (8 * h + 2 * ffn) + 8 * b * heads * T * T * L}
+
+
+# %% ../../nbs/3j_adaptation.ipynb #c0f6e709
+def check_fine_tuning(s: AdaptationConfig, config_file=None) -> dict:
+    """What Track 2 checks of its model before any work (at `carebench validate` and the start of `carebench run`), from the model
+    folder's `config.json` alone: the folder (`check_encoder`), `lora.r` at most the hidden size, and the estimated peak memory
+    (`fine_tune_memory`) below `max_memory_gb`. Returns the estimate; a `ConfigError` names the key to change."""
+    shape = check_encoder(s.model, "adaptation.model", config_file)
+    if shape["hidden"] and s.lora.r > shape["hidden"]:
+        raise ConfigError(f"r {s.lora.r:,} is above the model's hidden size {shape['hidden']:,}: use at most that (a LoRA rank beyond it "
+                          "adds parameters, not capacity)", config_file, "adaptation.lora.r")
+    need = fine_tune_memory(s, shape)
+    total = sum(need.values())
+    if total > s.max_memory_gb * 2 ** 30:
+        part = max(need, key=need.get)
+        key, advice = {"weights": ("adaptation.model.path", "use a smaller model"),
+                       "adapters": ("adaptation.lora.r", f"lower adaptation.lora.r (now {s.lora.r:,})"),
+                       "activations": ("adaptation.model.batch_size", f"lower adaptation.model.batch_size (now {s.model.batch_size:,}) "
+                                                                     f"or adaptation.model.max_length (now {s.model.max_length:,})")}[part]
+        gb = lambda v: f"{v / 2 ** 30:,.1f}"
+        raise ConfigError(f"the fine-tuning would need about {gb(total)} GB (weights {gb(need['weights'])}, adapters {gb(need['adapters'])}, "
+                          f"activations {gb(need['activations'])}), above adaptation.max_memory_gb = {s.max_memory_gb:g}: {advice}, "
+                          "or raise adaptation.max_memory_gb", config_file, key)
+    return need
+
 
 # %% ../../nbs/3j_adaptation.ipynb #9e54300e
 class _Track2Learner:
@@ -351,8 +403,7 @@ class AdaptationTrack(Track):
         c, s = self.ctx.config, self.settings
         try: nested_folds(list(dict.fromkeys(self.ctx.ds.pair_patient)), s.outer_folds, 2)
         except ValueError: raise ConfigError("Track 2's cross-fitting needs at least 3 evaluation patients", c.source, "adaptation.outer_folds") from None
-        if s.model.path and not Path(s.model.path).is_dir() and s.model.path.startswith(("/", ".", "~")):
-            raise ConfigError(f"no model folder at {s.model.path}", c.source, "adaptation.model.path")
+        check_fine_tuning(s, c.source)
 
     def key_of(self, model: str) -> str: return "adaptation.model"
     def model_names(self) -> list: return [model_name(self.settings)]

@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from .backends import Backend, Reply, register_backend
+from .backends import Backend, Reply, hub_offline, register_backend
 
 # %% auto #0
 __all__ = ['TransformersOptions', 'model_fingerprint', 'PrefixStore', 'PrefixTask', 'prefix_plan', 'TransformersBackend']
@@ -23,7 +23,7 @@ __all__ = ['TransformersOptions', 'model_fingerprint', 'PrefixStore', 'PrefixTas
 @dataclass(frozen=True)
 class TransformersOptions:
     "Options of the transformers backend."
-    path: str | None = None          # local folder or hub id (default: the model id)
+    path: str | None = None          # a local model folder, holding config.json (default: the model id, as a folder)
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     device: str | None = None        # "cpu", "cuda", "cuda:1"; None: cuda if available
     device_map: str | None = None    # e.g. "auto" to spread a large model (then `device` is ignored)
@@ -53,7 +53,7 @@ def _render(tok, messages) -> str:
 
 # %% ../../nbs/36_transformers.ipynb #d706c86f
 def model_fingerprint(path) -> str | None:
-    "sha256 over the names, sizes and modification times of a local model folder's files; None for a hub id."
+    "sha256 over the names, sizes and modification times of a local model folder's files; None for anything else."
     p = Path(path)
     if not p.is_dir(): return None
     h = hashlib.sha256()
@@ -158,10 +158,11 @@ def _output_cache(out): return out.cache if getattr(out, "cache", None) is not N
 @register_backend
 class TransformersBackend(Backend):
     "A local Hugging Face causal LM (see above)."
-    name, Options = "transformers", TransformersOptions
+    name, Options, local_model = "transformers", TransformersOptions, True
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
+        hub_offline()                                          # local folders only: nothing is downloaded
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
@@ -169,9 +170,10 @@ class TransformersBackend(Backend):
         o = self.options
         src = o.path or self.model.id
         self.torch = torch
-        self.tok = AutoTokenizer.from_pretrained(src, revision=self.model.revision, trust_remote_code=o.trust_remote_code)
+        self.tok = AutoTokenizer.from_pretrained(src, revision=self.model.revision, trust_remote_code=o.trust_remote_code,
+                                                 local_files_only=True)
         if self.tok.pad_token is None: self.tok.pad_token = self.tok.eos_token
-        kw = dict(revision=self.model.revision, trust_remote_code=o.trust_remote_code)
+        kw = dict(revision=self.model.revision, trust_remote_code=o.trust_remote_code, local_files_only=True)
         if o.dtype != "auto": kw["dtype"] = getattr(torch, o.dtype)
         if o.device_map: kw["device_map"] = o.device_map
         self.lm = AutoModelForCausalLM.from_pretrained(src, **kw).eval()

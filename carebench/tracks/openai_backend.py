@@ -7,18 +7,21 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlparse
 
-from ..core.config import redact_text, url_userinfo
-from ..core.errors import ConfigError
+from ..core.config import redact_text, register_secret, url_userinfo
+from ..core.errors import ConfigError, EndpointError
 from .backends import Backend, Reply, register_backend, warm_order
 from .vllm_backend import yes_probability
 
 # %% auto #0
-__all__ = ['is_loopback', 'OpenAIOptions', 'server_message', 'redirect_target', 'OpenAIBackend']
+__all__ = ['MAX_ANSWER_BYTES', 'is_loopback', 'OpenAIOptions', 'read_capped', 'server_message', 'redirect_target', 'BadAnswer',
+           'answer_parts', 'OpenAIBackend']
 
 # %% ../../nbs/38_openai.ipynb #cca8d745
 def is_loopback(url: str) -> bool:
@@ -41,27 +44,87 @@ class OpenAIOptions:
     max_concurrency: int = 4
     top_logprobs: int = 20
     prefix_warmup: bool = True       # send the first request of each shared context before the others (the server's prefix cache)
+    max_answer_bytes: int = 8 * 2 ** 20   # an answer larger than this is a transport failure (an endless body never fills memory)
 
     def __post_init__(self):
         if self.max_concurrency < 1 or self.max_retries < 0 or self.timeout_s <= 0 or self.backoff_s < 0 or not 1 <= self.top_logprobs <= 20:
             raise ValueError("need max_concurrency >= 1, max_retries >= 0, timeout_s > 0, backoff_s >= 0 and 1 <= top_logprobs <= 20")
+        if not 1024 <= self.max_answer_bytes <= 2 ** 30 or self.timeout_s > 86400 or self.max_retries > 100 or self.max_concurrency > 1024:
+            raise ValueError("need 1024 <= max_answer_bytes <= 2**30, timeout_s <= 86400, max_retries <= 100 and max_concurrency <= 1024")
 
-# %% ../../nbs/38_openai.ipynb #3230415e
+# %% ../../nbs/38_openai.ipynb #db334e60
+MAX_ANSWER_BYTES = 8 * 2 ** 20          # the default `max_answer_bytes`: a chat answer is a few KB; anything near this is not one
+
 class _Failed(Exception):
     def __init__(self, msg, retry): super().__init__(msg); self.retry = retry
 
+class _Deadline:
+    """One call's time limit over connect, headers and body: at the limit the connection's socket is shut down, which ends any
+    read that is still waiting (a server that drips one byte at a time defeats a per-read timeout, not this)."""
+    _here = threading.local()
+
+    def __init__(self, seconds: float):
+        self.seconds, self.t0, self.expired, self.socks, self._lock = seconds, time.monotonic(), False, [], threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire); self._timer.daemon = True
+
+    def __enter__(self): _Deadline._here.current = self; self._timer.start(); return self
+    def __exit__(self, *exc): self._timer.cancel(); _Deadline._here.current = None
+
+    def left(self) -> float: return max(self.seconds - (time.monotonic() - self.t0), 0.01)
+
+    def watch(self, sock):
+        "Called by a connection of this thread once its socket is open."
+        with self._lock: self.socks.append(sock); late = self.expired
+        if late: self._cut(sock)
+
+    def _expire(self):
+        with self._lock: self.expired = True; socks = list(self.socks)
+        for s in socks: self._cut(s)
+
+    @staticmethod
+    def _cut(sock):
+        try: sock.shutdown(socket.SHUT_RDWR)
+        except OSError: pass
+
+def _opener(direct: bool):
+    """An opener whose connections obey the calling thread's `_Deadline`, that never follows a redirect (a 3xx answer is raised as
+    an `HTTPError`, reported by `_post`), and that, for a loopback server (`direct`), ignores proxies from the environment (which
+    would carry the text away). urllib, and with it ssl, is imported when a backend is made, not when a config is read."""
+    import http.client, urllib.request
+    def watched(base):
+        class Conn(base):
+            def connect(self):
+                super().connect()
+                d = getattr(_Deadline._here, "current", None)
+                if d is not None: d.watch(self.sock)      # the socket itself: urllib drops the connection's reference to it
+        return Conn
+    plain, tls = watched(http.client.HTTPConnection), watched(http.client.HTTPSConnection)
+    class Plain(urllib.request.HTTPHandler):
+        def http_open(self, req): return self.do_open(plain, req)
+    class Tls(urllib.request.HTTPSHandler):
+        def https_open(self, req): return self.do_open(tls, req, context=getattr(self, "_context", None))
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl): return None
+    return urllib.request.build_opener(Plain(), Tls(), NoRedirect(), *([urllib.request.ProxyHandler({})] if direct else []))
+
+def read_capped(resp, limit: int) -> bytes:
+    "An answer's body, refused (not retried) as soon as it is known to exceed `limit` bytes: an endless body never fills memory."
+    declared = resp.headers.get("Content-Length") if resp.headers else None
+    if declared and declared.strip().isdigit() and int(declared) > limit:
+        raise _Failed(f"the answer is larger than max_answer_bytes ({limit:,} bytes)", False)
+    parts, size = [], 0
+    while chunk := resp.read(65536):
+        size += len(chunk)
+        if size > limit: raise _Failed(f"the answer is larger than max_answer_bytes ({limit:,} bytes)", False)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+# %% ../../nbs/38_openai.ipynb #7d1722cc
 def _cached(usage: dict) -> int:
     "Prompt tokens the server served from its prefix cache, when it says (`usage.prompt_tokens_details.cached_tokens`); else 0."
     try: return int(((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
     except (AttributeError, TypeError, ValueError): return 0
-
-def _no_redirect():
-    """A handler that never follows a redirect: urllib then raises the 3xx answer as an `HTTPError`, which `_post` reports. (urllib,
-    and with it ssl, is imported when a backend is made, not when a config is read.)"""
-    import urllib.request
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, req, fp, code, msg, headers, newurl): return None
-    return NoRedirect()
 
 def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
     """The server's own error text (`error.message`, `message` or `detail` of a JSON body, else the body), on one line, at most
@@ -71,7 +134,7 @@ def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
         doc = json.loads(text)
         err = doc.get("error") if isinstance(doc, dict) else None
         text = (err.get("message") if isinstance(err, dict) else err) or doc.get("message") or doc.get("detail") or "" if isinstance(doc, dict) else text
-    except ValueError: pass
+    except (ValueError, RecursionError): pass
     text = " ".join(str(text).split())
     if any(sent[i:i + 24] in text for i in range(0, max(len(sent) - 23, 0))):
         return "(the server's message quotes the prompt: not kept)"
@@ -86,6 +149,46 @@ def redirect_target(location, base: str) -> str:
         return f"{u.scheme}://{u.hostname}{port}" if u.hostname else "an unnamed place"
     except ValueError: return "an unreadable address"
 
+
+# %% ../../nbs/38_openai.ipynb #e2ddcd89
+class BadAnswer(Exception):
+    "An answer of the wrong shape or types: a `bad_response` failure of that call alone, never of its batch."
+
+def _count(usage: dict, key: str) -> int:
+    v = usage.get(key)
+    if v is None: return 0
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0: raise BadAnswer(f"usage.{key} is not a whole number")
+    return v
+
+def answer_parts(ans, logprobs: bool = False) -> tuple:
+    """`(text or {token: logprob} of the first generated token, prompt tokens, completion tokens, cached prompt tokens)` of a chat
+    answer; `BadAnswer` names the first element missing or of the wrong type. An absent `usage` counts zero tokens."""
+    if not isinstance(ans, dict): raise BadAnswer("the answer is not a JSON object")
+    choices = ans.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict): raise BadAnswer("the answer has no choices[0]")
+    usage = ans.get("usage")
+    if usage is None: usage = {}
+    if not isinstance(usage, dict): raise BadAnswer("usage is not an object")
+    counts = (_count(usage, "prompt_tokens"), _count(usage, "completion_tokens"), _cached(usage))
+    if not logprobs:
+        msg = choices[0].get("message")
+        text = msg.get("content") if isinstance(msg, dict) else None
+        if not isinstance(text, str): raise BadAnswer("choices[0].message.content is not a text")
+        return (text, *counts)
+    content = (choices[0].get("logprobs") or {}).get("content") if isinstance(choices[0].get("logprobs") or {}, dict) else None
+    if not content: return (None, *counts)                     # the server ignores logprobs: the caller says so
+    top = content[0].get("top_logprobs") if isinstance(content, list) and isinstance(content[0], dict) else None
+    if not isinstance(top, list): raise BadAnswer("choices[0].logprobs.content[0].top_logprobs is not a list")
+    out = {}
+    for t in top:
+        tok, lp = (t.get("token"), t.get("logprob")) if isinstance(t, dict) else (None, None)
+        if not isinstance(tok, str) or isinstance(lp, bool) or not isinstance(lp, (int, float)) or lp != lp or lp > 0:
+            raise BadAnswer("a top_logprobs entry is not a token text with a log-probability <= 0")
+        out[tok] = float(lp)
+    return (out, *counts)
+
+
+# %% ../../nbs/38_openai.ipynb #5611c7b7
 @register_backend
 class OpenAIBackend(Backend):
     "An OpenAI-compatible chat server (see above)."
@@ -103,15 +206,13 @@ class OpenAIBackend(Backend):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         o = self.options
-        # a loopback server is reached directly, never through a proxy from the environment (which would carry the text away)
-        import urllib.request
-        handlers = [_no_redirect()] + ([urllib.request.ProxyHandler({})] if is_loopback(o.base_url) else [])
-        self._opener = urllib.request.build_opener(*handlers)
+        self._opener = _opener(direct=is_loopback(o.base_url))
         self._token = (os.environ.get(o.api_key_env) or "").strip() if o.api_key_env else None     # a .env file's stray \r or \n
         if o.api_key_env and not self._token: raise ConfigError("the environment variable named in api_key_env is not set", key="api_key_env")
         if self._token and any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in self._token):
             raise ConfigError("the token in the environment variable named in api_key_env holds spaces or control characters "
                               "(the value is not shown)", key="api_key_env")
+        register_secret(self._token)        # whatever its shape, redacted from every error, answer and message
         self.sent = 0                       # requests actually sent (tests check the refusal sends none)
 
     def identity(self) -> dict:
@@ -120,8 +221,39 @@ class OpenAIBackend(Backend):
 
     def device_name(self) -> str: return f"server at {redirect_target(self.options.base_url, self.options.base_url)}"
 
+    def _where(self) -> str: return redirect_target(self.options.base_url, self.options.base_url)
+    def _unreachable(self, e) -> EndpointError | None:
+        "The run-stopping error when a connection failure means nothing can answer at the address (refused, unknown host)."
+        reason = getattr(e, "reason", e)
+        if isinstance(reason, ConnectionRefusedError): why = "connection refused (nothing listens there: is the server running?)"
+        elif isinstance(reason, socket.gaierror): why = "the host name does not resolve"
+        else: return None
+        return EndpointError(f"model {self.model.id!r}: cannot reach {self._where()}: {why}")
+
+    def reach(self) -> str:
+        """`GET /models` (the token, no patient text) under one deadline of at most 10 s: what answers at the address, or an
+        `EndpointError` when nothing does (refused, unknown host, no answer in time)."""
+        import http.client, urllib.error, urllib.request
+        o, where = self.options, self._where()
+        req = urllib.request.Request(o.base_url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {self._token}"} if self._token else {})
+        fail = lambda why: EndpointError(f"model {self.model.id!r}: cannot reach {where}: {why}")
+        with _Deadline(min(o.timeout_s, 10.0)) as d:
+            try:
+                with self._opener.open(req, timeout=d.seconds) as resp: raw = read_capped(resp, 2 ** 20)
+                served = [m.get("id") for m in json.loads(raw).get("data", []) if isinstance(m, dict) and isinstance(m.get("id"), str)]
+                return f"{where} answers" + (f"; it serves {', '.join(map(repr, served[:5]))}" if served else "")
+            except urllib.error.HTTPError as e: return f"{where} answers (HTTP {e.code} to GET /models)"
+            except (_Failed, ValueError, RecursionError, AttributeError, TypeError): return f"{where} answers (not a model list)"
+            except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+                reason = getattr(e, "reason", e)
+                if d.expired or isinstance(reason, TimeoutError): raise fail(f"no answer within {d.seconds:g} s") from None
+                if isinstance(reason, ConnectionRefusedError): raise fail("connection refused (nothing listens there: is the server running?)") from None
+                if isinstance(reason, socket.gaierror): raise fail("the host name does not resolve") from None
+                raise fail(f"{type(reason).__name__}") from None
+
     def _post(self, body: dict) -> dict:
-        "POST /chat/completions with retries; returns the JSON answer or raises _Failed."
+        """POST /chat/completions with retries, each attempt under one deadline (`timeout_s`) and a size limit; returns the JSON answer
+        or raises _Failed, or EndpointError when nothing listens at the address."""
         import http.client, urllib.error, urllib.request
         o = self.options
         data = json.dumps({"model": o.served_model or self.model.id, **body}).encode("utf-8")
@@ -130,20 +262,27 @@ class OpenAIBackend(Backend):
         for attempt in range(o.max_retries + 1):
             if attempt: time.sleep(o.backoff_s * 2 ** (attempt - 1))
             req = urllib.request.Request(o.base_url.rstrip("/") + "/chat/completions", data=data, headers=headers, method="POST")
-            try:
-                self.sent += 1
-                with self._opener.open(req, timeout=o.timeout_s) as resp: return json.loads(resp.read().decode("utf-8"))
-            except urllib.error.HTTPError as e:
-                if 300 <= e.code < 400:
-                    raise _Failed(f"HTTP {e.code}: the server redirects to {redirect_target(e.headers.get('Location'), o.base_url)}; "
-                                  "redirects are never followed", False) from None
-                try: said = server_message(e.read(65536), json.dumps(body.get("messages", ""), ensure_ascii=False))
-                except OSError: said = ""
-                last = f"HTTP {e.code}" + (f" ({said})" if said else "")
-                if e.code != 429 and e.code < 500: raise _Failed(last, False) from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as e:
-                last = f"{type(e).__name__}: {getattr(e, 'reason', e)}"
-            except json.JSONDecodeError: last = "the server's answer is not JSON"
+            with _Deadline(o.timeout_s) as d:
+                try:
+                    self.sent += 1
+                    with self._opener.open(req, timeout=o.timeout_s) as resp: raw = read_capped(resp, o.max_answer_bytes)
+                    if not d.expired: return json.loads(raw.decode("utf-8"))
+                except urllib.error.HTTPError as e:
+                    if 300 <= e.code < 400:
+                        raise _Failed(f"HTTP {e.code}: the server redirects to {redirect_target(e.headers.get('Location'), o.base_url)}; "
+                                      "redirects are never followed", False) from None
+                    try: said = "" if d.expired else server_message(e.read(65536), json.dumps(body.get("messages", ""), ensure_ascii=False))
+                    except (OSError, http.client.HTTPException): said = ""
+                    last = f"HTTP {e.code}" + (f" ({said})" if said else "")
+                    if e.code != 429 and e.code < 500: raise _Failed(last, False) from None
+                    continue
+                except (ValueError, RecursionError):
+                    if not d.expired: last = "the server's answer is not JSON"; continue
+                except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as e:
+                    if not d.expired:
+                        if stop := self._unreachable(e): raise stop from None
+                        last = f"{type(e).__name__}: {getattr(e, 'reason', e)}"; continue
+            last = f"no complete answer within {o.timeout_s:g} s"          # the deadline cut the exchange
         raise _Failed(f"{last} after {o.max_retries + 1} attempt(s)", True)
 
     def _one(self, r, mode) -> Reply:
@@ -151,23 +290,19 @@ class OpenAIBackend(Backend):
         base = {"temperature": g.temperature, "top_p": g.top_p, "seed": self.seed_for(r.meta)}
         try:
             if mode == "json":
-                ans = self._post({**base, "messages": list(r.prompt.messages), "max_tokens": g.max_new_tokens})
-                use = ans.get("usage") or {}
-                return Reply(text=ans["choices"][0]["message"]["content"], prompt_tokens=int(use.get("prompt_tokens") or 0),
-                             cached_tokens=_cached(use), completion_tokens=int(use.get("completion_tokens") or 0))
+                text, used, made, cached = answer_parts(self._post({**base, "messages": list(r.prompt.messages), "max_tokens": g.max_new_tokens}))
+                return Reply(text=text, prompt_tokens=used, cached_tokens=cached, completion_tokens=made)
             scores, used, made, cached = {}, 0, 0, 0
             for key, q in zip(self.ctx.label_space.keys, r.prompt.questions):
-                ans = self._post({**base, "messages": list(r.prompt.with_question(q)), "max_tokens": 1, "logprobs": True,
-                                  "top_logprobs": self.options.top_logprobs})
-                content = ((ans["choices"][0].get("logprobs") or {}).get("content") or [])
-                if not content: return Reply(error_kind="transport", error="the server returned no logprobs (it may ignore them)")
-                scores[key] = yes_probability({t["token"]: t["logprob"] for t in content[0].get("top_logprobs", [])})
+                top, u, m, c = answer_parts(self._post({**base, "messages": list(r.prompt.with_question(q)), "max_tokens": 1, "logprobs": True,
+                                                        "top_logprobs": self.options.top_logprobs}), logprobs=True)
+                if top is None: return Reply(error_kind="transport", error="the server returned no logprobs (it may ignore them)")
+                scores[key] = yes_probability(top)
                 if scores[key] != scores[key]: return Reply(error_kind="transport", error="neither yes nor no among the top next tokens")
-                use = ans.get("usage") or {}
-                used += int(use.get("prompt_tokens") or 0); made += int(use.get("completion_tokens") or 0); cached += _cached(use)
+                used += u; made += m; cached += c
             return Reply(scores=scores, prompt_tokens=used, cached_tokens=cached, completion_tokens=made)
         except _Failed as e: return Reply(error_kind="transport", error=str(e))
-        except (KeyError, IndexError, TypeError): return Reply(error_kind="transport", error="unexpected answer layout from the server")
+        except BadAnswer as e: return Reply(error_kind="bad_response", error=f"unexpected answer from the server: {e}")
 
     def generate(self, requests: list, mode: str) -> list:
         "The batch, concurrently; with `prefix_warmup`, the first request of each shared context first (`warm_order`)."
@@ -177,3 +312,4 @@ class OpenAIBackend(Backend):
             for wave in waves:
                 for i, rep in zip(wave, ex.map(lambda i: self._one(requests[i], mode), wave)): out[i] = rep
         return out
+

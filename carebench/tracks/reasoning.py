@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core.config import Config, redact_secrets, redact_text, to_plain
-from ..core.errors import ConfigError
+from ..core.config import Config, redact_secrets, redact_text, redact_values, to_plain
+from ..core.errors import CareBenchError, ConfigError
 from ..core.csvio import write_csv
 from ..core.runs import atomic_write, write_json
 from ..evaluation.scores import concat_scores, read_csv_text
@@ -105,6 +105,11 @@ def _check_logprob(scores, keys) -> tuple:
     if not all(0 <= v <= 1 for v in scores.values()): return None, ("out_of_range", "a probability outside [0, 1]")
     return scores, None
 
+def _scrubbed(rep: Reply) -> Reply:
+    """A reply without any registered secret: a server that echoes its token (in an answer, or an error body) has it removed
+    before the answer is parsed, cached or written anywhere."""
+    return dataclasses.replace(rep, text=redact_values(rep.text), error=redact_text(rep.error))
+
 def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict | None = None) -> list:
     """Ask one batch; return cache records `(key, status, response, scores, error_kind, error)`. `usage` (key → [prompt tokens,
     generated tokens, prompt tokens served from a cache]) adds up what each call cost, its repair included."""
@@ -114,7 +119,8 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
         for r, rep in zip(reqs, replies):
             u = usage.setdefault(r.key.removesuffix(":repair"), [0, 0, 0])
             u[0] += rep.prompt_tokens; u[1] += rep.completion_tokens; u[2] += rep.cached_tokens
-    try: replies = backend.generate(batch, mode)
+    try: replies = [_scrubbed(rep) for rep in backend.generate(batch, mode)]
+    except CareBenchError: raise                              # an unreachable endpoint stops the run (the cache keeps what is done)
     except Exception as e:                                    # a backend crash fails this batch, not the run
         return [(r.key, "failed", None, None, "transport", redact_text(f"{type(e).__name__}: {str(e)[:200]}")) for r in batch]
     count(batch, replies)
@@ -133,7 +139,8 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
         fix = [Request(r.key + ":repair", Prompt((*r.prompt.messages, {"role": "assistant", "content": text or ""},
                                                   {"role": "user", "content": REPAIR.format(reason=e.detail)}), "json"),
                        {**r.meta, "repair": True}) for r, text, e in to_repair]
-        try: second = backend.generate(fix, "json")
+        try: second = [_scrubbed(rep) for rep in backend.generate(fix, "json")]
+        except CareBenchError: raise
         except Exception as e2: second = [Reply(error_kind="transport", error=redact_text(f"{type(e2).__name__}: {str(e2)[:200]}"))] * len(fix)
         count(fix, second)
         for (r, text, e), rep in zip(to_repair, second):
@@ -333,6 +340,16 @@ class ReasoningTrack(Track):
         for i, m in enumerate(self.models): backend_options(m, self.bctx, self.index.get(m.id, i), c.source)
         self.slugs = model_slugs([m.id for m in self.models], reserved=(*o.get("reserved", ()), "slurm"))
         self.cache_file = Path(o.get("cache_path") or c.reasoning.cache or default_cache_path())
+
+    def reach(self) -> list:
+        out = []
+        for i, m in enumerate(self.models):
+            cls, _ = backend_options(m, self.bctx, self.index.get(m.id, i), self.ctx.config.source)
+            if cls.reach is Backend.reach: continue            # nothing to reach (a local model): never loaded here
+            backend = make_backend(m, self.ctx.config.reasoning, self.bctx, self.index.get(m.id, i), self.ctx.config.source)
+            try: out.append(f"{m.id}: {backend.reach()}")
+            finally: backend.close()
+        return out
 
     def key_of(self, model: str) -> str: return f"reasoning.models[{self.index.get(model, 0)}].id"
     def model_names(self) -> list: return [m.id for m in self.models]

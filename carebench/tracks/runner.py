@@ -6,7 +6,7 @@
 from __future__ import annotations
 import dataclasses
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +52,7 @@ class Preflight:
     tracks: list
     instances: dict
     donors: pd.DataFrame
+    reached: list = field(default_factory=list)     # what answered at each served model's address (when checked)
 
     @property
     def model_names(self) -> dict:
@@ -70,10 +71,11 @@ def _select(config: Config, tracks, require_track: bool) -> list:
     return sorted(dict.fromkeys(tracks), key=track_names().index)
 
 def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | None = None, require_track: bool = True,
-              cache_path=None, embed_cache=None, shifted=None) -> Preflight:
+              cache_path=None, embed_cache=None, shifted=None, reach: bool = False) -> Preflight:
     """Every check that needs no model, run by `carebench validate` and at the start of `carebench run` (before the run folder
     exists): tracks, donors, each track's own checks, model names unique across tracks, endpoint names and the resampling's
-    memory. Each failure is a `ConfigError` naming the key."""
+    memory. Each failure is a `ConfigError` naming the key. With `reach`, each served model's address too (an `EndpointError`
+    when nothing answers there): `run` always, `validate --check-endpoints` on request."""
     tracks = _select(config, tracks, require_track)
     try: donors = assign_donors(ds, config.donors_per_patient, config.seed)
     except ValueError as e:                          # named where it was set: the top level, or a section (older configs)
@@ -94,7 +96,8 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
     except ConfigError as e: raise ConfigError(e.detail, config.source, e.key) from None
     check_sensitivity(config)
     if shifted is not None: check_shift(config, shifted, names)
-    return Preflight(tracks, instances, donors)
+    reached = [line for t in instances.values() for line in t.reach()] if reach else []
+    return Preflight(tracks, instances, donors, reached)
 
 # %% ../../nbs/3f_runner.ipynb #ae6dc8fa
 def run_and_merge(run, config: Config, jobs: list, merge: str = "merge") -> pd.DataFrame:
@@ -137,7 +140,7 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
     log.info("dataset: %d patients, %d pairs, %d categories (%s adapter)", len(ds.patient_ids), ds.n_pairs, len(ds.categories),
              ds.provenance.get("adapter"))
     shifted = load_shifted(config) if config.shift is not None else None          # checked before the run folder exists
-    plan = preflight(config, ds, tracks, model_ids, backend, cache_path=cache_path, embed_cache=embed_cache, shifted=shifted)
+    plan = preflight(config, ds, tracks, model_ids, backend, cache_path=cache_path, embed_cache=embed_cache, shifted=shifted, reach=True)
     log.info("checks passed; tracks: %s; models: %s", ", ".join(plan.tracks), "; ".join(f"{t}: {', '.join(m)}" for t, m in plan.model_names.items()))
     tracks = list(plan.instances.values())
     for t in tracks: t.start()                       # what loads something fails here, before the run folder exists

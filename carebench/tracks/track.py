@@ -57,6 +57,9 @@ class Track:
         "Whether a config sets the track up; by default its section's `enabled`."
         return bool(getattr(getattr(config, cls.name, None), "enabled", False))
     def check(self) -> None: pass
+    def reach(self) -> list:
+        "After `check`: what answers for each served model (`Backend.reach`), or an `EndpointError`; [] for a track without servers."
+        return []
     def start(self) -> None: pass
     def key_of(self, model: str) -> str: return self.name
     def model_names(self) -> list: raise NotImplementedError

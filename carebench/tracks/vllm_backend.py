@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 
 from ..core.errors import ConfigError
-from .backends import Backend, Reply, register_backend, warm_order
+from .backends import Backend, Reply, hub_offline, register_backend, warm_order
 
 # %% auto #0
 __all__ = ['VLLMOptions', 'score_schema', 'yes_probability', 'VLLMBackend']
@@ -46,10 +46,11 @@ def yes_probability(top: dict) -> float:
 @register_backend
 class VLLMBackend(Backend):
     "vLLM offline engine (GPU); see above."
-    name, Options = "vllm", VLLMOptions
+    name, Options, local_model = "vllm", VLLMOptions, True
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
+        hub_offline()                                          # local folders only: nothing is downloaded
         try: import vllm
         except ImportError: raise ConfigError("the vllm backend needs vLLM (a GPU node): pip install -e '.[vllm]'", key="backend") from None
         o = self.options
