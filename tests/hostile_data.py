@@ -70,6 +70,9 @@ def cases(t: Path) -> list:
         env={"CB_H26_CDM": f"sqlite+pysqlite://admin:{TOKEN}@/{t / 'absent_pw.db'}"})
     add("h26_data_sqlite_url_naming_a_fifo", omop_url("lite_fifo", f"sqlite:///{_fifo(t / 'fifo.db')}"), 2,
         "fifo.db: cannot open the OMOP database (a FIFO (named pipe), not a regular file)")
+    add("h26_data_duckdb_url_that_switches_extensions_back_on",
+        omop_url("ddb_query", f"duckdb:///{t / 'any.duckdb'}?autoinstall_known_extensions=true&access_mode=read_write"), 2,
+        "a duckdb URL takes no query parameters: access_mode, autoinstall_known_extensions")
     add("h26_data_duckdb_url_naming_dev_zero", omop_url("ddb_zero", f"duckdb:///{_link(t / 'zero.duckdb', '/dev/zero')}"), 2,
         "zero.duckdb: cannot open the OMOP database (a character device, not a regular file)")
 

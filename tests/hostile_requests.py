@@ -34,12 +34,15 @@ class Hostile(BaseHTTPRequestHandler):
 
     def log_message(self, *a): pass
 
-    def do_GET(self): _answer(self, 200, json.dumps({"data": [{"id": "m"}]}).encode())
+    def do_GET(self):                     # /echo_models/…: the token (and a terminal escape) as the served model's name
+        echo = self.path.startswith("/echo_models/")
+        name = f"served-{self.headers.get('Authorization', '').split()[-1]}\x1b[31mRED" if echo else "m"
+        _answer(self, 200, json.dumps({"data": [{"id": name}]}).encode())
 
     def do_POST(self):
         type(self).hits += 1
         n = int(self.headers.get("Content-Length") or 0)
-        self.rfile.read(n)
+        self._body = self.rfile.read(n)
         auth = self.headers.get("Authorization", "")
         kind = self.path.strip("/").split("/")[0]
         try: getattr(self, "_" + kind)(auth)
@@ -53,6 +56,9 @@ class Hostile(BaseHTTPRequestHandler):
 
     def _echo_answer(self, auth):         # the token inside an otherwise valid answer
         _answer(self, 200, _chat(json.dumps({"risk": 0.2, "care": 0.4, "note": auth}), {"prompt_tokens": 5, "completion_tokens": 3}))
+
+    def _status_echo(self, auth):         # the request (the prompt) as a malformed status line
+        self.wfile.write(b"HTTP/1.1 " + self._body[:60000].replace(b"\r", b" ").replace(b"\n", b" ") + b"\r\n\r\n"); self.wfile.flush()
 
     def _number_content(self, auth): _answer(self, 200, _chat(5))
     def _string_usage(self, auth): _answer(self, 200, _chat('{"risk": 0.2, "care": 0.4}', usage="many"))
@@ -129,6 +135,9 @@ def cases(t: Path) -> list:
                       "emulation: {raters: [{id: a, persona: p}, {id: b, persona: q}]}}\n")
     add("h26_requests_dead_endpoint_emulate", ["emulate", dead_em, "--out", t / "dead_emulation", "--cache", t / "dead_em.sqlite"], 2,
         f"cannot reach http://127.0.0.1:{dead}: connection refused")
+    add("h26_requests_token_as_a_served_model_name", ["validate", model_cfg(t, url("echo_models"), api_key_env="CB_CANARY_TOKEN"),
+                                                      "--check-endpoints"], 0, forbid=(CANARY, "\x1b"), env=env)
+    add("h26_requests_prompt_as_a_status_line", run("status_echo", model_cfg(t, url("status_echo"))), 1, forbid=("lives alone", "LDL 190"))
     add("h26_requests_live_endpoint_validate", ["validate", model_cfg(t, url("echo_answer")), "--check-endpoints"], 0)
     add("h26_requests_max_answer_bytes_too_small", ["validate", model_cfg(t, url("echo_answer"), max_answer_bytes=10)], 2,
         "max_answer_bytes")

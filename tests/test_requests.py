@@ -45,6 +45,15 @@ def test_answers_of_the_wrong_types_fail_their_own_call(tmp_path):
         assert errors["message"].str.contains(says).all()
 
 
+def test_a_server_that_quotes_the_prompt_in_a_status_line_gets_it_dropped(tmp_path):
+    cfg = H.model_cfg(tmp_path / "cfg", f"http://127.0.0.1:{H.serve()}/status_echo/v1")
+    r = run_cli("run", cfg, "--no-validity", "--no-report", "--out", tmp_path / "run", "--cache", tmp_path / "c.sqlite")
+    assert r.returncode == 1, r.stderr[-800:]
+    errors = pd.read_csv(tmp_path / "run" / "errors.csv")
+    assert errors["message"].str.contains("quotes the prompt: not kept").all(), errors["message"].iloc[0]
+    assert b"lives alone" not in _everything(tmp_path / "run") and errors["message"].str.len().max() < 300
+
+
 def test_endless_and_dripping_answers_end_at_the_deadline(tmp_path):
     port = H.serve()
     seconds = {}

@@ -119,6 +119,9 @@ DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensio
 def _file_engine(sqlalchemy, url, backend: str):
     "A read-only engine for a SQLite or DuckDB URL naming a file: the file must exist and be a regular file, nothing is created."
     db, query = url.database or "", dict(url.query)
+    if backend == "duckdb" and query:          # its query parameters would override the settings below (read-only, no extensions)
+        raise InputFileError(f"cannot open the OMOP database (a duckdb URL takes no query parameters: {', '.join(sorted(query))}; "
+                             "CAREBench opens it read-only, without extensions)", file=redact_secrets(str(url)))
     uri = backend == "sqlite" and str(query.get("uri", "")).lower() in ("true", "1")
     if db in ("", ":memory:") or (uri and db.startswith("file::memory:")):                       # an empty database in memory
         return sqlalchemy.create_engine(url, **({"connect_args": {"config": DUCKDB_CONFIG}} if backend == "duckdb" else {}))

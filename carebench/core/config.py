@@ -31,18 +31,21 @@ __all__ = ['MIN_SECRET_LENGTH', 'SECRET_WORDS', 'REDACTED', 'DEFAULT_ENDPOINTS',
 
 # %% ../../nbs/03_config.ipynb #a8871306
 _SECRET_VALUES: set = set()
+_SECRET_ORDER: tuple = ()            # the same, longest first: rebuilt on each registration, read without a lock by any thread
 MIN_SECRET_LENGTH = 8
 
 def register_secret(value) -> None:
     "Remember a secret's literal value (a token from an environment variable) so that `redact_text` removes it wherever it appears."
     if not isinstance(value, str) or len(value.strip()) < MIN_SECRET_LENGTH: return
+    global _SECRET_ORDER
     v = value.strip()
     _SECRET_VALUES.update(s for s in (v, value, json.dumps(v)[1:-1], quote(v, safe="")) if len(s) >= MIN_SECRET_LENGTH)
+    _SECRET_ORDER = tuple(sorted(_SECRET_VALUES, key=len, reverse=True))
 
 def redact_values(text):
     "`text` with the literal value of every registered secret replaced by `<redacted>` (longest first); other text untouched."
-    if not isinstance(text, str) or not _SECRET_VALUES: return text
-    for v in sorted(_SECRET_VALUES, key=len, reverse=True):
+    if not isinstance(text, str) or not _SECRET_ORDER: return text
+    for v in _SECRET_ORDER:
         if v in text: text = text.replace(v, REDACTED)
     return text
 

@@ -20,8 +20,8 @@ from .backends import Backend, Reply, register_backend, warm_order
 from .vllm_backend import yes_probability
 
 # %% auto #0
-__all__ = ['MAX_ANSWER_BYTES', 'is_loopback', 'OpenAIOptions', 'read_capped', 'server_message', 'redirect_target', 'BadAnswer',
-           'answer_parts', 'OpenAIBackend']
+__all__ = ['MAX_ANSWER_BYTES', 'MAX_BACKOFF_S', 'is_loopback', 'OpenAIOptions', 'read_capped', 'server_message',
+           'redirect_target', 'BadAnswer', 'answer_parts', 'OpenAIBackend']
 
 # %% ../../nbs/38_openai.ipynb #cca8d745
 def is_loopback(url: str) -> bool:
@@ -54,6 +54,7 @@ class OpenAIOptions:
 
 # %% ../../nbs/38_openai.ipynb #db334e60
 MAX_ANSWER_BYTES = 8 * 2 ** 20          # the default `max_answer_bytes`: a chat answer is a few KB; anything near this is not one
+MAX_BACKOFF_S = 60.0                     # no wait between two attempts is longer
 
 class _Failed(Exception):
     def __init__(self, msg, retry): super().__init__(msg); self.retry = retry
@@ -123,8 +124,10 @@ def read_capped(resp, limit: int) -> bytes:
 # %% ../../nbs/38_openai.ipynb #7d1722cc
 def _cached(usage: dict) -> int:
     "Prompt tokens the server served from its prefix cache, when it says (`usage.prompt_tokens_details.cached_tokens`); else 0."
-    try: return int(((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
-    except (AttributeError, TypeError, ValueError): return 0
+    details = usage.get("prompt_tokens_details")
+    if details is None: return 0
+    if not isinstance(details, dict): raise BadAnswer("usage.prompt_tokens_details is not an object")
+    return _count(details, "cached_tokens", "usage.prompt_tokens_details.")
 
 def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
     """The server's own error text (`error.message`, `message` or `detail` of a JSON body, else the body), on one line, at most
@@ -136,7 +139,8 @@ def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
         text = (err.get("message") if isinstance(err, dict) else err) or doc.get("message") or doc.get("detail") or "" if isinstance(doc, dict) else text
     except (ValueError, RecursionError): pass
     text = " ".join(str(text).split())
-    if any(sent[i:i + 24] in text for i in range(0, max(len(sent) - 23, 0))):
+    quoted = {text[i:i + 24] for i in range(0, max(len(text) - 23, 0))}        # the body's 24-character pieces, looked up once each
+    if any(sent[i:i + 24] in quoted for i in range(0, max(len(sent) - 23, 0))):
         return "(the server's message quotes the prompt: not kept)"
     text = redact_text(text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -154,10 +158,10 @@ def redirect_target(location, base: str) -> str:
 class BadAnswer(Exception):
     "An answer of the wrong shape or types: a `bad_response` failure of that call alone, never of its batch."
 
-def _count(usage: dict, key: str) -> int:
+def _count(usage: dict, key: str, where: str = "usage.") -> int:
     v = usage.get(key)
     if v is None: return 0
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0: raise BadAnswer(f"usage.{key} is not a whole number")
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2 ** 53: raise BadAnswer(f"{where}{key} is not a whole number of tokens")
     return v
 
 def answer_parts(ans, logprobs: bool = False) -> tuple:
@@ -212,6 +216,9 @@ class OpenAIBackend(Backend):
         if self._token and any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in self._token):
             raise ConfigError("the token in the environment variable named in api_key_env holds spaces or control characters "
                               "(the value is not shown)", key="api_key_env")
+        if self._token and not (self._token.isascii() and self._token.isprintable()):
+            raise ConfigError("the token in the environment variable named in api_key_env holds characters an HTTP header cannot "
+                              "carry (only printable ASCII; the value is not shown)", key="api_key_env")
         register_secret(self._token)        # whatever its shape, redacted from every error, answer and message
         self.sent = 0                       # requests actually sent (tests check the refusal sends none)
 
@@ -241,7 +248,8 @@ class OpenAIBackend(Backend):
             try:
                 with self._opener.open(req, timeout=d.seconds) as resp: raw = read_capped(resp, 2 ** 20)
                 served = [m.get("id") for m in json.loads(raw).get("data", []) if isinstance(m, dict) and isinstance(m.get("id"), str)]
-                return f"{where} answers" + (f"; it serves {', '.join(map(repr, served[:5]))}" if served else "")
+                shown = [redact_text("".join(c for c in s[:200] if c.isprintable()))[:80] for s in served[:5]]   # the server's text
+                return f"{where} answers" + (f"; it serves {', '.join(map(repr, shown))}" if shown else "")
             except urllib.error.HTTPError as e: return f"{where} answers (HTTP {e.code} to GET /models)"
             except (_Failed, ValueError, RecursionError, AttributeError, TypeError): return f"{where} answers (not a model list)"
             except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
@@ -258,9 +266,9 @@ class OpenAIBackend(Backend):
         o = self.options
         data = json.dumps({"model": o.served_model or self.model.id, **body}).encode("utf-8")
         headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {self._token}"} if self._token else {})}
-        last = "no attempt"
+        sent, last = json.dumps(body.get("messages", ""), ensure_ascii=False), "no attempt"
         for attempt in range(o.max_retries + 1):
-            if attempt: time.sleep(o.backoff_s * 2 ** (attempt - 1))
+            if attempt: time.sleep(min(o.backoff_s * 2 ** min(attempt - 1, 30), MAX_BACKOFF_S))
             req = urllib.request.Request(o.base_url.rstrip("/") + "/chat/completions", data=data, headers=headers, method="POST")
             with _Deadline(o.timeout_s) as d:
                 try:
@@ -271,7 +279,7 @@ class OpenAIBackend(Backend):
                     if 300 <= e.code < 400:
                         raise _Failed(f"HTTP {e.code}: the server redirects to {redirect_target(e.headers.get('Location'), o.base_url)}; "
                                       "redirects are never followed", False) from None
-                    try: said = "" if d.expired else server_message(e.read(65536), json.dumps(body.get("messages", ""), ensure_ascii=False))
+                    try: said = "" if d.expired else server_message(e.read(65536), sent)
                     except (OSError, http.client.HTTPException): said = ""
                     last = f"HTTP {e.code}" + (f" ({said})" if said else "")
                     if e.code != 429 and e.code < 500: raise _Failed(last, False) from None
@@ -281,7 +289,8 @@ class OpenAIBackend(Backend):
                 except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as e:
                     if not d.expired:
                         if stop := self._unreachable(e): raise stop from None
-                        last = f"{type(e).__name__}: {getattr(e, 'reason', e)}"; continue
+                        said = server_message(str(getattr(e, "reason", e)).encode("utf-8", "replace"), sent)   # a status line is the server's text
+                        last = f"{type(e).__name__}" + (f": {said}" if said else ""); continue
             last = f"no complete answer within {o.timeout_s:g} s"          # the deadline cut the exchange
         raise _Failed(f"{last} after {o.max_retries + 1} attempt(s)", True)
 

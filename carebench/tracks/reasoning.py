@@ -122,7 +122,7 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
     try: replies = [_scrubbed(rep) for rep in backend.generate(batch, mode)]
     except CareBenchError: raise                              # an unreachable endpoint stops the run (the cache keeps what is done)
     except Exception as e:                                    # a backend crash fails this batch, not the run
-        return [(r.key, "failed", None, None, "transport", redact_text(f"{type(e).__name__}: {str(e)[:200]}")) for r in batch]
+        return [(r.key, "failed", None, None, "transport", redact_text(f"{type(e).__name__}: {str(e)[:20_000]}")[:200]) for r in batch]
     count(batch, replies)
     out, to_repair = [], []
     for r, rep in zip(batch, replies):
@@ -141,7 +141,7 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
                        {**r.meta, "repair": True}) for r, text, e in to_repair]
         try: second = [_scrubbed(rep) for rep in backend.generate(fix, "json")]
         except CareBenchError: raise
-        except Exception as e2: second = [Reply(error_kind="transport", error=redact_text(f"{type(e2).__name__}: {str(e2)[:200]}"))] * len(fix)
+        except Exception as e2: second = [Reply(error_kind="transport", error=redact_text(f"{type(e2).__name__}: {str(e2)[:20_000]}")[:200])] * len(fix)
         count(fix, second)
         for (r, text, e), rep in zip(to_repair, second):
             try:
