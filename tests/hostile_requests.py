@@ -142,4 +142,8 @@ def cases(t: Path) -> list:
     add("h26_requests_max_answer_bytes_too_small", ["validate", model_cfg(t, url("echo_answer"), max_answer_bytes=10)], 2,
         "max_answer_bytes")
     add("h26_requests_timeout_of_a_year", ["validate", model_cfg(t, url("echo_answer"), timeout_s=31_536_000)], 2, "timeout_s <= 86400")
+    add("h26_requests_max_new_tokens_billion", ["validate", _cfg(t, "reasoning: {models: [{id: m}], generation: {max_new_tokens: 1000000000}}\n")], 2,
+        "1 <= max_new_tokens <= 131,072")
+    add("h26_requests_batch_size_million", ["validate", _cfg(t, "reasoning: {models: [{id: m}], batch_size: 1000000}\n")], 2,
+        "batch_size must be at most 4,096")
     return out

@@ -203,6 +203,7 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
             raise OmopError(f"{key} {k[i]} appears twice", Location(source.where(name), name, int(df["row"].iat[i]), key))
         df = df.iloc[np.argsort(k, kind="stable")]
         if isinstance(source, DatabaseSource): df = df.assign(row=np.arange(len(df)) + 1)
+    df = df.replace(r"[\x0b\x0c]", "\n", regex=True)     # a page break (text extracted from a PDF) is a line break in a note
     _no_control_characters(df, source, name)
     for c in optional:
         if c not in df.columns: df[c] = ""

@@ -23,8 +23,8 @@ class GenerationConfig:
     seed: int = 0
 
     def __post_init__(self):
-        if self.temperature < 0 or not 0 < self.top_p <= 1 or self.max_new_tokens < 1:
-            raise ValueError("need temperature >= 0, 0 < top_p <= 1 and max_new_tokens >= 1")
+        if not 0 <= self.temperature <= 10 or not 0 < self.top_p <= 1 or not 1 <= self.max_new_tokens <= 131_072 or not 0 <= self.seed < 2 ** 63:
+            raise ValueError("need 0 <= temperature <= 10, 0 < top_p <= 1, 1 <= max_new_tokens <= 131,072 and 0 <= seed < 2**63")
 
 @dataclass(frozen=True)
 class PromptConfig:
@@ -103,6 +103,7 @@ class ReasoningConfig:
     def __post_init__(self):
         if self.donors_per_patient is not None and self.donors_per_patient < 1: raise ValueError("donors_per_patient must be at least 1")
         if self.batch_size < 1: raise ValueError("batch_size must be at least 1")
+        if self.batch_size > 4096: raise ValueError("batch_size must be at most 4,096 (a batch is claimed and held in memory at once)")
         if self.repair_attempts not in (0, 1): raise ValueError("repair_attempts must be 0 or 1")
         if not 1 <= self.formats <= 16: raise ValueError("formats must be from 1 (off) to 16")
         if not 1 <= self.replicates <= 5: raise ValueError("replicates must be from 1 (off) to 5")
