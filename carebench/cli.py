@@ -216,7 +216,8 @@ def validate(args) -> int:
     config = load_config(args.config)
     ds = load_dataset(config)
     shifted = load_shifted(config) if config.shift is not None else None      # the shift section's dataset, checked the same way
-    plan = preflight(config, ds, require_track=False, shifted=shifted,        # what `run` would check before asking any model
+    # what `run` would check before asking any model
+    plan = preflight(config, ds, require_track=False, shifted=shifted,
                      reach=args.check_endpoints)
     names = plan.model_names
     report = {**validation_report(ds), "tracks": plan.tracks, "models": names.get("reasoning", []), "track_models": names}

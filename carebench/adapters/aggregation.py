@@ -77,7 +77,8 @@ ADJUDICATION_COLUMNS = ("patient_id", "item", "condition", "category", "label")
 def read_adjudication(path) -> pd.DataFrame:
     "The adjudication table as text, with each row's spreadsheet number (`row`); a missing file or column is a typed error."
     p = Path(path)
-    if problem := file_problem(p) or head_problem(p): raise InputFileError(f"cannot read the adjudication table ({problem})", file=str(p))
+    if problem := file_problem(p) or head_problem(p):
+        raise InputFileError(f"cannot read the adjudication table ({problem})", file=str(p))
     try: df = pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
         raise InputFileError(f"the adjudication table is not a readable UTF-8 CSV file ({type(e).__name__})", file=str(p)) from None
@@ -142,9 +143,10 @@ class _LatentClass(Aggregation):
     def __call__(self, ds, adjudication=None):
         if not self.available():
             raise ConfigError(f"the {self.name} aggregation needs crowd-kit: pip install crowd-kit", key="dataset.aggregation")
-        if ds.observers_per_pair < 2:                    # one label per cell: nothing to compare, every observer would look perfect
-            raise ConfigError(f"the {self.name} aggregation needs at least 2 observers per pair (this dataset has {ds.observers_per_pair}): "
-                              "a latent-class model weighs observers by how they agree with one another", key="dataset.aggregation")
+        if ds.observers_per_pair < 2:        # one label per cell: nothing to compare, every observer would look perfect
+            raise ConfigError(f"the {self.name} aggregation needs at least 2 observers per pair (this dataset has "
+                              f"{ds.observers_per_pair}): a latent-class model weighs observers by how they agree with "
+                              "one another", key="dataset.aggregation")
         n, conds = ds.n_pairs, LABELLED_CONDITIONS
         workers = np.vstack([ds.observers] * len(conds)).astype(str)          # an observer is the same worker in both conditions
         tasks = np.repeat(np.arange(n * len(conds)), ds.observers_per_pair)

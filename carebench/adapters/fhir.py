@@ -45,7 +45,7 @@ def fhir_files(path: Path) -> list[Path]:
     "The FHIR files at `path`: the file itself, or a folder's `.json` and `.ndjson` files in name order."
     path = Path(path)
     if path.is_dir():
-        files = folder_files(path, (".json", ".ndjson"), "FHIR file")         # regular files only: a FIFO or device link is an error
+        files = folder_files(path, (".json", ".ndjson"), "FHIR file")   # regular files only: a FIFO is an error
         if not files: raise InputFileError("the folder holds no .json or .ndjson FHIR file", file=str(path))
         return files
     if problem := file_problem(path): raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(path))
@@ -118,7 +118,8 @@ def read_resources(path: Path) -> list[Resource]:
     "Every resource of the FHIR files at `path` (Bundles unpacked), validated, in file order."
     out = []
     for f in fhir_files(path):
-        if problem := head_problem(f, json=True): raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(f))
+        if problem := head_problem(f, json=True):
+            raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(f))
         try: text = f.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=str(f)) from None
         except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=str(f)) from None

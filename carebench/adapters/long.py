@@ -74,7 +74,8 @@ def read_long(path: Path, columns: LongColumns) -> pd.DataFrame:
     "The long table as text (CSV or Parquet), stripped, with each row's number (`row`, the header is row 1)."
     path = Path(path)
     parquet = path.suffix.lower() in (".parquet", ".pq")
-    if problem := file_problem(path) or (not parquet and head_problem(path)): raise InputFileError(f"cannot read the long table ({problem})", file=str(path))
+    if problem := file_problem(path) or (not parquet and head_problem(path)):
+        raise InputFileError(f"cannot read the long table ({problem})", file=str(path))
     try:
         if path.suffix.lower() in (".parquet", ".pq"): df = pd.read_parquet(path).map(_text)
         else: df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")

@@ -66,15 +66,18 @@ class OmopOptions(LabelTableOptions):
 
 # %% ../../nbs/2c_omop.ipynb #ec712905
 class FolderSource:
-    """OMOP tables as files in a folder: `<table>.csv`, `.parquet` or `.pq`, one file per table (a table given twice is an error:
-    which one holds the data is not for the adapter to guess). Only regular files are read (`folder_files`)."""
+    """OMOP tables as files in a folder: `<table>.csv`, `.parquet` or `.pq`, one file per table (a table given twice
+    is an error: which one holds the data is not for the adapter to guess). Only regular files are read
+    (`folder_files`)."""
     def __init__(self, folder: Path):
         self.folder = Path(folder)
         if not self.folder.is_dir(): raise InputFileError("the OMOP tables folder does not exist or is not a folder", file=str(self.folder))
         self.files = {}
-        for p in folder_files(self.folder, (".csv", ".parquet", ".pq"), "OMOP table", stems={"person", "concept", *OMOP_TABLES}):
+        for p in folder_files(self.folder, (".csv", ".parquet", ".pq"), "OMOP table",
+                              stems={"person", "concept", *OMOP_TABLES}):
             if p.stem in self.files:
-                raise OmopError(f"the {p.stem} table is there twice: {self.files[p.stem].name} and {p.name} (keep one)", file=str(self.folder), table=p.stem)
+                raise OmopError(f"the {p.stem} table is there twice: {self.files[p.stem].name} and {p.name} (keep one)",
+                                file=str(self.folder), table=p.stem)
             self.files[p.stem] = p
     def file(self, name: str) -> Path | None: return self.files.get(name)
     def where(self, name: str) -> str: return str(self.file(name) or self.folder/f"{name}.csv")
@@ -82,7 +85,8 @@ class FolderSource:
         p = self.file(name)
         if p is None: return None
         csv_file = p.suffix.lower() == ".csv"
-        if problem := file_problem(p) or (csv_file and head_problem(p)): raise InputFileError(f"cannot read the OMOP table ({problem})", file=str(p))
+        if problem := file_problem(p) or (csv_file and head_problem(p)):
+            raise InputFileError(f"cannot read the OMOP table ({problem})", file=str(p))
         try:
             if csv_file: return pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
             import pyarrow.parquet as pq
@@ -92,11 +96,13 @@ class FolderSource:
             if binary is not None: raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
             return _text_frame(df, [col.is_null().to_numpy() if col.null_count else None for col in table.columns])
         except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
-            raise InputFileError(f"the OMOP table is not a readable {'CSV' if csv_file else 'Parquet'} file ({type(e).__name__})", file=str(p)) from None
+            raise InputFileError(f"the OMOP table is not a readable {'CSV' if csv_file else 'Parquet'} file "
+                                 f"({type(e).__name__})", file=str(p)) from None
 
 def _cell(v) -> str:
-    """A database or Parquet value as the text a CSV would hold: integral numbers without a decimal point, a missing value (NULL)
-    empty, a NaN as `nan` (a value that is not a number, which the checks refuse, never a silent blank)."""
+    """A database or Parquet value as the text a CSV would hold: integral numbers without a decimal point, a missing
+    value (NULL) empty, a NaN as `nan` (a value that is not a number, which the checks refuse, never a silent
+    blank)."""
     if v is None or v is pd.NA or (isinstance(v, str) and v == ""): return ""
     if isinstance(v, (float, np.floating)):
         if np.isnan(v): return "nan"
@@ -104,7 +110,8 @@ def _cell(v) -> str:
     return str(v)
 
 def _text_frame(df: pd.DataFrame, nulls: list) -> pd.DataFrame:
-    "`df`'s cells as text (`_cell`); `nulls[k]`: where column k is NULL (a mask, or None for none): blank, unlike a NaN."
+    ("`df`'s cells as text (`_cell`); `nulls[k]`: where column k is NULL (a mask, or None for none): "
+     "blank, unlike a NaN.")
     out = {}
     for k in range(df.shape[1]):
         s = df.iloc[:, k].astype(object)
@@ -113,37 +120,48 @@ def _text_frame(df: pd.DataFrame, nulls: list) -> pd.DataFrame:
     return pd.DataFrame(out, index=df.index).set_axis(df.columns, axis=1)
 
 # %% ../../nbs/2c_omop.ipynb #3fa701c7
-DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,   # never download or load an extension
-                 "allow_community_extensions": False, "enable_external_access": False}        # nor read files or URLs from SQL
+# never download or load an extension, nor read files or URLs from SQL
+DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+                 "allow_community_extensions": False, "enable_external_access": False}
 
 def _file_engine(sqlalchemy, url, backend: str):
-    "A read-only engine for a SQLite or DuckDB URL naming a file: the file must exist and be a regular file, nothing is created."
+    ("A read-only engine for a SQLite or DuckDB URL naming a file: the file must exist and be a regular file, "
+     "nothing is created.")
     db, query = url.database or "", dict(url.query)
-    if backend == "duckdb" and query:          # its query parameters would override the settings below (read-only, no extensions)
-        raise InputFileError(f"cannot open the OMOP database (a duckdb URL takes no query parameters: {', '.join(sorted(query))}; "
+    # its query parameters would override the settings below (read-only, no extensions)
+    if backend == "duckdb" and query:
+        raise InputFileError("cannot open the OMOP database (a duckdb URL takes no query parameters: "
+                             f"{', '.join(sorted(query))}; "
                              "CAREBench opens it read-only, without extensions)", file=redact_secrets(str(url)))
     uri = backend == "sqlite" and str(query.get("uri", "")).lower() in ("true", "1")
-    if db in ("", ":memory:") or (uri and db.startswith("file::memory:")):                       # an empty database in memory
-        return sqlalchemy.create_engine(url, **({"connect_args": {"config": DUCKDB_CONFIG}} if backend == "duckdb" else {}))
+    # an empty database in memory
+    if db in ("", ":memory:") or (uri and db.startswith("file::memory:")):
+        return sqlalchemy.create_engine(
+            url, **({"connect_args": {"config": DUCKDB_CONFIG}} if backend == "duckdb" else {}))
     from urllib.parse import unquote, urlencode, urlsplit
     path = Path(unquote(urlsplit(db).path) if uri else db)
     if problem := file_problem(path): raise InputFileError(f"cannot open the OMOP database ({problem})", file=str(path))
     with open(path, "rb") as f: magic = f.read(16)
     if backend == "duckdb":
         if magic == b"SQLite format 3\0":
-            raise InputFileError("cannot open the OMOP database (the file is a SQLite database: DuckDB reads one only through its sqlite "
-                                 "extension, which CAREBench never downloads or loads; name it with a sqlite:/// URL)", file=str(path))
+            raise InputFileError("cannot open the OMOP database (the file is a SQLite database: DuckDB reads one only "
+                                 "through its sqlite extension, which CAREBench never downloads or loads; "
+                                 "name it with a sqlite:/// URL)", file=str(path))
         return sqlalchemy.create_engine(url, connect_args={"read_only": True, "config": DUCKDB_CONFIG})
-    if url.get_driver_name() != "pysqlite": raise InputFileError(f"cannot open the OMOP database (the {url.drivername} driver cannot be opened read-only: use sqlite:///)", file=str(path))
+    if url.get_driver_name() != "pysqlite":
+        raise InputFileError(f"cannot open the OMOP database (the {url.drivername} driver cannot be opened read-only: "
+                             "use sqlite:///)", file=str(path))
     import sqlite3
-    params = {**({k: v for k, v in query.items() if k != "uri"} if uri else {}), "mode": "ro"}     # a URI's own parameters kept, but read-only
+    # a URI's own parameters kept, but read-only
+    params = {**({k: v for k, v in query.items() if k != "uri"} if uri else {}), "mode": "ro"}
     target = f"{db if uri else path.absolute().as_uri()}?{urlencode(params)}"
-    return sqlalchemy.create_engine("sqlite://", creator=lambda: sqlite3.connect(target, uri=True, check_same_thread=False))
+    return sqlalchemy.create_engine("sqlite://",
+                                    creator=lambda: sqlite3.connect(target, uri=True, check_same_thread=False))
 
 def database_engine(url: str):
-    """A SQLAlchemy engine for `url` that reads and never writes: a SQLite or DuckDB file is opened read-only and must exist
-    (a missing one is an `InputFileError` naming it, never created); DuckDB runs with `DUCKDB_CONFIG` (no extension is
-    installed, downloaded or loaded). Other databases are the driver's own."""
+    """A SQLAlchemy engine for `url` that reads and never writes: a SQLite or DuckDB file is opened read-only and must
+    exist (a missing one is an `InputFileError` naming it, never created); DuckDB runs with `DUCKDB_CONFIG` (no
+    extension is installed, downloaded or loaded). Other databases are the driver's own."""
     import sqlalchemy
     url = sqlalchemy.engine.make_url(url)
     backend = url.get_backend_name()
@@ -170,7 +188,8 @@ class DatabaseSource:
         target = f"{q.quote(self.schema)}.{q.quote(name)}" if self.schema else q.quote(name)
         with self.engine.connect() as conn:
             res = conn.execute(sqlalchemy.text(f"SELECT * FROM {target}"))
-            df = pd.DataFrame([tuple(r) for r in res], columns=list(res.keys()), dtype=object)   # objects: a NULL (None) stays apart from a NaN
+            # objects: a NULL (None) stays apart from a NaN
+            df = pd.DataFrame([tuple(r) for r in res], columns=list(res.keys()), dtype=object)
         return _text_frame(df, [None] * df.shape[1])
 
 def omop_source(options: OmopOptions):
@@ -203,7 +222,8 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
             raise OmopError(f"{key} {k[i]} appears twice", Location(source.where(name), name, int(df["row"].iat[i]), key))
         df = df.iloc[np.argsort(k, kind="stable")]
         if isinstance(source, DatabaseSource): df = df.assign(row=np.arange(len(df)) + 1)
-    df = df.replace(r"[\x0b\x0c]", "\n", regex=True)     # a page break (text extracted from a PDF) is a line break in a note
+    # a page break (text extracted from a PDF) is a line break in a note
+    df = df.replace(r"[\x0b\x0c]", "\n", regex=True)
     _no_control_characters(df, source, name)
     for c in optional:
         if c not in df.columns: df[c] = ""
@@ -212,13 +232,15 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
 _CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"       # C0 controls but tab and line breaks (a note has them), and DEL
 
 def _no_control_characters(df, source, name):
-    "A cell holding a control character (a NUL, an escape sequence) would reach the snapshot text a model reads: an `OmopError` naming it."
+    ("A cell holding a control character (a NUL, an escape sequence) would reach the snapshot text a model reads: "
+     "an `OmopError` naming it.")
     for col in df.columns.drop("row"):
         hit = df[col].str.contains(_CONTROL, regex=True).to_numpy()
         if hit.any():
             i = int(hit.argmax())
             ch = re.search(_CONTROL, df[col].iat[i]).group()
-            raise OmopError(f"a control character (U+{ord(ch):04X}) in the text, which no snapshot shows", Location(source.where(name), name, int(df["row"].iat[i]), col))
+            raise OmopError(f"a control character (U+{ord(ch):04X}) in the text, which no snapshot shows",
+                            Location(source.where(name), name, int(df["row"].iat[i]), col))
 
 def _integers(df, col, source, name, blank_ok=False) -> np.ndarray:
     "A column of integer ids; the first cell that is not one is an `OmopError` naming its row."

@@ -256,7 +256,8 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
         for name in names:
             f = path/f"{name}.csv"
             if (problem := file_problem(f)) == "no such file": raise MissingTableError(f"no file {name}.csv in this folder", file=str(path), table=name)
-            if problem := problem or head_problem(f): raise InputFileError(f"cannot read the table ({problem})", file=str(f), table=name)
+            if problem := problem or head_problem(f):
+                raise InputFileError(f"cannot read the table ({problem})", file=str(f), table=name)
             try:
                 with open(f, encoding="utf-8-sig", newline="") as fh: out[name] = _raw_table(f, name, csv.reader(fh), texts=True)
             except UnicodeDecodeError: raise InputFileError("the file is not UTF-8 text (save it as 'CSV UTF-8')", file=str(f), table=name) from None
@@ -512,7 +513,8 @@ def _no_duplicate_keys(pairs):
 def read_snapshots(path: Path) -> dict[str, Patient]:
     "Patients from a JSON object `{patient id: {field: text or [texts]}}`; a `SnapshotError` names what is malformed."
     path = Path(path)
-    if problem := file_problem(path) or head_problem(path, json=True): raise InputFileError(f"cannot read the snapshots file ({problem})", file=str(path))
+    if problem := file_problem(path) or head_problem(path, json=True):
+        raise InputFileError(f"cannot read the snapshots file ({problem})", file=str(path))
     try: text = path.read_text(encoding="utf-8-sig")
     except OSError as e: raise InputFileError(f"cannot read the snapshots file ({e.strerror or e})", file=str(path)) from None
     except UnicodeDecodeError: raise SnapshotError("the snapshots file is not UTF-8 text", file=str(path)) from None

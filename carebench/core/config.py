@@ -31,11 +31,13 @@ __all__ = ['MIN_SECRET_LENGTH', 'SECRET_WORDS', 'REDACTED', 'DEFAULT_ENDPOINTS',
 
 # %% ../../nbs/03_config.ipynb #a8871306
 _SECRET_VALUES: set = set()
-_SECRET_ORDER: tuple = ()            # the same, longest first: rebuilt on each registration, read without a lock by any thread
+# the same, longest first: rebuilt on each registration, read without a lock by any thread
+_SECRET_ORDER: tuple = ()
 MIN_SECRET_LENGTH = 8
 
 def register_secret(value) -> None:
-    "Remember a secret's literal value (a token from an environment variable) so that `redact_text` removes it wherever it appears."
+    ("Remember a secret's literal value (a token from an environment variable) so that `redact_text` removes it "
+     "wherever it appears.")
     if not isinstance(value, str) or len(value.strip()) < MIN_SECRET_LENGTH: return
     global _SECRET_ORDER
     v = value.strip()
@@ -43,7 +45,8 @@ def register_secret(value) -> None:
     _SECRET_ORDER = tuple(sorted(_SECRET_VALUES, key=len, reverse=True))
 
 def redact_values(text):
-    "`text` with the literal value of every registered secret replaced by `<redacted>` (longest first); other text untouched."
+    ("`text` with the literal value of every registered secret replaced by `<redacted>` (longest first); "
+     "other text untouched.")
     if not isinstance(text, str) or not _SECRET_ORDER: return text
     for v in _SECRET_ORDER:
         if v in text: text = text.replace(v, REDACTED)
@@ -62,10 +65,12 @@ def is_secret_key(key) -> bool:
 
 _TOKEN_PREFIX = re.compile(r"^(sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29|eyJ)[-_.]?[A-Za-z0-9]", re.I)
 _USERINFO = re.compile(r"^([a-z][a-z0-9+.\-]*://)([^/?#]*)@", re.I)
-# every pattern starts only where a run of its characters starts and scans that run once: redaction stays linear in the text
+# every pattern starts only where a run of its characters starts and scans that run once:
+# redaction stays linear in the text
 _TOKEN_IN_TEXT = re.compile(r"(?i)\b(?:sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29)[-_.][A-Za-z0-9_\-.]{8,}"
                             r"|(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-.]+|(?i:bearer)\s+\S+")
-_SECRET_PARAM = re.compile(r"(?i)([?&;](?:[a-z_\-]{0,40}(?:key|token|secret|password|passwd|sig|signature|auth)[a-z_\-]{0,40})=)[^&;#\s]*")
+_SECRET_PARAM = re.compile(r"(?i)([?&;](?:[a-z_\-]{0,40}(?:key|token|secret|password|passwd|sig|signature|auth)"
+                           r"[a-z_\-]{0,40})=)[^&;#\s]*")
 
 def looks_like_token(value) -> bool:
     "Whether a text looks like a credential: a known token prefix, `Bearer …`, or an unbroken run of 20+ mixed letters and digits."
@@ -465,14 +470,16 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def check_values(data, file=None, key: str = ""):
     """Checks on every value of a raw config, whatever its section: `*_env` keys hold the name of an environment variable
-    (never a token), whose value is registered as a secret; no URL carries a user name or password. Neither value is echoed."""
+    (never a token), whose value is registered as a secret; no URL carries a user name or password. Neither value is
+    echoed."""
     if isinstance(data, dict):
         for k, v in data.items():
             where = f"{key}.{k}" if key else str(k)
             if str(k).lower().endswith("_env") and v is not None and (not isinstance(v, str) or not _ENV_NAME.match(v) or looks_like_token(v)):
                 raise ConfigError("must hold the name of an environment variable (letters, digits and underscores), not its value "
                                   "(the value is not shown)", file, where)
-            if str(k).lower().endswith("_env") and v is not None: register_secret(os.environ.get(v))   # redacted wherever it appears
+            # redacted wherever it appears
+            if str(k).lower().endswith("_env") and v is not None: register_secret(os.environ.get(v))
             check_values(v, file, where)
     elif isinstance(data, (list, tuple)):
         for i, v in enumerate(data): check_values(v, file, f"{key}[{i}]")

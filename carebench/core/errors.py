@@ -84,5 +84,6 @@ class OmopError(DataError): "An OMOP CDM table or column is missing, a value has
 
 # %% ../../nbs/00_errors.ipynb #c41ce3a9
 class EndpointError(CareBenchError):
-    "A model server cannot be reached (nothing listens, the name does not resolve): the run stops; the message names the address."
+    ("A model server cannot be reached (nothing listens, the name does not resolve): the run stops; "
+     "the message names the address.")
 

@@ -30,13 +30,14 @@ def file_problem(path, allow_missing: bool = False) -> str | None:
 
 # %% ../../nbs/07_inputs.ipynb #2c003876
 def folder_files(folder, suffixes, what: str = "file", stems=None) -> list[Path]:
-    """The files directly in `folder` whose suffix (any case) is one of `suffixes` and, where `stems` is given, whose name
-    without it is one of `stems`; hidden entries skipped; in name order. An entry kept that is not a readable regular file is
-    an `InputFileError` naming it (`cannot read the <what> (...)`)."""
+    """The files directly in `folder` whose suffix (any case) is one of `suffixes` and, where `stems` is given, whose
+    name without it is one of `stems`; hidden entries skipped; in name order. An entry kept that is not a readable
+    regular file is an `InputFileError` naming it (`cannot read the <what> (...)`)."""
     folder, suffixes = Path(folder), tuple(s.lower() for s in suffixes)
     out = []
     for p in sorted(Path(e.path) for e in os.scandir(folder)):          # names only: nothing is opened or followed yet
-        if p.name.startswith(".") or p.suffix.lower() not in suffixes or (stems is not None and p.stem not in stems): continue
+        if (p.name.startswith(".") or p.suffix.lower() not in suffixes
+                or (stems is not None and p.stem not in stems)): continue
         if problem := file_problem(p): raise InputFileError(f"cannot read the {what} ({problem})", file=str(p))
         out.append(p)
     return out
@@ -46,15 +47,18 @@ def folder_files(folder, suffixes, what: str = "file", stems=None) -> list[Path]
 HEAD_BYTES = 1 << 20        # the first block of a text file, judged before a parser reads the whole file
 
 def head_problem(path, json: bool = False) -> str | None:
-    """Why the regular file `path`, which should be CSV text (JSON with `json=True`), is binary or absurd, judged from its first
-    `HEAD_BYTES` bytes; `None` when it looks like text."""
+    """Why the regular file `path`, which should be CSV text (JSON with `json=True`), is binary or absurd, judged from
+    its first `HEAD_BYTES` bytes; `None` when it looks like text."""
     with open(path, "rb") as f: head = f.read(HEAD_BYTES)
     kind = "JSON" if json else "CSV"
     if json:
         return None if (at := head.find(b"\0")) < 0 else f"binary data (a NUL byte at byte {at + 1}), not {kind} text"
     end = min((i for i in (head.find(b"\n"), head.find(b"\r")) if i >= 0), default=-1)
-    if b"\0" in head[:end if end >= 0 else len(head)]: return f"binary data (a NUL byte in the header line), not {kind} text"
-    if (nuls := head.count(b"\0")) * 8 > len(head): return f"binary data ({nuls:,} NUL bytes in the first {len(head):,}), not {kind} text"
-    if end < 0 and len(head) == HEAD_BYTES: return f"the first line is longer than {HEAD_BYTES // 2 ** 20} MiB: not a {kind} table"
+    if b"\0" in head[:end if end >= 0 else len(head)]:
+        return f"binary data (a NUL byte in the header line), not {kind} text"
+    if (nuls := head.count(b"\0")) * 8 > len(head):
+        return f"binary data ({nuls:,} NUL bytes in the first {len(head):,}), not {kind} text"
+    if end < 0 and len(head) == HEAD_BYTES:
+        return f"the first line is longer than {HEAD_BYTES // 2 ** 20} MiB: not a {kind} table"
     return None
 

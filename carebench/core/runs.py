@@ -117,25 +117,29 @@ def redact_argv(argv) -> list[str]:
 
 # %% ../../nbs/04_runs.ipynb #261195d4
 class RunFolderError(CareBenchError):
-    "A run folder's own files are missing, not regular files, damaged, changed after the run, or point outside the folder."
+    """A run folder's own files are missing, not regular files, damaged, changed after the run, or point outside the
+    folder."""
 
 def confined_path(root, rel, what: str) -> Path:
-    """`root/rel`, refused (`RunFolderError` starting with `what`, naming `rel`) unless `rel` is a non-empty relative path
-    that stays inside `root` once `..` and symbolic links are resolved."""
+    """`root/rel`, refused (`RunFolderError` starting with `what`, naming `rel`) unless `rel` is a non-empty relative
+    path that stays inside `root` once `..` and symbolic links are resolved."""
     if not isinstance(rel, str) or not rel.strip():
         raise RunFolderError(f"{what}: expected a path inside the run folder, got {str(rel)[:80]!r}")
     path = Path(root)/rel
     try: inside = not Path(rel).is_absolute() and path.resolve().is_relative_to(Path(root).resolve())
     except (OSError, RuntimeError, ValueError): inside = False         # a loop of links, a NUL byte
-    if not inside: raise RunFolderError(f"{what}: {rel[:200]!r} is outside the run folder {root}; a run folder's artifacts stay inside it")
+    if not inside:
+        raise RunFolderError(f"{what}: {rel[:200]!r} is outside the run folder {root}; a run folder's artifacts "
+                             "stay inside it")
     return path
 
 
 # %% ../../nbs/04_runs.ipynb #6300137c
 def output_folder(path, root=None) -> Path:
-    """`path`, a folder a step is about to write into (it need not exist yet), checked: neither it, nor a folder between `root`
-    (not itself checked) and it, nor anything under it is a symbolic link, and each of them that exists is a folder; else a
-    `RunFolderError` naming the path. A link would carry the writes into its target, outside the run folder."""
+    """`path`, a folder a step is about to write into (it need not exist yet), checked: neither it, nor a folder
+    between `root` (not itself checked) and it, nor anything under it is a symbolic link, and each of them that exists
+    is a folder; else a `RunFolderError` naming the path. A link would carry the writes into its target, outside the
+    run folder."""
     path = Path(path)
     steps = [path]
     if root is not None:
@@ -143,13 +147,15 @@ def output_folder(path, root=None) -> Path:
         steps = [Path(root).joinpath(*rel.parts[:i + 1]) for i in range(len(rel.parts))]
     for p in steps:
         if p.is_symlink():
-            raise RunFolderError(f"{p}: a symbolic link (to {os.readlink(p)}): CAREBench writes only into real folders, never through a link")
+            raise RunFolderError(f"{p}: a symbolic link (to {os.readlink(p)}): CAREBench writes only into real "
+                                 "folders, never through a link")
         if p.exists() and not p.is_dir(): raise RunFolderError(f"{p}: not a folder")
     if path.is_dir():
         for parent, dirs, files in os.walk(path):                       # links are listed, never followed
             for name in (*dirs, *files):
                 if os.path.islink(p := os.path.join(parent, name)):
-                    raise RunFolderError(f"{p}: a symbolic link (to {os.readlink(p)}) inside a folder CAREBench writes into")
+                    raise RunFolderError(f"{p}: a symbolic link (to {os.readlink(p)}) inside a folder CAREBench "
+                                         "writes into")
     return path
 
 
@@ -176,13 +182,15 @@ class RunFolder:
     @property
     def run_id(self) -> str: return self.manifest["run_id"]
     @property
-    def manifest(self) -> dict: return read_json_file(confined_path(self.path, self.MANIFEST, f"{self.path}: {self.MANIFEST}"))
+    def manifest(self) -> dict: return self._record(self.MANIFEST)
     @property
-    def artifacts(self) -> dict: return read_json_file(confined_path(self.path, self.INDEX, f"{self.path}: {self.INDEX}"))
+    def artifacts(self) -> dict: return self._record(self.INDEX)
+    def _record(self, name) -> dict: return read_json_file(confined_path(self.path, name, f"{self.path}: {name}"))
 
     def artifact(self, role: str) -> Path:
-        """Path of the artifact with this role, which must lie inside the run folder once symbolic links are resolved (a
-        `RunFolderError` naming the role and the path otherwise); `KeyError` naming the roles present when there is none."""
+        """Path of the artifact with this role, which must lie inside the run folder once symbolic links are resolved
+        (a `RunFolderError` naming the role and the path otherwise); `KeyError` naming the roles present when there is
+        none."""
         idx = self.artifacts
         if role not in idx: raise KeyError(f"no artifact with role {role!r}; present: {', '.join(idx)}")
         return confined_path(self.path, idx[role], f"{self.path/self.INDEX}: artifact {role!r}")
@@ -194,10 +202,11 @@ class RunFolder:
         path = Path(path)
         path = path if path.is_absolute() else self.path/path
         try: rel = path.resolve().relative_to(self.path.resolve())
-        except ValueError: raise RunFolderError(f"artifact {role!r}: {path} is outside the run folder {self.path}") from None
+        except ValueError:
+            raise RunFolderError(f"artifact {role!r}: {path} is outside the run folder {self.path}") from None
         if not path.is_file(): raise FileNotFoundError(f"artifact {role!r}: {path} does not exist")
         record = None if role in BOOKKEEPING or role.startswith("report.") else \
-            dict(path=rel.as_posix(), bytes=path.stat().st_size, sha256=sha256_file(path))    # the report's own pages: rebuilt each time
+            dict(path=rel.as_posix(), bytes=path.stat().st_size, sha256=sha256_file(path))   # report pages: rebuilt
         write_json(self.path/self.INDEX, {**self.artifacts, role: rel.as_posix()})
         if record is not None:
             files = self.manifest.get("artifact_files")
@@ -224,13 +233,13 @@ class RunFolder:
 # %% ../../nbs/04_runs.ipynb #46437408
 def create_run(out_root, config: Config, *, command=None, seeds: dict | None = None, inputs: dict | None = None,
                resolved: dict | None = None, run_id: str | None = None, path=None, **extra) -> RunFolder:
-    """Create `out_root/<run id>/` (or exactly `path`, which must be empty and not a symbolic link) with the manifest, resolved
-    config and index.
+    """Create `out_root/<run id>/` (or exactly `path`, which must be empty and not a symbolic link) with the manifest,
+    resolved config and index.
 
     `inputs` maps roles to every file read (the adapter's `input_files`); `resolved` holds parsed sections
     (e.g. the dataset options with defaults and absolute paths) written into `resolved_config.yaml`."""
     run_id = run_id or new_run_id()
-    path = output_folder(Path(path) if path is not None else Path(out_root)/run_id)      # a link would carry the run elsewhere
+    path = output_folder(Path(path) if path is not None else Path(out_root)/run_id)   # a link would carry it away
     if path.exists() and any(path.iterdir()): raise FileExistsError(f"{path} exists and is not empty")
     path.mkdir(parents=True, exist_ok=True)
     files = {role: Path(p) for role, p in (inputs or {}).items()}
@@ -257,13 +266,15 @@ def create_run(out_root, config: Config, *, command=None, seeds: dict | None = N
 # %% ../../nbs/04_runs.ipynb #7f0e9f50
 def verify_artifacts(run: RunFolder) -> list:
     """Check every artifact whose size and sha256 the run recorded (`artifact_files`) before anything reads it: a
-    `RunFolderError` naming the role and the file when one is missing, truncated, changed, or no longer the file the index
-    names, and (for every role of the index, recorded or not) when its path leads outside the folder. Returns the roles whose
-    size and sha256 were checked: none for a folder written before the records existed (nothing can be checked there)."""
+    `RunFolderError` naming the role and the file when one is missing, truncated, changed, or no longer the file the
+    index names, and (for every role of the index, recorded or not) when its path leads outside the folder. Returns the
+    roles whose size and sha256 were checked: none for a folder written before the records existed (nothing can be
+    checked there)."""
     recorded, idx = run.manifest.get("artifact_files"), run.artifacts
-    for role in idx: run.artifact(role)                                 # every path of the index inside the folder, recorded or not
+    for role in idx: run.artifact(role)                       # every indexed path inside the folder, recorded or not
     if recorded is None: return []
-    if not isinstance(recorded, dict): raise RunFolderError(f"{run.path/run.MANIFEST}: artifact_files: expected an object")
+    if not isinstance(recorded, dict):
+        raise RunFolderError(f"{run.path/run.MANIFEST}: artifact_files: expected an object")
     for role, rec in recorded.items():
         what = f"{run.path}: artifact {role!r}"
         if not isinstance(rec, dict) or not isinstance(rec.get("bytes"), int) or not isinstance(rec.get("sha256"), str):
@@ -274,7 +285,8 @@ def verify_artifacts(run: RunFolder) -> list:
             raise RunFolderError(f"{what}: {run.INDEX} names {idx[role]!r}, the run wrote {rec.get('path')!r}")
         if problem := file_problem(path): raise RunFolderError(f"{what} ({path}): {problem}")
         if (size := path.stat().st_size) != rec["bytes"]:
-            raise RunFolderError(f"{what} ({path}): {size:,} bytes where the run wrote {rec['bytes']:,}: truncated or changed after the run")
+            raise RunFolderError(f"{what} ({path}): {size:,} bytes where the run wrote {rec['bytes']:,}: truncated "
+                                 "or changed after the run")
         if sha256_file(path) != rec["sha256"]:
             raise RunFolderError(f"{what} ({path}): its sha256 is not the one the run recorded: changed after the run")
     return list(recorded)
@@ -285,20 +297,21 @@ class RunInputsError(RunFolderError):
     "A run folder was made from other input files than the ones a step was given."
 
 def check_run_inputs(run: RunFolder, inputs: dict) -> list:
-    """Refuse (`RunInputsError` naming the input) a run folder made from other inputs: each of `inputs` (role → path, e.g. a
-    config's dataset files) must be an input the run's manifest recorded, with the same sha256 now (its path may differ: a
-    moved dataset is the same dataset). The config file itself is not compared (a later step's config adds its own sections).
-    Returns the roles compared (none for a folder whose manifest recorded no inputs)."""
+    """Refuse (`RunInputsError` naming the input) a run folder made from other inputs: each of `inputs` (role → path,
+    e.g. a config's dataset files) must be an input the run's manifest recorded, with the same sha256 now (its path may
+    differ: a moved dataset is the same dataset). The config file itself is not compared (a later step's config adds
+    its own sections). Returns the roles compared (none for a folder whose manifest recorded no inputs)."""
     recorded = {i.get("role"): i for i in run.manifest.get("inputs") or [] if isinstance(i, dict)}
     if not recorded: return []
     roles = [r for r in inputs if r != "config"]
     for role in roles:
         rec, path = recorded.get(role), Path(inputs[role])
         if rec is None:
-            raise RunInputsError(f"{run.path}: the run has no input {role!r} ({path}): it was made from another dataset "
-                                 f"(its inputs: {', '.join(r for r in recorded if r != 'config')})")
+            raise RunInputsError(f"{run.path}: the run has no input {role!r} ({path}): it was made from another "
+                                 f"dataset (its inputs: {', '.join(r for r in recorded if r != 'config')})")
         if (h := sha256_file(path)) != rec.get("sha256"):
-            raise RunInputsError(f"{run.path}: input {role!r} differs: this config's {path} has sha256 {h[:12]}…, the run read "
-                                 f"{rec.get('path')} with {str(rec.get('sha256'))[:12]}…: the run was made from another dataset")
+            raise RunInputsError(f"{run.path}: input {role!r} differs: this config's {path} has sha256 {h[:12]}…, "
+                                 f"the run read {rec.get('path')} with {str(rec.get('sha256'))[:12]}…: the run was "
+                                 "made from another dataset")
     return roles
 

@@ -98,7 +98,7 @@ def read_scores(path) -> pd.DataFrame:
     are categorical (they compare, select and print as text)."""
     path = Path(path)
     csv_file = path.suffix.lower() not in (".parquet", ".pq")
-    if problem := file_problem(path) or (csv_file and head_problem(path)):       # a binary file is refused from its first block
+    if problem := file_problem(path) or (csv_file and head_problem(path)):   # binary: refused from its first block
         raise InputFileError(f"cannot read the score file ({problem})", file=str(path))
     try:
         if path.suffix.lower() in (".parquet", ".pq"):

@@ -175,13 +175,14 @@ def check_finished(view: RunView):
 
 # %% ../../nbs/41_site.ipynb #7f5417a4
 def build_report(run_dir, quiet: bool = True, quarto: str = "auto") -> Path:
-    """Execute the pages, write the Quarto project, render with Quarto (`auto`: when installed) or build the offline site; returns
-    index.html. Before anything is read or written: the run finished, its artifacts are the files it wrote (size and sha256,
-    `verify_artifacts`), and `RUN/report` and all under it are real folders inside the run folder (`output_folder`)."""
+    """Execute the pages, write the Quarto project, render with Quarto (`auto`: when installed) or build the
+    offline site; returns index.html. Before anything is read or written: the run finished, its artifacts are the
+    files it wrote (size and sha256, `verify_artifacts`), and `RUN/report` and all under it are real folders inside
+    the run folder (`output_folder`)."""
     view = load_run(run_dir)
     check_finished(view)
-    output_folder(view.path/"report", root=view.path)     # the report and all under it: real folders, no link out of the run
-    verify_artifacts(view.run)                            # a truncated or changed artifact: refused before any page reads it
+    output_folder(view.path/"report", root=view.path)     # the report and all under it: real folders, no link out
+    verify_artifacts(view.run)                            # a truncated or changed artifact: refused before it is read
     plan = page_plan(view)
     pages = execute_pages(view, plan, quiet)
     report = view.path/"report"

@@ -37,8 +37,9 @@ def delta_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, categorie
     a, b, cluster = np.asarray(a, float), np.asarray(b, float), np.asarray(cluster)
     eps = effective_epsilon(eps)
     ids, inv = np.unique(cluster, return_inverse=True)
-    if not len(ids):                                     # no pair to compare (a rater that answered nothing): no estimate, no interval
-        return pd.DataFrame([dict(category=name, measure=m, estimate=np.nan, ci_low=np.nan, ci_high=np.nan, n_patients=0)
+    if not len(ids):                    # no pair to compare (a rater that answered nothing): no estimate, no interval
+        return pd.DataFrame([dict(category=name, measure=m, estimate=np.nan, ci_low=np.nan, ci_high=np.nan,
+                                  n_patients=0)
                              for name in [*categories, "all"] for m in ("sign_agreement", "kappa", "icc")])
     rows_of = [np.flatnonzero(inv == k) for k in range(len(ids))]
     rng = rng_for(seed, "delta_agreement")

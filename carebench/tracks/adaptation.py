@@ -177,18 +177,20 @@ def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.n
 def _lora_width(name: str, h: int, ffn: int) -> int:
     "Inputs + outputs of a module that LoRA adapts, from its name (an unknown name: the widest projection of a layer)."
     n = name.rsplit(".", 1)[-1]
-    if n in ("query", "key", "value", "q_proj", "k_proj", "v_proj", "o_proj", "out_proj", "q", "k", "v", "o"): return 2 * h
+    if n in ("query", "key", "value", "q_proj", "k_proj", "v_proj", "o_proj", "out_proj",
+             "q", "k", "v", "o"): return 2 * h
     if n in ("c_attn", "qkv_proj", "Wqkv", "query_key_value"): return 4 * h
     if n in ("up_proj", "gate_proj", "down_proj", "fc1", "fc2", "c_fc", "wi", "wo", "w1", "w2", "w3"): return h + ffn
     return h + max(3 * h, ffn)
 
 def fine_tune_memory(s: AdaptationConfig, shape: dict) -> dict:
-    """Estimated peak bytes of one fine-tuning from the model's sizes (`model_shape`), by the part each setting drives: the body's
-    weights in float32 (`weights`); the LoRA adapters with their gradients and AdamW's two moments, 16 bytes a parameter, r·(inputs
-    + outputs) parameters per adapted module and layer (`adapters`: `lora.r`, `lora.target_modules`, by default two attention
-    projections); and what one batch keeps for the backward pass (`activations`: `model.batch_size` × `model.max_length` tokens,
-    about 8·hidden + 2·ffn floats a token and layer, and two attention maps of length² per head and layer). Sizes a config does
-    not give are taken large (hidden 1,024, 24 layers)."""
+    """Estimated peak bytes of one fine-tuning from the model's sizes (`model_shape`), by the part each setting drives:
+    the body's weights in float32 (`weights`); the LoRA adapters with their gradients and AdamW's two moments, 16 bytes
+    a parameter, r·(inputs + outputs) parameters per adapted module and layer (`adapters`: `lora.r`,
+    `lora.target_modules`, by default two attention projections); and what one batch keeps for the backward pass
+    (`activations`: `model.batch_size` × `model.max_length` tokens, about 8·hidden + 2·ffn floats a token and
+    layer, and two attention maps of length² per head and layer). Sizes a config does not give are taken large
+    (hidden 1,024, 24 layers)."""
     h, L = shape.get("hidden") or 1024, shape.get("layers") or 24
     heads, ffn = shape.get("heads") or max(1, h // 64), shape.get("ffn") or 4 * h
     vocab, pos = shape.get("vocab") or 50_000, shape.get("positions") or 0
@@ -201,12 +203,14 @@ def fine_tune_memory(s: AdaptationConfig, shape: dict) -> dict:
 
 # %% ../../nbs/3j_adaptation.ipynb #c0f6e709
 def check_fine_tuning(s: AdaptationConfig, config_file=None) -> dict:
-    """What Track 2 checks of its model before any work (at `carebench validate` and the start of `carebench run`), from the model
-    folder's `config.json` alone: the folder (`check_encoder`), `lora.r` at most the hidden size, and the estimated peak memory
-    (`fine_tune_memory`) below `max_memory_gb`. Returns the estimate; a `ConfigError` names the key to change."""
+    """What Track 2 checks of its model before any work (at `carebench validate` and the start of `carebench run`),
+    from the model folder's `config.json` alone: the folder (`check_encoder`), `lora.r` at most the hidden size, and
+    the estimated peak memory (`fine_tune_memory`) below `max_memory_gb`. Returns the estimate; a `ConfigError` names
+    the key to change."""
     shape = check_encoder(s.model, "adaptation.model", config_file)
     if shape["hidden"] and s.lora.r > shape["hidden"]:
-        raise ConfigError(f"r {s.lora.r:,} is above the model's hidden size {shape['hidden']:,}: use at most that (a LoRA rank beyond it "
+        raise ConfigError(f"r {s.lora.r:,} is above the model's hidden size {shape['hidden']:,}: use at most that "
+                          "(a LoRA rank beyond it "
                           "adds parameters, not capacity)", config_file, "adaptation.lora.r")
     need = fine_tune_memory(s, shape)
     total = sum(need.values())
@@ -214,11 +218,13 @@ def check_fine_tuning(s: AdaptationConfig, config_file=None) -> dict:
         part = max(need, key=need.get)
         key, advice = {"weights": ("adaptation.model.path", "use a smaller model"),
                        "adapters": ("adaptation.lora.r", f"lower adaptation.lora.r (now {s.lora.r:,})"),
-                       "activations": ("adaptation.model.batch_size", f"lower adaptation.model.batch_size (now {s.model.batch_size:,}) "
-                                                                     f"or adaptation.model.max_length (now {s.model.max_length:,})")}[part]
+                       "activations": ("adaptation.model.batch_size",
+                                       f"lower adaptation.model.batch_size (now {s.model.batch_size:,}) "
+                                       f"or adaptation.model.max_length (now {s.model.max_length:,})")}[part]
         gb = lambda v: f"{v / 2 ** 30:,.1f}"
-        raise ConfigError(f"the fine-tuning would need about {gb(total)} GB (weights {gb(need['weights'])}, adapters {gb(need['adapters'])}, "
-                          f"activations {gb(need['activations'])}), above adaptation.max_memory_gb = {s.max_memory_gb:g}: {advice}, "
+        raise ConfigError(f"the fine-tuning would need about {gb(total)} GB (weights {gb(need['weights'])}, "
+                          f"adapters {gb(need['adapters'])}, activations {gb(need['activations'])}), "
+                          f"above adaptation.max_memory_gb = {s.max_memory_gb:g}: {advice}, "
                           "or raise adaptation.max_memory_gb", config_file, key)
     return need
 

@@ -64,7 +64,7 @@ class Backend:
     "Base class: subclasses set `name` and `Options`, and implement `generate`."
     name: ClassVar[str] = ""
     Options: ClassVar[type] = None
-    local_model: ClassVar[bool] = False   # it loads a model from a local folder (option `path`, else the model id): checked first
+    local_model: ClassVar[bool] = False   # loads a model from a local folder (`path`, else the model id): checked first
 
     def __init__(self, model: ModelConfig, options, generation: GenerationConfig, ctx: BackendContext):
         self.model, self.options, self.generation, self.ctx = model, options, generation, ctx
@@ -93,23 +93,26 @@ class Backend:
         return "unknown"
 
     def reach(self) -> str | None:
-        """A cheap check, sending no patient text, that the model can answer at all (for a server: that something answers at its
-        address; an `EndpointError` otherwise). Run before a run plans its calls, and by `validate --check-endpoints`. Returns
-        what was found, or None where there is nothing to reach (a local model)."""
+        """A cheap check, sending no patient text, that the model can answer at all (for a server: that something
+        answers at its address; an `EndpointError` otherwise). Run before a run plans its calls, and by
+        `validate --check-endpoints`. Returns what was found, or None where there is nothing to reach (a local
+        model)."""
         return None
 
     def close(self): pass
 
 # %% ../../nbs/34_backends.ipynb #1f58f7b0
 def hub_offline():
-    """Forbid every request to the Hugging Face hub from this process: models are read from local folders only. Set before
-    `transformers` loads anything (the libraries read these variables, and an imported `huggingface_hub` its constant)."""
+    """Forbid every request to the Hugging Face hub from this process: models are read from local folders only. Set
+    before `transformers` loads anything (the libraries read these variables, an imported `huggingface_hub` its
+    constant)."""
     os.environ["HF_HUB_OFFLINE"] = os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     if (const := sys.modules.get("huggingface_hub.constants")) is not None: const.HF_HUB_OFFLINE = True
 
 def local_model_problem(path) -> str | None:
-    "Why `path` is not a local model folder (None when it is): it must be a folder holding a `config.json`. Nothing is opened."
+    """Why `path` is not a local model folder (None when it is): it must be a folder holding a `config.json`.
+    Nothing is opened."""
     if path is None or not str(path).strip(): return "is empty"
     p = Path(str(path)).expanduser()
     try:
@@ -120,8 +123,8 @@ def local_model_problem(path) -> str | None:
     return None
 
 def in_hub_cache(model_id: str, revision: str | None = None, cache_dir=None) -> Path | None:
-    """The folder of a hub id (`org/name`) already in this machine's Hugging Face cache (holding its config.json), else None: such
-    a model is loaded from there, offline."""
+    """The folder of a hub id (`org/name`) already in this machine's Hugging Face cache (holding its config.json),
+    else None: such a model is loaded from there, offline."""
     if not isinstance(model_id, str) or model_id.count("/") != 1 or model_id.startswith(("/", ".", "~")): return None
     try:
         from huggingface_hub import try_to_load_from_cache
@@ -135,8 +138,8 @@ def check_local_model(model: ModelConfig, opts, key: str, config_file=None):
     problem = local_model_problem(path or model.id)
     if problem is None or (not path and in_hub_cache(model.id, getattr(model, "revision", None))): return
     what = (f"{quote_value(str(path))} {problem}" if path else
-            f"no path is set and the model id {quote_value(model.id)} is neither a local model folder (it {problem}) nor in this "
-            "machine's Hugging Face cache")
+            f"no path is set and the model id {quote_value(model.id)} is neither a local model folder "
+            f"(it {problem}) nor in this machine's Hugging Face cache")
     raise ConfigError(f"{what}: the {model.backend} backend reads a model from a local folder holding config.json; "
                       "models are never downloaded", config_file, f"{key}.path")
 
@@ -158,14 +161,15 @@ def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, con
     cls = BACKENDS[model.backend]
     base = config_file.parent if config_file else None
     try: opts = parse_section(cls.Options, model.options, key=key, file=config_file, base_dir=base)
-    except ConfigError as e:           # a misspelt key: the model entry's own keys are allowed too, and the nearest is named
+    except ConfigError as e:     # a misspelt key: the model entry's own keys are allowed too; the nearest is named
         if not e.detail.startswith("unknown key"): raise
         model_keys = [f.name for f in dataclasses.fields(ModelConfig) if not f.metadata.get("rest")]
         option_keys = [f.name for f in dataclasses.fields(cls.Options)]
         near = difflib.get_close_matches((e.key or "").rsplit(".", 1)[-1], model_keys + option_keys, n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
-        raise ConfigError(f"unknown key{hint}: a model entry takes its keys ({', '.join(model_keys)}) and the options of its "
-                          f"backend {model.backend} ({', '.join(option_keys) or 'none'})", config_file, e.key) from None
+        raise ConfigError(f"unknown key{hint}: a model entry takes its keys ({', '.join(model_keys)}) and the "
+                          f"options of its backend {model.backend} ({', '.join(option_keys) or 'none'})",
+                          config_file, e.key) from None
     if cls.local_model: check_local_model(model, opts, key, config_file)
     try: cls.check(opts, ctx)
     except ConfigError as e:           # an option's key is named under its model entry; a section-wide key as it is

@@ -136,7 +136,8 @@ class ResponseCache:
         self._write("""UPDATE responses SET status = ?, response = ?, scores = ?, error_kind = ?, error = ?, attempts = attempts + 1,
                        updated = ?, lease_owner = NULL, lease_until = NULL, recorded_by = ?
                        WHERE key = ? AND NOT (status = 'done' AND ? = 'failed')""",
-                    [(st, redact_values(resp), json.dumps(sc) if sc is not None else None, kind, redact_text(err), time.time(), self.owner, k, st)
+                    [(st, redact_values(resp), json.dumps(sc) if sc is not None else None, kind, redact_text(err),
+                      time.time(), self.owner, k, st)
                      for k, st, resp, sc, kind, err in results])
 
     def claim(self, keys, n: int, since: float) -> tuple:

@@ -35,37 +35,43 @@ def default_embedding_cache() -> Path:
     return Path(os.environ.get("CAREBENCH_EMBEDDINGS") or Path.home()/".cache"/"carebench"/"embeddings.sqlite")
 
 # %% ../../nbs/3c_encoders.ipynb #747b5c53
-_SIZE_KEYS = dict(hidden=("hidden_size", "n_embd", "d_model", "dim"), layers=("num_hidden_layers", "n_layer", "num_layers", "n_layers"),
-                  heads=("num_attention_heads", "n_head", "num_heads", "n_heads"), ffn=("intermediate_size", "n_inner", "ffn_dim", "d_ff"),
+_SIZE_KEYS = dict(hidden=("hidden_size", "n_embd", "d_model", "dim"),
+                  layers=("num_hidden_layers", "n_layer", "num_layers", "n_layers"),
+                  heads=("num_attention_heads", "n_head", "num_heads", "n_heads"),
+                  ffn=("intermediate_size", "n_inner", "ffn_dim", "d_ff"),
                   vocab=("vocab_size",), positions=("max_position_embeddings", "n_positions", "max_seq_len", "n_ctx"))
 
 def model_shape(path) -> dict:
-    """A local model's sizes from its `config.json` alone (no weights read, nothing imported): `hidden`, `layers`, `heads`, `ffn`
-    (feed-forward width), `vocab`, `positions` (None where the config does not say; a multimodal config's `text_config` first)
-    and `model_type`. A `ValueError` says why the file cannot serve."""
+    """A local model's sizes from its `config.json` alone (no weights read, nothing imported): `hidden`, `layers`,
+    `heads`, `ffn` (feed-forward width), `vocab`, `positions` (None where the config does not say; a multimodal
+    config's `text_config` first) and `model_type`. A `ValueError` says why the file cannot serve."""
     f = Path(path)/"config.json"
     if problem := file_problem(f): raise ValueError(f"{f}: {problem}")
     if f.stat().st_size > 2 ** 20: raise ValueError(f"{f}: larger than 1 MB, not a model config")
     try: cfg = json.loads(f.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as e: raise ValueError(f"{f}: not a JSON model config ({type(e).__name__})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ValueError(f"{f}: not a JSON model config ({type(e).__name__})") from None
     if not isinstance(cfg, dict): raise ValueError(f"{f}: not a JSON object")
     where = [c for c in (cfg.get("text_config"), cfg) if isinstance(c, dict)]
     size = lambda v: v if isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2 ** 40 else None
-    out = {name: next((size(c.get(k)) for c in where for k in keys if size(c.get(k))), None) for name, keys in _SIZE_KEYS.items()}
+    out = {name: next((size(c.get(k)) for c in where for k in keys if size(c.get(k))), None)
+           for name, keys in _SIZE_KEYS.items()}
     return {**out, "model_type": str(cfg.get("model_type") or "")}
 
 
 # %% ../../nbs/3c_encoders.ipynb #1bd9f62a
 def check_encoder(spec: EncoderConfig, key: str, config_file=None) -> dict:
-    """What can be checked of a Track 1 or Track 2 model before any work, from its folder alone: `path` (None: the packaged
-    weights) is a local model folder, its `config.json` readable, and `max_length` within the model's positions. Returns its
-    `model_shape`; a `ConfigError` names `<key>.path` or `<key>.max_length`."""
+    """What can be checked of a Track 1 or Track 2 model before any work, from its folder alone: `path` (None: the
+    packaged weights) is a local model folder, its `config.json` readable, and `max_length` within the model's
+    positions. Returns its `model_shape`; a `ConfigError` names `<key>.path` or `<key>.max_length`."""
     path = spec.path or default_encoder_path()
     if (problem := local_model_problem(path)) and not (path := in_hub_cache(str(path))):
-        raise ConfigError(f"{quote_value(str(spec.path))} {problem}: the model is read from a local folder holding config.json (or "
+        raise ConfigError(f"{quote_value(str(spec.path))} {problem}: the model is read from a local folder "
+                          "holding config.json (or "
                           "this machine's Hugging Face cache); models are never downloaded", config_file, f"{key}.path")
     try: shape = model_shape(path)
-    except ValueError as e: raise ConfigError(f"cannot read the model's config ({e})", config_file, f"{key}.path") from None
+    except ValueError as e:
+        raise ConfigError(f"cannot read the model's config ({e})", config_file, f"{key}.path") from None
     if shape["positions"] and spec.max_length > shape["positions"]:
         raise ConfigError(f"max_length {spec.max_length:,} is above the model's {shape['positions']:,} positions (its "
                           "max_position_embeddings): use at most that", config_file, f"{key}.max_length")

@@ -170,7 +170,8 @@ class TransformersBackend(Backend):
         o = self.options
         src = o.path or self.model.id
         self.torch = torch
-        self.tok = AutoTokenizer.from_pretrained(src, revision=self.model.revision, trust_remote_code=o.trust_remote_code,
+        self.tok = AutoTokenizer.from_pretrained(src, revision=self.model.revision,
+                                                 trust_remote_code=o.trust_remote_code,
                                                  local_files_only=True)
         if self.tok.pad_token is None: self.tok.pad_token = self.tok.eos_token
         kw = dict(revision=self.model.revision, trust_remote_code=o.trust_remote_code, local_files_only=True)

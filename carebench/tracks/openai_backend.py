@@ -44,28 +44,34 @@ class OpenAIOptions:
     max_concurrency: int = 4
     top_logprobs: int = 20
     prefix_warmup: bool = True       # send the first request of each shared context before the others (the server's prefix cache)
-    max_answer_bytes: int = 8 * 2 ** 20   # an answer larger than this is a transport failure (an endless body never fills memory)
+    # an answer larger than this is a transport failure (an endless body never fills memory)
+    max_answer_bytes: int = 8 * 2 ** 20
 
     def __post_init__(self):
         if self.max_concurrency < 1 or self.max_retries < 0 or self.timeout_s <= 0 or self.backoff_s < 0 or not 1 <= self.top_logprobs <= 20:
             raise ValueError("need max_concurrency >= 1, max_retries >= 0, timeout_s > 0, backoff_s >= 0 and 1 <= top_logprobs <= 20")
-        if not 1024 <= self.max_answer_bytes <= 2 ** 30 or self.timeout_s > 86400 or self.max_retries > 100 or self.max_concurrency > 1024:
-            raise ValueError("need 1024 <= max_answer_bytes <= 2**30, timeout_s <= 86400, max_retries <= 100 and max_concurrency <= 1024")
+        if (not 1024 <= self.max_answer_bytes <= 2 ** 30 or self.timeout_s > 86400 or self.max_retries > 100
+                or self.max_concurrency > 1024):
+            raise ValueError("need 1024 <= max_answer_bytes <= 2**30, timeout_s <= 86400, max_retries <= 100 "
+                             "and max_concurrency <= 1024")
 
 # %% ../../nbs/38_openai.ipynb #db334e60
-MAX_ANSWER_BYTES = 8 * 2 ** 20          # the default `max_answer_bytes`: a chat answer is a few KB; anything near this is not one
+# the default `max_answer_bytes`: a chat answer is a few KB; anything near this is not one
+MAX_ANSWER_BYTES = 8 * 2 ** 20
 MAX_BACKOFF_S = 60.0                     # no wait between two attempts is longer
 
 class _Failed(Exception):
     def __init__(self, msg, retry): super().__init__(msg); self.retry = retry
 
 class _Deadline:
-    """One call's time limit over connect, headers and body: at the limit the connection's socket is shut down, which ends any
-    read that is still waiting (a server that drips one byte at a time defeats a per-read timeout, not this)."""
+    """One call's time limit over connect, headers and body: at the limit the connection's socket is shut down, which
+    ends any read that is still waiting (a server that drips one byte at a time defeats a per-read timeout, not
+    this)."""
     _here = threading.local()
 
     def __init__(self, seconds: float):
-        self.seconds, self.t0, self.expired, self.socks, self._lock = seconds, time.monotonic(), False, [], threading.Lock()
+        self.seconds, self.t0, self.expired, self.socks, self._lock = (
+            seconds, time.monotonic(), False, [], threading.Lock())
         self._timer = threading.Timer(seconds, self._expire); self._timer.daemon = True
 
     def __enter__(self): _Deadline._here.current = self; self._timer.start(); return self
@@ -88,16 +94,18 @@ class _Deadline:
         except OSError: pass
 
 def _opener(direct: bool):
-    """An opener whose connections obey the calling thread's `_Deadline`, that never follows a redirect (a 3xx answer is raised as
-    an `HTTPError`, reported by `_post`), and that, for a loopback server (`direct`), ignores proxies from the environment (which
-    would carry the text away). urllib, and with it ssl, is imported when a backend is made, not when a config is read."""
+    """An opener whose connections obey the calling thread's `_Deadline`, that never follows a redirect (a 3xx answer is
+    raised as an `HTTPError`, reported by `_post`), and that, for a loopback server (`direct`), ignores proxies from the
+    environment (which would carry the text away). urllib, and with it ssl, is imported when a backend is made, not when
+    a config is read."""
     import http.client, urllib.request
     def watched(base):
         class Conn(base):
             def connect(self):
                 super().connect()
                 d = getattr(_Deadline._here, "current", None)
-                if d is not None: d.watch(self.sock)      # the socket itself: urllib drops the connection's reference to it
+                # the socket itself: urllib drops the connection's reference to it
+                if d is not None: d.watch(self.sock)
         return Conn
     plain, tls = watched(http.client.HTTPConnection), watched(http.client.HTTPSConnection)
     class Plain(urllib.request.HTTPHandler):
@@ -106,10 +114,12 @@ def _opener(direct: bool):
         def https_open(self, req): return self.do_open(tls, req, context=getattr(self, "_context", None))
     class NoRedirect(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, req, fp, code, msg, headers, newurl): return None
-    return urllib.request.build_opener(Plain(), Tls(), NoRedirect(), *([urllib.request.ProxyHandler({})] if direct else []))
+    return urllib.request.build_opener(Plain(), Tls(), NoRedirect(),
+                                       *([urllib.request.ProxyHandler({})] if direct else []))
 
 def read_capped(resp, limit: int) -> bytes:
-    "An answer's body, refused (not retried) as soon as it is known to exceed `limit` bytes: an endless body never fills memory."
+    ("An answer's body, refused (not retried) as soon as it is known to exceed `limit` bytes: "
+     "an endless body never fills memory.")
     declared = resp.headers.get("Content-Length") if resp.headers else None
     if declared and declared.strip().isdigit() and int(declared) > limit:
         raise _Failed(f"the answer is larger than max_answer_bytes ({limit:,} bytes)", False)
@@ -123,7 +133,8 @@ def read_capped(resp, limit: int) -> bytes:
 
 # %% ../../nbs/38_openai.ipynb #7d1722cc
 def _cached(usage: dict) -> int:
-    "Prompt tokens the server served from its prefix cache, when it says (`usage.prompt_tokens_details.cached_tokens`); else 0."
+    """Prompt tokens the server served from its prefix cache, when it says
+    (`usage.prompt_tokens_details.cached_tokens`); else 0."""
     details = usage.get("prompt_tokens_details")
     if details is None: return 0
     if not isinstance(details, dict): raise BadAnswer("usage.prompt_tokens_details is not an object")
@@ -139,7 +150,8 @@ def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
         text = (err.get("message") if isinstance(err, dict) else err) or doc.get("message") or doc.get("detail") or "" if isinstance(doc, dict) else text
     except (ValueError, RecursionError): pass
     text = " ".join(str(text).split())
-    quoted = {text[i:i + 24] for i in range(0, max(len(text) - 23, 0))}        # the body's 24-character pieces, looked up once each
+    # the body's 24-character pieces, looked up once each
+    quoted = {text[i:i + 24] for i in range(0, max(len(text) - 23, 0))}
     if any(sent[i:i + 24] in quoted for i in range(0, max(len(sent) - 23, 0))):
         return "(the server's message quotes the prompt: not kept)"
     text = redact_text(text)
@@ -161,15 +173,18 @@ class BadAnswer(Exception):
 def _count(usage: dict, key: str, where: str = "usage.") -> int:
     v = usage.get(key)
     if v is None: return 0
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2 ** 53: raise BadAnswer(f"{where}{key} is not a whole number of tokens")
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2 ** 53:
+        raise BadAnswer(f"{where}{key} is not a whole number of tokens")
     return v
 
 def answer_parts(ans, logprobs: bool = False) -> tuple:
-    """`(text or {token: logprob} of the first generated token, prompt tokens, completion tokens, cached prompt tokens)` of a chat
-    answer; `BadAnswer` names the first element missing or of the wrong type. An absent `usage` counts zero tokens."""
+    """`(text or {token: logprob} of the first generated token, prompt tokens, completion tokens, cached prompt
+    tokens)` of a chat answer; `BadAnswer` names the first element missing or of the wrong type. An absent `usage`
+    counts zero tokens."""
     if not isinstance(ans, dict): raise BadAnswer("the answer is not a JSON object")
     choices = ans.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict): raise BadAnswer("the answer has no choices[0]")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BadAnswer("the answer has no choices[0]")
     usage = ans.get("usage")
     if usage is None: usage = {}
     if not isinstance(usage, dict): raise BadAnswer("usage is not an object")
@@ -179,7 +194,8 @@ def answer_parts(ans, logprobs: bool = False) -> tuple:
         text = msg.get("content") if isinstance(msg, dict) else None
         if not isinstance(text, str): raise BadAnswer("choices[0].message.content is not a text")
         return (text, *counts)
-    content = (choices[0].get("logprobs") or {}).get("content") if isinstance(choices[0].get("logprobs") or {}, dict) else None
+    content = ((choices[0].get("logprobs") or {}).get("content")
+               if isinstance(choices[0].get("logprobs") or {}, dict) else None)
     if not content: return (None, *counts)                     # the server ignores logprobs: the caller says so
     top = content[0].get("top_logprobs") if isinstance(content, list) and isinstance(content[0], dict) else None
     if not isinstance(top, list): raise BadAnswer("choices[0].logprobs.content[0].top_logprobs is not a list")
@@ -217,7 +233,8 @@ class OpenAIBackend(Backend):
             raise ConfigError("the token in the environment variable named in api_key_env holds spaces or control characters "
                               "(the value is not shown)", key="api_key_env")
         if self._token and not (self._token.isascii() and self._token.isprintable()):
-            raise ConfigError("the token in the environment variable named in api_key_env holds characters an HTTP header cannot "
+            raise ConfigError("the token in the environment variable named in api_key_env holds "
+                              "characters an HTTP header cannot "
                               "carry (only printable ASCII; the value is not shown)", key="api_key_env")
         register_secret(self._token)        # whatever its shape, redacted from every error, answer and message
         self.sent = 0                       # requests actually sent (tests check the refusal sends none)
@@ -230,38 +247,46 @@ class OpenAIBackend(Backend):
 
     def _where(self) -> str: return redirect_target(self.options.base_url, self.options.base_url)
     def _unreachable(self, e) -> EndpointError | None:
-        "The run-stopping error when a connection failure means nothing can answer at the address (refused, unknown host)."
+        ("The run-stopping error when a connection failure means nothing can answer at the address "
+         "(refused, unknown host).")
         reason = getattr(e, "reason", e)
-        if isinstance(reason, ConnectionRefusedError): why = "connection refused (nothing listens there: is the server running?)"
+        if isinstance(reason, ConnectionRefusedError):
+            why = "connection refused (nothing listens there: is the server running?)"
         elif isinstance(reason, socket.gaierror): why = "the host name does not resolve"
         else: return None
         return EndpointError(f"model {self.model.id!r}: cannot reach {self._where()}: {why}")
 
     def reach(self) -> str:
-        """`GET /models` (the token, no patient text) under one deadline of at most 10 s: what answers at the address, or an
-        `EndpointError` when nothing does (refused, unknown host, no answer in time)."""
+        """`GET /models` (the token, no patient text) under one deadline of at most 10 s: what answers at the address,
+        or an `EndpointError` when nothing does (refused, unknown host, no answer in time)."""
         import http.client, urllib.error, urllib.request
         o, where = self.options, self._where()
-        req = urllib.request.Request(o.base_url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {self._token}"} if self._token else {})
+        req = urllib.request.Request(o.base_url.rstrip("/") + "/models",
+                                     headers={"Authorization": f"Bearer {self._token}"} if self._token else {})
         fail = lambda why: EndpointError(f"model {self.model.id!r}: cannot reach {where}: {why}")
         with _Deadline(min(o.timeout_s, 10.0)) as d:
             try:
                 with self._opener.open(req, timeout=d.seconds) as resp: raw = read_capped(resp, 2 ** 20)
-                served = [m.get("id") for m in json.loads(raw).get("data", []) if isinstance(m, dict) and isinstance(m.get("id"), str)]
-                shown = [redact_text("".join(c for c in s[:200] if c.isprintable()))[:80] for s in served[:5]]   # the server's text
+                served = [m.get("id") for m in json.loads(raw).get("data", [])
+                          if isinstance(m, dict) and isinstance(m.get("id"), str)]
+                # the server's text
+                shown = [redact_text("".join(c for c in s[:200] if c.isprintable()))[:80] for s in served[:5]]
                 return f"{where} answers" + (f"; it serves {', '.join(map(repr, shown))}" if shown else "")
             except urllib.error.HTTPError as e: return f"{where} answers (HTTP {e.code} to GET /models)"
-            except (_Failed, ValueError, RecursionError, AttributeError, TypeError): return f"{where} answers (not a model list)"
+            except (_Failed, ValueError, RecursionError, AttributeError, TypeError):
+                return f"{where} answers (not a model list)"
             except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
                 reason = getattr(e, "reason", e)
-                if d.expired or isinstance(reason, TimeoutError): raise fail(f"no answer within {d.seconds:g} s") from None
-                if isinstance(reason, ConnectionRefusedError): raise fail("connection refused (nothing listens there: is the server running?)") from None
+                if d.expired or isinstance(reason, TimeoutError):
+                    raise fail(f"no answer within {d.seconds:g} s") from None
+                if isinstance(reason, ConnectionRefusedError):
+                    raise fail("connection refused (nothing listens there: is the server running?)") from None
                 if isinstance(reason, socket.gaierror): raise fail("the host name does not resolve") from None
                 raise fail(f"{type(reason).__name__}") from None
 
     def _post(self, body: dict) -> dict:
-        """POST /chat/completions with retries, each attempt under one deadline (`timeout_s`) and a size limit; returns the JSON answer
-        or raises _Failed, or EndpointError when nothing listens at the address."""
+        """POST /chat/completions with retries, each attempt under one deadline (`timeout_s`) and a size limit;
+        returns the JSON answer or raises _Failed, or EndpointError when nothing listens at the address."""
         import http.client, urllib.error, urllib.request
         o = self.options
         data = json.dumps({"model": o.served_model or self.model.id, **body}).encode("utf-8")
@@ -273,11 +298,13 @@ class OpenAIBackend(Backend):
             with _Deadline(o.timeout_s) as d:
                 try:
                     self.sent += 1
-                    with self._opener.open(req, timeout=o.timeout_s) as resp: raw = read_capped(resp, o.max_answer_bytes)
+                    with self._opener.open(req, timeout=o.timeout_s) as resp:
+                        raw = read_capped(resp, o.max_answer_bytes)
                     if not d.expired: return json.loads(raw.decode("utf-8"))
                 except urllib.error.HTTPError as e:
                     if 300 <= e.code < 400:
-                        raise _Failed(f"HTTP {e.code}: the server redirects to {redirect_target(e.headers.get('Location'), o.base_url)}; "
+                        raise _Failed(f"HTTP {e.code}: the server redirects to "
+                                      f"{redirect_target(e.headers.get('Location'), o.base_url)}; "
                                       "redirects are never followed", False) from None
                     try: said = "" if d.expired else server_message(e.read(65536), sent)
                     except (OSError, http.client.HTTPException): said = ""
@@ -289,7 +316,8 @@ class OpenAIBackend(Backend):
                 except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as e:
                     if not d.expired:
                         if stop := self._unreachable(e): raise stop from None
-                        said = server_message(str(getattr(e, "reason", e)).encode("utf-8", "replace"), sent)   # a status line is the server's text
+                        # a status line is the server's text
+                        said = server_message(str(getattr(e, "reason", e)).encode("utf-8", "replace"), sent)
                         last = f"{type(e).__name__}" + (f": {said}" if said else ""); continue
             last = f"no complete answer within {o.timeout_s:g} s"          # the deadline cut the exchange
         raise _Failed(f"{last} after {o.max_retries + 1} attempt(s)", True)
@@ -299,13 +327,16 @@ class OpenAIBackend(Backend):
         base = {"temperature": g.temperature, "top_p": g.top_p, "seed": self.seed_for(r.meta)}
         try:
             if mode == "json":
-                text, used, made, cached = answer_parts(self._post({**base, "messages": list(r.prompt.messages), "max_tokens": g.max_new_tokens}))
+                text, used, made, cached = answer_parts(self._post({**base, "messages": list(r.prompt.messages),
+                                                                    "max_tokens": g.max_new_tokens}))
                 return Reply(text=text, prompt_tokens=used, cached_tokens=cached, completion_tokens=made)
             scores, used, made, cached = {}, 0, 0, 0
             for key, q in zip(self.ctx.label_space.keys, r.prompt.questions):
-                top, u, m, c = answer_parts(self._post({**base, "messages": list(r.prompt.with_question(q)), "max_tokens": 1, "logprobs": True,
+                top, u, m, c = answer_parts(self._post({**base, "messages": list(r.prompt.with_question(q)),
+                                                        "max_tokens": 1, "logprobs": True,
                                                         "top_logprobs": self.options.top_logprobs}), logprobs=True)
-                if top is None: return Reply(error_kind="transport", error="the server returned no logprobs (it may ignore them)")
+                if top is None:
+                    return Reply(error_kind="transport", error="the server returned no logprobs (it may ignore them)")
                 scores[key] = yes_probability(top)
                 if scores[key] != scores[key]: return Reply(error_kind="transport", error="neither yes nor no among the top next tokens")
                 used += u; made += m; cached += c

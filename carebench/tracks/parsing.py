@@ -14,7 +14,8 @@ from ..core.vocab import LabelSpace
 __all__ = ['FAILURE_KINDS', 'ParseError', 'strip_wrappers', 'first_json_object', 'parse_scores']
 
 # %% ../../nbs/32_parsing.ipynb #cdb8b556
-FAILURE_KINDS = ("transport", "bad_response", "no_json", "invalid_json", "missing_key", "out_of_range", "not_a_number", "conflicting_keys")
+FAILURE_KINDS = ("transport", "bad_response", "no_json", "invalid_json", "missing_key", "out_of_range", "not_a_number",
+                 "conflicting_keys")
 
 class ParseError(CareBenchError):
     "A model answer that yields no valid scores; `kind` is one of FAILURE_KINDS."

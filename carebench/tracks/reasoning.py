@@ -106,8 +106,8 @@ def _check_logprob(scores, keys) -> tuple:
     return scores, None
 
 def _scrubbed(rep: Reply) -> Reply:
-    """A reply without any registered secret: a server that echoes its token (in an answer, or an error body) has it removed
-    before the answer is parsed, cached or written anywhere."""
+    """A reply without any registered secret: a server that echoes its token (in an answer, or an error body) has it
+    removed before the answer is parsed, cached or written anywhere."""
     return dataclasses.replace(rep, text=redact_values(rep.text), error=redact_text(rep.error))
 
 def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict | None = None) -> list:
@@ -120,9 +120,11 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
             u = usage.setdefault(r.key.removesuffix(":repair"), [0, 0, 0])
             u[0] += rep.prompt_tokens; u[1] += rep.completion_tokens; u[2] += rep.cached_tokens
     try: replies = [_scrubbed(rep) for rep in backend.generate(batch, mode)]
-    except CareBenchError: raise                              # an unreachable endpoint stops the run (the cache keeps what is done)
+    # an unreachable endpoint stops the run (the cache keeps what is done)
+    except CareBenchError: raise
     except Exception as e:                                    # a backend crash fails this batch, not the run
-        return [(r.key, "failed", None, None, "transport", redact_text(f"{type(e).__name__}: {str(e)[:20_000]}")[:200]) for r in batch]
+        return [(r.key, "failed", None, None, "transport", redact_text(f"{type(e).__name__}: {str(e)[:20_000]}")[:200])
+                for r in batch]
     count(batch, replies)
     out, to_repair = [], []
     for r, rep in zip(batch, replies):
@@ -141,7 +143,9 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
                        {**r.meta, "repair": True}) for r, text, e in to_repair]
         try: second = [_scrubbed(rep) for rep in backend.generate(fix, "json")]
         except CareBenchError: raise
-        except Exception as e2: second = [Reply(error_kind="transport", error=redact_text(f"{type(e2).__name__}: {str(e2)[:20_000]}")[:200])] * len(fix)
+        except Exception as e2:
+            second = [Reply(error_kind="transport",
+                            error=redact_text(f"{type(e2).__name__}: {str(e2)[:20_000]}")[:200])] * len(fix)
         count(fix, second)
         for (r, text, e), rep in zip(to_repair, second):
             try:
@@ -346,7 +350,8 @@ class ReasoningTrack(Track):
         for i, m in enumerate(self.models):
             cls, _ = backend_options(m, self.bctx, self.index.get(m.id, i), self.ctx.config.source)
             if cls.reach is Backend.reach: continue            # nothing to reach (a local model): never loaded here
-            backend = make_backend(m, self.ctx.config.reasoning, self.bctx, self.index.get(m.id, i), self.ctx.config.source)
+            backend = make_backend(m, self.ctx.config.reasoning, self.bctx, self.index.get(m.id, i),
+                                   self.ctx.config.source)
             try: out.append(f"{m.id}: {backend.reach()}")
             finally: backend.close()
         return out

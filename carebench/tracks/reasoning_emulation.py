@@ -17,7 +17,8 @@ import pandas as pd
 
 from ..core.config import Config, load_config
 from ..core.errors import CareBenchError, ConfigError
-from ..core.runs import RunFolder, atomic_write, check_run_inputs, create_run, output_folder, verify_artifacts, write_json
+from ..core.runs import (RunFolder, atomic_write, check_run_inputs, create_run, output_folder,
+                                 verify_artifacts, write_json)
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LABELLED_CONDITIONS
 from ..adapters.dataset import Dataset, adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
@@ -73,23 +74,25 @@ def plan_emulation(ds: Dataset, model: ModelConfig, backend, config: Config) -> 
 MAX_CALLS = 20_000      # the default of `reasoning.emulation.max_calls`
 
 def emulation_calls(ds: Dataset, config: Config) -> dict:
-    """The calls an emulation plans, counted without building a prompt: raters × labelled conditions × pairs, and with an
-    adjudicator at most one more per (pair, labelled condition)."""
+    """The calls an emulation plans, counted without building a prompt: raters × labelled conditions × pairs, and
+    with an adjudicator at most one more per (pair, labelled condition)."""
     em = config.reasoning.emulation
     raters = len(em.raters) * len(LABELLED_CONDITIONS) * ds.n_pairs
     adjudication = len(LABELLED_CONDITIONS) * ds.n_pairs if em.adjudicator is not None else 0
     return dict(raters=raters, adjudication=adjudication, total=raters + adjudication)
 
 def check_emulation_calls(ds: Dataset, config: Config) -> dict:
-    """Refuse an emulation that would make more calls than `reasoning.emulation.max_calls` (default 20,000): a `ConfigError`
-    naming the key, before any prompt is built, backend started or folder written. The counts otherwise."""
+    """Refuse an emulation that would make more calls than `reasoning.emulation.max_calls` (default 20,000): a
+    `ConfigError` naming the key, before any prompt is built, backend started or folder written. The counts
+    otherwise."""
     em, n = config.reasoning.emulation, emulation_calls(ds, config)
     limit = em.max_calls
     if n["total"] > limit:
         adj = f", plus up to {n['adjudication']:,} adjudication calls" if n["adjudication"] else ""
-        raise ConfigError(f"the emulation would make {n['total']:,} calls ({len(em.raters):,} raters × {len(LABELLED_CONDITIONS)} conditions × "
-                          f"{ds.n_pairs:,} pairs{adj}), above the bound of {limit:,}: use fewer raters or pairs, or raise "
-                          f"reasoning.emulation.max_calls", config.source, "reasoning.emulation.max_calls")
+        raise ConfigError(f"the emulation would make {n['total']:,} calls ({len(em.raters):,} raters × "
+                          f"{len(LABELLED_CONDITIONS)} conditions × {ds.n_pairs:,} pairs{adj}), above the bound of "
+                          f"{limit:,}: use fewer raters or pairs, or raise reasoning.emulation.max_calls",
+                          config.source, "reasoning.emulation.max_calls")
     return n
 
 
@@ -98,10 +101,12 @@ class EmulationError(CareBenchError):
     "An emulation that cannot give an emulated reference: no rater answered both conditions of any pair."
 
 def prompt_tokens_estimate(reqs: list, sample: int = 64) -> int:
-    "About how many prompt tokens `reqs` carry: the characters of up to `sample` of them (evenly spread), at four a token."
+    """About how many prompt tokens `reqs` carry: the characters of up to `sample` of them (evenly spread), at four a
+    token."""
     if not reqs: return 0
     picked = reqs[::max(1, len(reqs) // sample)][:sample]
-    chars = sum(sum(len(str(m.get("content", ""))) for m in r.prompt.messages) + sum(map(len, r.prompt.questions)) for r in picked)
+    chars = sum(sum(len(str(m.get("content", ""))) for m in r.prompt.messages) + sum(map(len, r.prompt.questions))
+                for r in picked)
     return round(chars / len(picked) * len(reqs) / 4)
 
 
@@ -155,19 +160,20 @@ def _ask(reqs: list, backend, model: ModelConfig, config: Config, cache, quiet: 
     return cache.get(list(unique)), usage, asked
 
 def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True) -> Emulation:
-    """Plan, resume, ask and collect every rater's labels through the cache (finished calls are never asked again); then, with an
-    adjudicator, its decision on every (pair, condition) where the raters disagree. The size is checked first
-    (`check_emulation_calls`) and, unless `quiet`, the plan said on stderr before the first call; an `EmulationError` with the
-    failures by kind when no rater answered both conditions of any pair."""
+    """Plan, resume, ask and collect every rater's labels through the cache (finished calls are never asked again);
+    then, with an adjudicator, its decision on every (pair, condition) where the raters disagree. The size is checked
+    first (`check_emulation_calls`) and, unless `quiet`, the plan said on stderr before the first call; an
+    `EmulationError` with the failures by kind when no rater answered both conditions of any pair."""
     em, model = config.reasoning.emulation, emulation_model(config)
     size = check_emulation_calls(ds, config)
     backend = make_backend(model, config.reasoning, BackendContext(ds.label_space, ds, config.reasoning.allow_remote), config_file=config.source)
-    backend.reach()                                      # a server where nothing answers stops here, before any call is planned
+    backend.reach()                                      # a server where nothing answers stops here, before planning
     reqs, t0 = plan_emulation(ds, model, backend, config), time.time()
     if not quiet:
         adj = f", then up to {size['adjudication']:,} adjudication calls" if size["adjudication"] else ""
-        print(f"emulation: {len(reqs):,} calls planned ({len(em.raters):,} raters × {len(LABELLED_CONDITIONS)} conditions × {ds.n_pairs:,} pairs"
-              f"{adj}), about {prompt_tokens_estimate(reqs):,} prompt tokens; calls in the response cache are not asked again", file=sys.stderr)
+        print(f"emulation: {len(reqs):,} calls planned ({len(em.raters):,} raters × {len(LABELLED_CONDITIONS)} "
+              f"conditions × {ds.n_pairs:,} pairs{adj}), about {prompt_tokens_estimate(reqs):,} prompt tokens; calls "
+              "in the response cache are not asked again", file=sys.stderr)
     n, R, C, keys = ds.n_pairs, len(em.raters), len(ds.categories), ds.categories
     labels = {c: np.full((n, R, C), np.nan) for c in LABELLED_CONDITIONS}
     rows, failed, adjudicated, n_adj, kinds = [], 0, None, 0, Counter()
@@ -179,7 +185,7 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
             s = np.array([rec["scores"][k] for k in keys], float)
             labels[m["condition"]][m["pair"], m["rater_index"]] = (s >= em.threshold).astype(float)
             rows += [(m["rater"], m["patient_id"], m["item"], m["condition"], k, v, int(v >= em.threshold)) for k, v in zip(keys, s)]
-        both = ~np.logical_or.reduce([np.isnan(labels[c]).all(2) for c in LABELLED_CONDITIONS])     # pairs × raters answered in both
+        both = ~np.logical_or.reduce([np.isnan(labels[c]).all(2) for c in LABELLED_CONDITIONS])  # answered in both
         if em.adjudicator is not None and both.any():
             adj = plan_adjudication(ds, model, backend, config, labels)
             final2, usage2, asked2 = _ask(adj, backend, model, config, cache, quiet, f"adjudication ({model.id})")
@@ -195,9 +201,9 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
             usage.update(usage2); asked |= asked2; reqs = reqs + adj
     backend.close()
     if not both.any():
-        raise EmulationError(f"no rater answered: {failed:,} of {len(reqs):,} calls of {model.id} ({backend.name}) failed "
-                             f"({', '.join(f'{k}: {v:,}' for k, v in kinds.most_common())}), and no rater answered both conditions "
-                             f"of any pair; each call's error is in the response cache")
+        raise EmulationError(f"no rater answered: {failed:,} of {len(reqs):,} calls of {model.id} ({backend.name}) "
+                             f"failed ({', '.join(f'{k}: {v:,}' for k, v in kinds.most_common())}), and no rater "
+                             "answered both conditions of any pair; each call's error is in the response cache")
     scores = pd.DataFrame(rows, columns=["rater", "patient_id", "item", "condition", "category", "score", "label"])
     tok = lambda i: sum(u[i] for u in usage.values())
     cost = dict(model=model.id, backend=backend.name, n_requests=len(reqs), n_adjudication_calls=n_adj, n_asked=len(asked),
@@ -278,11 +284,11 @@ def emulation_endpoints(ds: Dataset, ref: dict, ok: np.ndarray, scores: pd.DataF
 
 # %% ../../nbs/3l_emulation.ipynb #30a6947d
 def emulate(config: Config | str | Path, out=None, run=None, cache_path=None, quiet: bool = True, command=None) -> dict:
-    """Emulate the observers and judge the emulation: into a finished run folder `run` (its model scores are compared against
-    both references, and its report gains the emulation page) or a new folder `out`. Returns the summary (`emulation.json`).
-    Before a folder is touched or a call made: the size (`check_emulation_calls`); with `run`, that the run is of this
-    dataset (`check_run_inputs`), that its artifacts are the files it wrote (`verify_artifacts`) and that its report folder is
-    a real folder (`output_folder`)."""
+    """Emulate the observers and judge the emulation: into a finished run folder `run` (its model scores are compared
+    against both references, and its report gains the emulation page) or a new folder `out`. Returns the summary
+    (`emulation.json`). Before a folder is touched or a call made: the size (`check_emulation_calls`); with `run`, that
+    the run is of this dataset (`check_run_inputs`), that its artifacts are the files it wrote (`verify_artifacts`) and
+    that its report folder is a real folder (`output_folder`)."""
     config = config if isinstance(config, Config) else load_config(config)
     if (out is None) == (run is None): raise ValueError("give exactly one of out (a new folder) and run (a finished run folder)")
     ds = load_dataset(config)
@@ -294,14 +300,14 @@ def emulate(config: Config | str | Path, out=None, run=None, cache_path=None, qu
         if not folder.manifest.get("completed"): raise ConfigError(f"{run} is not a finished run folder", config.source)
         verify_artifacts(folder)                                      # the files the run wrote, unchanged
         check_run_inputs(folder, inputs)                              # a run of this very dataset
-        output_folder(folder.path/"report", root=folder.path)         # the report it rebuilds stays inside the run folder
+        output_folder(folder.path/"report", root=folder.path)         # the report it rebuilds stays inside the run
         scores = read_scores(folder.artifact("scores")) if "scores" in folder.artifacts else None
     else:
         folder = create_run(None, config, path=out, command=command, inputs=inputs, resolved=resolved, seeds={"emulation": config.seed}, step="emulate")
         folder.add_artifact("adapter_manifest", write_json(folder.path/"adapter_manifest.json", adapter_manifest(ds)))
         scores = None
     em = config.reasoning.emulation
-    with folder.guard() if run is None else nullcontext():            # a new folder that fails says so; a finished run stays finished
+    with folder.guard() if run is None else nullcontext():   # a new folder that fails says so; a finished run stays so
         emu = ask_raters(ds, config, cache_path, quiet)
     j = judge_emulation(ds, emu, config)
     ref, ok = j["reference"], j["complete"]

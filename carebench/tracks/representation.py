@@ -17,7 +17,8 @@ from ..core.inputs import file_problem
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..stats.measures import binary_entropy, ece, icc2_1, lins_ccc, sign_eps
 from ..adapters.dataset import Dataset
-from .encoders import TextEncoder, check_encoder, context_vector, default_embedding_cache, embed_contexts
+from .encoders import (TextEncoder, check_encoder, context_vector, default_embedding_cache,
+                                       embed_contexts)
 from .heads import RidgeStats, fit_stack, fuse, pca_basis, predict, predict_stack, project
 from .settings import RepresentationConfig
 from .crossfit import crossfit, long_scores as held_out_scores
@@ -280,7 +281,8 @@ class RepresentationTrack(Track):
         except ValueError: raise ConfigError("Track 1's nested cross-validation needs at least 3 patients (2 per inner fold after holding "
                                              "one out); use fewer representation.outer_folds or a larger dataset",
                                              c.source, "representation.outer_folds") from None
-        check_encoder(s.encoder, "representation.encoder", c.source)      # a local model folder, max_length within its positions
+        # a local model folder, max_length within its positions
+        check_encoder(s.encoder, "representation.encoder", c.source)
         self.emb_file = Path(self.ctx.options.get("embed_cache") or s.cache or default_embedding_cache())
 
     def key_of(self, model: str) -> str: return "representation.encoder"

