@@ -27,24 +27,27 @@ def cases(t: Path) -> list:
     model = lambda body: v("reasoning: {models: [{id: m, " + body + "}]}\n")
 
     # --- Track 2: every numeric option bounded, the adapter's memory estimated from the model's sizes
-    add("lora_r_million", a2("lora: {r: 1000000}"), 2, "adaptation.lora.r: ")
+    for name, body, expected in [
+        ("lora_r_million", "lora: {r: 1000000}", "adaptation.lora.r: "),
+        ("lora_r_above_hidden", "lora: {r: 500}", "hidden size 384"),
+        ("lora_alpha_huge", "lora: {alpha: 1000000000000}", "adaptation.lora.alpha: "),
+        ("epochs_billion", "epochs: 1000000000", "adaptation.epochs: epochs must be at least 1 and at most 1,000"),
+        ("patience_billion", "patience: 1000000000", "adaptation.patience: "),
+        ("learning_rate_1e30", "learning_rate: 1.0e+30", "adaptation.learning_rate: learning_rate must be in (0, 1]"),
+        ("learning_rate_inf", "learning_rate: .inf", "adaptation.learning_rate: "),
+        ("weight_decay_huge", "weight_decay: 1.0e+9", "adaptation.weight_decay: "),
+        ("threads_million", "threads: 1000000", "adaptation.threads: "),
+        ("learning_curve_fifty_shares", "learning_curve: [" + ", ".join(f"0.{i:02d}" for i in range(1, 51)) + "]",
+         "adaptation.learning_curve: "),
+        ("max_length_billion", "model: {max_length: 1000000000}", "adaptation.model.max_length: "),
+        ("max_length_above_positions", "model: {max_length: 4096}", "512 positions"),
+        ("batch_size_memory", "model: {batch_size: 4096}", "adaptation.max_memory_gb"),
+        ("batch_size_billion", "model: {batch_size: 1000000000}", "adaptation.model.batch_size: "),
+        ("track2_hub_id", "model: {path: bert-base-uncased}", "adaptation.model.path: "),
+    ]:
+        add(name, a2(body), 2, expected)
     add("lora_r_million_run", ["run", _cfg(t, "adaptation: {enabled: true, lora: {r: 1000000}}\n"), "--out", t / "run_r", "-q"], 2,
         "adaptation.lora.r: ")
-    add("lora_r_above_hidden", a2("lora: {r: 500}"), 2, "hidden size 384")
-    add("lora_alpha_huge", a2("lora: {alpha: 1000000000000}"), 2, "adaptation.lora.alpha: ")
-    add("epochs_billion", a2("epochs: 1000000000"), 2, "adaptation.epochs: epochs must be at least 1 and at most 1,000")
-    add("patience_billion", a2("patience: 1000000000"), 2, "adaptation.patience: ")
-    add("learning_rate_1e30", a2("learning_rate: 1.0e+30"), 2, "adaptation.learning_rate: learning_rate must be in (0, 1]")
-    add("learning_rate_inf", a2("learning_rate: .inf"), 2, "adaptation.learning_rate: ")
-    add("weight_decay_huge", a2("weight_decay: 1.0e+9"), 2, "adaptation.weight_decay: ")
-    add("threads_million", a2("threads: 1000000"), 2, "adaptation.threads: ")
-    add("learning_curve_fifty_shares", a2("learning_curve: [" + ", ".join(f"0.{i:02d}" for i in range(1, 51)) + "]"), 2,
-        "adaptation.learning_curve: ")
-    add("max_length_billion", a2("model: {max_length: 1000000000}"), 2, "adaptation.model.max_length: ")
-    add("max_length_above_positions", a2("model: {max_length: 4096}"), 2, "512 positions")
-    add("batch_size_memory", a2("model: {batch_size: 4096}"), 2, "adaptation.max_memory_gb")
-    add("batch_size_billion", a2("model: {batch_size: 1000000000}"), 2, "adaptation.model.batch_size: ")
-    add("track2_hub_id", a2("model: {path: bert-base-uncased}"), 2, "adaptation.model.path: ")
     garbage = _model_folder(t / "garbage_model", raw=b"{not json")
     add("track2_config_json_garbage", a2(f"model: {{path: {garbage}}}"), 2, "config.json")
     fifo_model = t / "fifo_model"
@@ -57,15 +60,19 @@ def cases(t: Path) -> list:
     add("track2_model_too_large", a2(f"model: {{path: {wide}}}"), 2, "adaptation.max_memory_gb")
 
     # --- Track 1: the encoder's and the heads' numeric options bounded, the encoder read from a local folder only
-    add("track1_max_length_billion", a1("encoder: {max_length: 1000000000}"), 2, "representation.encoder.max_length: ")
-    add("track1_max_length_above_positions", a1("encoder: {max_length: 100000}"), 2, "512 positions")
-    add("track1_batch_billion", a1("encoder: {batch_size: 1000000000}"), 2, "representation.encoder.batch_size: ")
-    add("track1_lambda_inf", a1("lambdas: [1.0, .inf]"), 2, "representation.lambdas: ")
-    add("track1_pca_dim_billion", a1("pca_dim: 1000000000"), 2, "representation.pca_dim: ")
-    add("track1_inner_folds_billion", a1("inner_folds: 1000000000"), 2, "representation.inner_folds: ")
-    add("track1_rank_billion", a1("ranks: [4, 1000000000]"), 2, "representation.ranks: ")
-    add("track1_encoder_missing_folder", a1("encoder: {path: /models/nope}"), 2, "representation.encoder.path: '/models/nope' does not exist")
-    add("track1_encoder_hub_id", a1("encoder: {path: sentence-transformers/all-MiniLM-L6-v2}"), 2, "representation.encoder.path: ")
+    for name, body, expected in [
+        ("track1_max_length_billion", "encoder: {max_length: 1000000000}", "representation.encoder.max_length: "),
+        ("track1_max_length_above_positions", "encoder: {max_length: 100000}", "512 positions"),
+        ("track1_batch_billion", "encoder: {batch_size: 1000000000}", "representation.encoder.batch_size: "),
+        ("track1_lambda_inf", "lambdas: [1.0, .inf]", "representation.lambdas: "),
+        ("track1_pca_dim_billion", "pca_dim: 1000000000", "representation.pca_dim: "),
+        ("track1_inner_folds_billion", "inner_folds: 1000000000", "representation.inner_folds: "),
+        ("track1_rank_billion", "ranks: [4, 1000000000]", "representation.ranks: "),
+        ("track1_encoder_missing_folder", "encoder: {path: /models/nope}",
+         "representation.encoder.path: '/models/nope' does not exist"),
+        ("track1_encoder_hub_id", "encoder: {path: sentence-transformers/all-MiniLM-L6-v2}", "representation.encoder.path: "),
+    ]:
+        add(name, a1(body), 2, expected)
 
     # --- Track 3 model entries: a local folder or a typed error, never a hub lookup; a misspelt key lists the model's keys
     add("transformers_missing_folder", model("backend: transformers, path: /models/nope"), 2,
