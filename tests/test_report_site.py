@@ -4,6 +4,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -152,3 +153,16 @@ def test_validity_page_in_a_browser(tmp_path):
     page = build_validity_page(study)
     assert look(page, tmp_path / "validity.png") == []
     print(f"screenshot: {tmp_path / 'validity.png'}")
+
+
+def test_quickstart_writes_the_recorded_results(quickstart):
+    """Every artifact of the quickstart (Track 3's mock and Track 1), apart from the run id, times, paths and machine facts,
+    is the one recorded in tests/golden/example_run_outputs.json: a change of the package's structure changes none of
+    them. A deliberate change of results rewrites the record (`python tests/golden/run_outputs.py RUN --write FILE`)."""
+    sys.path.insert(0, str(ROOT / "tests" / "golden"))
+    from run_outputs import digests
+    run, _, _ = quickstart
+    recorded = json.loads((ROOT / "tests" / "golden" / "example_run_outputs.json").read_text())
+    now = digests(run)
+    assert sorted(now) == sorted(recorded), f"artifacts differ: {sorted(set(now) ^ set(recorded))}"
+    assert [r for r in recorded if now[r] != recorded[r]] == []
