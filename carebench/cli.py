@@ -21,10 +21,10 @@ from .core.config import load_config
 # subcommand being run configures its arguments: `carebench --help` and `carebench list` start in a fraction of a second.
 
 # %% auto #0
-__all__ = ['COMMANDS', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging', 'Terminated', 'main',
-           'synth', 'validation_report', 'format_report', 'validate', 'convert_command', 'analyze_command',
+__all__ = ['COMMANDS', 'BENCH', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging', 'Terminated',
+           'main', 'synth', 'validation_report', 'format_report', 'validate', 'convert_command', 'analyze_command',
            'shift_summary', 'run_command', 'emulate_command', 'report_command', 'list_command', 'cache_command',
-           'bench_command', 'simulate_command']
+           'bench_suites', 'bench_command', 'simulate_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -213,6 +213,7 @@ def _configure_validate(p):
 def validate(args) -> int:
     from carebench.adapters.load import load_dataset, load_shifted
     from carebench.tracks.runner import preflight
+    from carebench.tracks.track import TRACKS
     config = load_config(args.config)
     ds = load_dataset(config)
     shifted = load_shifted(config) if config.shift is not None else None      # the shift section's dataset, checked the same way
@@ -220,7 +221,8 @@ def validate(args) -> int:
     plan = preflight(config, ds, require_track=False, shifted=shifted,
                      reach=args.check_endpoints)
     names = plan.model_names
-    report = {**validation_report(ds), "tracks": plan.tracks, "models": names.get("reasoning", []), "track_models": names}
+    listed = [m for t in plan.tracks if TRACKS[t].listed_models for m in names.get(t, [])]   # the models a config lists
+    report = {**validation_report(ds), "tracks": plan.tracks, "models": listed, "track_models": names}
     if args.check_endpoints: report["endpoints"] = plan.reached
     if shifted is not None:
         r = validation_report(shifted)
@@ -376,7 +378,11 @@ def _listing(kind: str) -> list:
     "Rows (name, description) of one registry."
     if kind == "endpoints":
         from carebench.stats.endpoints import ENDPOINTS
-        return [dict(name=n, label=e.label, role=e.role, tracks=", ".join(e.tracks), formula=e.formula) for n, e in ENDPOINTS.items()]
+        from carebench.tracks.runner import track_names              # the built-in tracks register themselves
+        from carebench.tracks.track import TRACKS
+        serving = lambda n: ", ".join(t for t in track_names() if TRACKS[t].serves(n))     # the tracks declare it
+        return [dict(name=n, label=e.label, role=e.role, tracks=serving(n), formula=e.formula)
+                for n, e in ENDPOINTS.items()]
     if kind == "backends":
         from carebench.tracks.backends import BACKENDS
         return [dict(name=n, description=(c.__doc__ or "").strip().splitlines()[0]) for n, c in BACKENDS.items()]
@@ -433,17 +439,29 @@ def cache_command(args) -> int:
     return 0
 
 # %% ../nbs/50_cli.ipynb #bd643367
+BENCH = Path(carebench.__file__).resolve().parents[1]/"bench"
+
+def bench_suites() -> dict:
+    "The suites of a source checkout's `bench/suites.json` (name → quick arguments, about); {} without a checkout."
+    try: data = json.loads((BENCH/"suites.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError): return {}
+    return {k: v for k, v in data.items() if not k.startswith("_") and isinstance(v, dict)}
+
 def _configure_bench(p):
-    p.add_argument("suite", choices=("stats", "scale", "reasoning", "representation"), help="which benchmark")
+    p.add_argument("suite", help="which benchmark: " + (", ".join(bench_suites()) or "bench/suites.json of a checkout"))
     p.add_argument("--runs", type=int, default=5, help="timed runs (median reported; default 5)")
     p.add_argument("--quick", action="store_true", help="skip the slow loop reference and the analyze process timing (scale: the 64 x 20 design only)")
 
 @register_command("bench", "run a benchmark of a source checkout (bench/<suite>.py)", _configure_bench)
 def bench_command(args) -> int:
     import runpy
-    script = Path(carebench.__file__).resolve().parents[1]/"bench"/f"{args.suite}.py"
-    if not script.is_file(): raise UsageError(f"{script} not found: benchmarks are part of the source checkout, not the installed package")
-    quick = {"stats": ["--quick"], "reasoning": ["--quick"], "scale": ["--designs", "64x20"]}.get(args.suite, []) if args.quick else []
+    suites = bench_suites()
+    if not suites: raise UsageError(f"{BENCH/'suites.json'} not found: benchmarks are part of the source checkout, "
+                                    "not the installed package")
+    if args.suite not in suites: raise UsageError(f"unknown suite {args.suite[:40]!r} (suites: {', '.join(suites)})")
+    script = BENCH/f"{args.suite}.py"
+    if not script.is_file(): raise UsageError(f"{script} not found")
+    quick = [str(a) for a in suites[args.suite].get("quick", [])] if args.quick else []
     argv = [str(script), "--runs", str(args.runs)] + quick
     old, sys.argv = sys.argv, argv
     try: runpy.run_path(str(script), run_name="__main__")

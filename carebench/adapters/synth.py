@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from ..core.config import example_sections, shift_tracks
 from ..core.text import contains_phrase
 from ..core.vocab import SHARES, SNAPSHOT_FIELDS
 
@@ -448,21 +449,7 @@ dataset:
 seed: {seed}
 analysis:
   epsilon: 0.01
-reasoning:                  # Track 3: `carebench run` scores every model below under the three conditions
-  models:
-    - id: dry_run_example
-      backend: dry_run      # a seeded mock with planted context effects: no model, no network
-      scoring_mode: json
-      alignment: 0.4
-      malformed_rate: 0.02
-    # a real model instead (one line each):
-    # - {{id: Qwen/Qwen2.5-7B-Instruct, backend: vllm, scoring_mode: logprob}}
-    # - {{id: my-model, backend: transformers, path: /models/my-model, dtype: bfloat16}}
-    # - {{id: served-model, backend: openai, base_url: "http://127.0.0.1:8000/v1"}}
-  donors_per_patient: 1
-representation:             # Track 1: frozen encoder (all-MiniLM-L6-v2, shipped with the package) + fusion head, nested CV
-  enabled: true
-"""
+"""     # then each registered track's block (`Track.example`): the tracks say how their sections look
 
 def write_synthetic(out, params: SynthParams = SynthParams(), fmt: str = "xlsx") -> dict:
     "Write `dataset.xlsx` (or a `dataset/` CSV folder), `snapshots.json`, `truth.json` and `config.yaml` into `out`."
@@ -477,7 +464,8 @@ def write_synthetic(out, params: SynthParams = SynthParams(), fmt: str = "xlsx")
     shown = lambda v: ",".join(map(str, v)) if isinstance(v, (tuple, list)) else v
     args = " ".join(f"--{k.replace('_', '-')} {shown(v)}" for k, v in given_params(params).items())
     (out/"config.yaml").write_text(_CONFIG.format(args=args, path=data.name, observers=params.observers, seed=params.seed,
-                                                  train="train" if "train" in g["tables"] else "null"), encoding="utf-8")
+                                                  train="train" if "train" in g["tables"] else "null")
+                                   + example_sections(), encoding="utf-8")
     return dict(dataset=data, snapshots=out/"snapshots.json", truth=out/"truth.json", config=out/"config.yaml")
 
 # %% ../../nbs/24_synth.ipynb #45ebbcda
@@ -506,12 +494,13 @@ def write_shift_pair(out, params: SynthParams = SynthParams(), shift: dict | Non
                              "snapshots": files["snapshots"].relative_to(out).as_posix(),
                              "tables": {"train": "train" if params.train_items else None, "context_free": "context_free", "correct_context": "correct_context"},
                              "observers_per_pair": params.observers}
+    tracks = shift_tracks()
     cfg = {"dataset": section(a), "seed": params.seed, "analysis": {"epsilon": 0.01},
-           "reasoning": {"models": [{"id": "dry_run_example", "backend": "dry_run", "scoring_mode": "json", "alignment": 0.4, "malformed_rate": 0.02}]},
-           "representation": {"enabled": True},
-           "shift": {"name": f"another site ({words})", "dataset": section(b), "tracks": ["representation", "adaptation"]}}
-    head = (f"# A shifted pair written by `carebench synth --shift {','.join(f'{k}={shift[v]:g}' for k, v in SHIFT_KEYS.items() if v in shift)}`: "
-            "the learning tracks fit on source/ and are evaluated\n# on source/ (cross-fitted) and on shifted/ (another site). "
-            "Track 2 (adaptation) joins with `adaptation: {enabled: true}`.\n")
+           **(yaml.safe_load(example_sections()) or {}),
+           "shift": {"name": f"another site ({words})", "dataset": section(b), "tracks": list(tracks)}}
+    spec = ",".join(f"{k}={shift[v]:g}" for k, v in SHIFT_KEYS.items() if v in shift)
+    join = "".join(f" The {t} track joins with `{t}: {{enabled: true}}`." for t in tracks if t not in cfg)
+    head = (f"# A shifted pair written by `carebench synth --shift {spec}`: the learning tracks fit on source/ and are "
+            f"evaluated\n# on source/ (cross-fitted) and on shifted/ (another site).{join}\n")
     (out/"config.yaml").write_text(head + yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
     return dict(source=a["config"], shifted=b["config"], config=out/"config.yaml")

@@ -26,8 +26,8 @@ __all__ = ['MIN_SECRET_LENGTH', 'SECRET_WORDS', 'REDACTED', 'DEFAULT_ENDPOINTS',
            'MAX_YAML_VALUES', 'MAX_YAML_DEPTH', 'register_secret', 'redact_values', 'is_secret_key', 'looks_like_token',
            'url_userinfo', 'redact_text', 'redact_secrets', 'quote_value', 'parse_section', 'DatasetConfig',
            'ShiftConfig', 'AnalysisConfig', 'RunSection', 'SlurmConfig', 'ExecutorConfig', 'Section', 'register_into',
-           'register_section', 'section_classes', 'Config', 'resolve_sections', 'read_yaml', 'check_values',
-           'load_config', 'to_plain', 'config_to_dict', 'resolved_config_yaml']
+           'register_section', 'section_classes', 'shift_tracks', 'example_sections', 'Config', 'resolve_sections',
+           'read_yaml', 'check_values', 'load_config', 'to_plain', 'config_to_dict', 'resolved_config_yaml']
 
 # %% ../../nbs/03_config.ipynb #a8871306
 _SECRET_VALUES: set = set()
@@ -217,10 +217,11 @@ class DatasetConfig:
 # %% ../../nbs/03_config.ipynb #d337407c
 @dataclass(frozen=True)
 class ShiftConfig:
-    "The `shift` section: the shifted dataset, how reports name it, and the tracks evaluated on it."
+    """The `shift` section: the shifted dataset, how reports name it, and the tracks evaluated on it (by default
+    every registered track that declares itself shift-capable, `shift_tracks`)."""
     dataset: DatasetConfig
     name: str = "shifted"
-    tracks: tuple[str, ...] = ("representation", "adaptation")
+    tracks: tuple[str, ...] = field(default_factory=lambda: shift_tracks())
 
     def __post_init__(self):
         if not self.name.strip(): raise ValueError("name must not be empty")
@@ -293,11 +294,16 @@ class ExecutorConfig:
 # %% ../../nbs/03_config.ipynb #bab7f3df
 @dataclass(frozen=True)
 class Section:
-    "A track's config section: its name, its dataclass, its defaults, and the keys that set run settings of the same name."
+    """A track's config section: its name, its dataclass, its defaults, the keys that set run settings of the same
+    name, and what the track declares for configs it does not run: whether the `shift` section evaluates it by
+    default, its block of the config `carebench synth` writes (YAML text), and its position there."""
     name: str
     cls: type
     default: Any
     run_keys: tuple = ()
+    shift: bool = False
+    example: str = ""
+    order: int = 100
 
 SECTIONS: dict[str, Section] = {}
 ENTRY_POINT_GROUP = "carebench.tracks"
@@ -312,11 +318,12 @@ def register_into(registry: dict, name: str, obj) -> bool:
     registry[name] = obj
     return True
 
-def register_section(name: str, cls: type, run_keys=()) -> Section:
+def register_section(name: str, cls: type, run_keys=(), shift: bool = False, example: str = "",
+                     order: int = 100) -> Section:
     "Register the dataclass of a track's config section under its top-level key."
     if not dataclasses.is_dataclass(cls): raise TypeError(f"a section is a dataclass, got {cls!r}")
     if name in CORE_KEYS: raise ValueError(f"{name!r} is a core config key, not a track section")
-    register_into(SECTIONS, name, Section(name, cls, cls(), tuple(run_keys)))
+    register_into(SECTIONS, name, Section(name, cls, cls(), tuple(run_keys), shift, example, order))
     return SECTIONS[name]
 
 def section_classes() -> dict:
@@ -329,6 +336,15 @@ def section_classes() -> dict:
             try: ep.load()
             except Exception as e: warnings.warn(f"the track {ep.name!r} ({ep.value}) could not be loaded: {type(e).__name__}: {e}")
     return SECTIONS
+
+# %% ../../nbs/03_config.ipynb #64656207
+def shift_tracks() -> tuple:
+    "The tracks a `shift` section evaluates when it names none: every registered section declared `shift`, in order."
+    return tuple(s.name for s in sorted(section_classes().values(), key=lambda s: (s.order, s.name)) if s.shift)
+
+def example_sections() -> str:
+    "The registered tracks' blocks of the config `carebench synth` writes, in order (YAML text)."
+    return "".join(s.example for s in sorted(section_classes().values(), key=lambda s: (s.order, s.name)))
 
 # %% ../../nbs/03_config.ipynb #4d0ed973
 @dataclass(frozen=True)

@@ -29,14 +29,14 @@ from ..evaluation.scores import read_csv_text
 # %% auto #0
 __all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'AUTHOR', 'read_table',
            'RunView', 'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names', 'ReportParameterError',
-           'pick', 'mock_models', 'track_models', 'failed_models', 'banner', 'dataset_table', 'delta_ref_table',
-           'observer_agreement', 'aggregation_table', 'observer_reliability', 'aggregation_sensitivity_table',
-           'emulation_summary', 'emulation_cost', 'emulation_agreement', 'emulation_endpoints_table',
-           'plot_emulation_agreement', 'endpoint_table', 'endpoint_definitions', 'per_category_table',
-           'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter',
-           'plot_agreement', 'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation',
-           'reliability_table', 'plot_reliability', 'learning_curve_table', 'plot_learning_curve', 'fits_table',
-           'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'perturbation_table',
+           'pick', 'mock_models', 'track_models', 'track_hint', 'failed_models', 'banner', 'dataset_table',
+           'delta_ref_table', 'observer_agreement', 'aggregation_table', 'observer_reliability',
+           'aggregation_sensitivity_table', 'emulation_summary', 'emulation_cost', 'emulation_agreement',
+           'emulation_endpoints_table', 'plot_emulation_agreement', 'endpoint_table', 'endpoint_definitions',
+           'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap',
+           'plot_class_scatter', 'plot_agreement', 'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table',
+           'plot_ablation', 'reliability_table', 'plot_reliability', 'learning_curve_table', 'plot_learning_curve',
+           'fits_table', 'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'perturbation_table',
            'plot_field_importance', 'format_spread_table', 'plot_format_spread', 'replicate_table', 'plot_shifts',
            'comparison_table', 'models_table', 'plot_comparison', 'shift_name', 'shift_sizes_table',
            'shift_prevalence_table', 'shift_length_table', 'shift_vocabulary_table', 'shift_endpoint_table',
@@ -280,6 +280,12 @@ def mock_models(view: RunView) -> list:
 def track_models(view: RunView, track: str) -> list:
     "The models of the run that come from `track` (in the run's order)."
     return [r["id"] for r in view.manifest.get("models", []) if r.get("track") == track]
+
+def track_hint(view: RunView, model: str, figure: str) -> str:
+    "The sentence the model's track adds under a shared figure (`Track.hints`); empty for a track not installed here."
+    from carebench.tracks.track import registered_tracks
+    track = next((r.get("track") for r in view.manifest.get("models", []) if r.get("id") == model), None)
+    return getattr(registered_tracks().get(track), "hints", {}).get(figure, "")
 
 def failed_models(view: RunView) -> list:
     "Models every call of which failed: they have no scores and no endpoints, and every page says so."
@@ -897,8 +903,7 @@ def plot_shifts(view: RunView, model: str) -> Figure:
     return Figure(fig, "Per cell, how far the model's score moved when a chart was added: the patient's own (blue) or a donor's (grey). "
                        + ("The red lines are the test–retest null, the same context-free prompt asked again: its mean (dotted) and 95th "
                           "percentile (dashed); shifts left of them are what the model does with no context change at all."
-                          if len(r) else "With reasoning.replicates: 2 the test–retest null is drawn beside them."
-                          if model in track_models(view, "reasoning") else ""))
+                          if len(r) else track_hint(view, model, "shifts")))
 
 # %% ../../nbs/40_report.ipynb #3f5a0a31
 def comparison_table(view: RunView) -> pd.DataFrame:

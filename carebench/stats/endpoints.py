@@ -242,26 +242,24 @@ def _assemble(inp, settings, name, statistic, null, estimates: list, role: str) 
 # %% ../../nbs/15_endpoints.ipynb #62702044
 @dataclass(frozen=True)
 class Endpoint:
-    "A registered endpoint: its function `(EndpointInput, Resampling) -> EndpointResult`, metadata, and the tracks it serves."
+    "A registered endpoint: its function `(EndpointInput, Resampling) -> EndpointResult` and its metadata."
     name: str
     fn: Callable
-    tracks: tuple
     label: str = ""
     formula: str = ""
     null_value: float = 0.0
     role: str = "confirmatory"
-    default_for: tuple = ()        # tracks that report it even when `analysis.endpoints` does not list it
 
 ENDPOINTS: dict[str, Endpoint] = {}
 FAMILY = ("context_specificity", "directional_alignment", "context_sensitivity", "brier_improvement")   # the fixed sequence
 PRIMARY = FAMILY[0]
 NON_ENDPOINT_KEYS = ("data", "family", "validity")      # other keys of a model's results
 
-def register_endpoint(name: str, tracks=("reasoning", "representation", "adaptation"), label: str = "", formula: str = "",
-                      null_value: float = 0.0, role: str = "confirmatory", default_for=()):
+def register_endpoint(name: str, label: str = "", formula: str = "", null_value: float = 0.0,
+                      role: str = "confirmatory"):
     "Decorator: register an endpoint function under `name` with its metadata."
     def deco(fn):
-        ENDPOINTS[name] = Endpoint(name, fn, tuple(tracks), label or name.replace("_", " "), formula, null_value, role, tuple(default_for))
+        ENDPOINTS[name] = Endpoint(name, fn, label or name.replace("_", " "), formula, null_value, role)
         return fn
     return deco
 
@@ -380,7 +378,7 @@ def brier_cells(inp: EndpointInput) -> tuple:
     bs = np.nanmean(np.where(np.isnan(inp.s_donors), np.nan, (np.nan_to_num(inp.s_donors) - y[None]) ** 2), 0)
     return (inp.s_free - y) ** 2, (inp.s_correct - y) ** 2, bs, (y == 0) | (y == 1)
 
-@register_endpoint("brier_improvement", tracks=("representation", "adaptation"), default_for=("representation", "adaptation"), label="Brier improvement",
+@register_endpoint("brier_improvement", label="Brier improvement",
                    formula="Brier(shuffled) − Brier(correct)")
 def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster sign-flip test."
@@ -414,7 +412,7 @@ def _or_from_counts(a, b, c, d, pooled: bool):
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.where(num > 0, np.inf, np.nan))
 
 # %% ../../nbs/15_endpoints.ipynb #75406b71
-@register_endpoint("mantel_haenszel", tracks=("representation", "adaptation"), default_for=("representation", "adaptation"), label="Mantel–Haenszel OR", formula="common odds ratio",
+@register_endpoint("mantel_haenszel", label="Mantel–Haenszel OR", formula="common odds ratio",
                    null_value=1.0, role="descriptive")
 def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Mantel–Haenszel common odds ratio of reference × model direction across categories; bootstrap interval; no test."

@@ -404,6 +404,7 @@ class AdaptationTrack(Track):
     name, title, section, order = "adaptation", "Track 2: adaptation", AdaptationConfig, 30
     pages = (("adaptation", "Track 2: adaptation", "adaptation"),)
     shift_capable = True
+    endpoints_default = ("brier_improvement", "mantel_haenszel")     # its classifier fits probabilities to the labels
 
     def check(self):
         c, s = self.ctx.config, self.settings

@@ -247,13 +247,13 @@ def between_spread(inputs: list, contrast, eps: float, weights: np.ndarray, leve
                 spread_ci=(root(2 * s2 - hi), root(2 * s2 - lo)))
 
 # %% ../../nbs/3k_perturbations.ipynb #1fa3f23c
-def format_spread(ds, scores, fscores, config) -> tuple:
+def format_spread(ds, scores, fscores, config, endpoints=None) -> tuple:
     """Per model with other prompt formats: every configured endpoint under each format (`format_endpoints`: estimate, interval,
     p-value) on the pairs complete in every format, and per endpoint the spread over formats (`format_spread`: the main estimate,
     min, max, raw SD, and for mean-contrast endpoints the SD beyond sampling noise with its interval). `fscores` is the long frame
     of formats 1…K−1 (a `format` column); format 0 is `scores`."""
     eps, a = effective_epsilon(config.analysis.epsilon), config.analysis
-    names = [n for n in a.endpoints if n in ENDPOINTS and "reasoning" in ENDPOINTS[n].tracks]
+    names = [n for n in (a.endpoints if endpoints is None else endpoints) if n in ENDPOINTS]
     rows, spread = [], []
     for model, fm in fscores.groupby("model", sort=False):
         ks = sorted({int(k) for k in fm["format"]})

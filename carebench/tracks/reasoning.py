@@ -33,6 +33,7 @@ from .perturbations import format_spread, parse_perturbations, perturb, perturba
 from .prompts import Prompt, PromptRecipe, build_prompt, sample_formats
 from .settings import ModelConfig, ReasoningConfig
 from .track import Merged, Track, register_track
+from ..stats.endpoints import ENDPOINTS
 import carebench.tracks.hf_backend, carebench.tracks.vllm_backend, carebench.tracks.openai_backend   # register the backends
 
 # %% auto #0
@@ -327,6 +328,24 @@ def _prompt_templates(ds, config) -> dict:
 class ReasoningTrack(Track):
     "Track 3: prompted language models, one job per model."
     name, title, section, run_keys, order = "reasoning", "Track 3: reasoning", ReasoningConfig, ("donors_per_patient",), 10
+    # a prompted model states its judgments; Brier and the Mantel–Haenszel odds ratio judge scores fitted to the labels
+    endpoints_excluded = ("brier_improvement", "mantel_haenszel")
+    listed_models = True
+    hints = {"shifts": "With reasoning.replicates: 2 the test–retest null is drawn beside them."}
+    example = """\
+reasoning:                  # Track 3: `carebench run` scores every model below under the three conditions
+  models:
+    - id: dry_run_example
+      backend: dry_run      # a seeded mock with planted context effects: no model, no network
+      scoring_mode: json
+      alignment: 0.4
+      malformed_rate: 0.02
+    # a real model instead (one line each):
+    # - {id: Qwen/Qwen2.5-7B-Instruct, backend: vllm, scoring_mode: logprob}
+    # - {id: my-model, backend: transformers, path: /models/my-model, dtype: bfloat16}
+    # - {id: served-model, backend: openai, base_url: "http://127.0.0.1:8000/v1"}
+  donors_per_patient: 1
+"""
     pages = (("perturbations", "Track 3: robustness", "perturbations",        # only with the suite, formats or replicates
               ("perturbation_effects", "format_spread", "replicate_noise")),
              ("emulation", "Track 3: emulated reference", "emulation", "emulation"))   # after `carebench emulate --run`
@@ -417,7 +436,9 @@ class ReasoningTrack(Track):
         if "perturbation_scores" in have:
             out["perturbation_effects"] = perturbation_effects(ds, scores, read("perturbation_scores"), c,
                                                                [p["spec"] for p in run.manifest.get("perturbations", [])])
-        if "format_scores" in have: out["format_endpoints"], out["format_spread"] = format_spread(ds, scores, read("format_scores"), c)
+        if "format_scores" in have:
+            names = [n for n in c.analysis.endpoints if n in ENDPOINTS and self.serves(n)]
+            out["format_endpoints"], out["format_spread"] = format_spread(ds, scores, read("format_scores"), c, names)
         if "replicate_scores" in have: out["replicate_noise"] = replicate_noise(ds, scores, read("replicate_scores"), c)
         for role, df in out.items():
             atomic_write(run.path/f"{role}.csv", df.to_csv(index=False))

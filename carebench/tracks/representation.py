@@ -274,6 +274,9 @@ class RepresentationTrack(Track):
     name, title, section, order = "representation", "Track 1: representation", RepresentationConfig, 20
     pages = (("representation", "Track 1: representation", "representation"),)
     shift_capable = True
+    endpoints_default = ("brier_improvement", "mantel_haenszel")     # its heads fit probabilities to the labels
+    example = ("representation:             # Track 1: frozen encoder (all-MiniLM-L6-v2, shipped with the package) "
+               "+ fusion head, nested CV\n  enabled: true\n")
 
     def check(self):
         c, s = self.ctx.config, self.settings

@@ -44,6 +44,11 @@ class Track:
     run_keys: ClassVar[tuple] = ()            # section keys that set run settings of the same name (older configs)
     order: ClassVar[int] = 100                # position of its models in the run's outputs (Track 3: 10, Track 1: 20)
     pages: ClassVar[tuple] = ()               # report pages: (page name, title, template stem[, artifact role the page needs])
+    hints: ClassVar[dict] = {}                # figure → a sentence the shared report pages add for this track's models
+    endpoints_excluded: ClassVar[tuple] = ()  # registered endpoints that do not apply to its scores
+    endpoints_default: ClassVar[tuple] = ()   # endpoints it reports even when `analysis.endpoints` does not list them
+    example: ClassVar[str] = ""               # its block of the config `carebench synth` writes (YAML text)
+    listed_models: ClassVar[bool] = False     # its models are listed in its section (`validate` reports them)
 
     def __init__(self, ctx: RunContext): self.ctx = ctx
 
@@ -79,10 +84,15 @@ class Track:
     def analyse(self, run, analysis) -> None:
         "After the run's analysis: the track's own analyses of its outputs (e.g. Track 3's perturbation suite); nothing by default."
 
+    @classmethod
+    def serves(cls, endpoint: str) -> bool:
+        "Whether the endpoint applies to this track's scores (every one it does not exclude)."
+        return endpoint not in cls.endpoints_excluded
+
     def endpoints(self) -> dict:
-        "Per model: the configured endpoints that serve this track, then the endpoints registered as defaults for it."
-        names = [n for n in self.ctx.config.analysis.endpoints if n not in ENDPOINTS or self.name in ENDPOINTS[n].tracks]
-        names += [n for n, e in ENDPOINTS.items() if self.name in e.default_for and n not in names]
+        "Per model: the configured endpoints this track serves, then those it reports by default."
+        names = [n for n in self.ctx.config.analysis.endpoints if n not in ENDPOINTS or self.serves(n)]
+        names += [n for n in self.endpoints_default if n in ENDPOINTS and n not in names]
         return {m: tuple(names) for m in self.model_names()}
 
     @classmethod
@@ -97,7 +107,8 @@ def register_track(cls: type) -> type:
     "Class decorator: register a `Track` subclass under its `name`, and its config section under the same key."
     if not (isinstance(cls, type) and issubclass(cls, Track) and cls.name):
         raise TypeError("register_track takes a Track subclass with a name")
-    if cls.section is not None: register_section(cls.name, cls.section, cls.run_keys)
+    if cls.section is not None:
+        register_section(cls.name, cls.section, cls.run_keys, cls.shift_capable, cls.example, cls.order)
     register_into(TRACKS, cls.name, cls)
     return cls
 
