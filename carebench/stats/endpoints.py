@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -23,12 +24,12 @@ from .multiplicity import bh_adjust, holm_adjust
 from .signflip import SignFlips, flip_block, signflip_test
 
 # %% auto #0
-__all__ = ['ENDPOINTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'CONTRASTS', 'MEAN_CONTRASTS', 'EndpointInput', 'to_jsonable',
-           'Estimate', 'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Endpoint',
-           'register_endpoint', 'context_specificity', 'chance_agreement', 'directional_alignment',
-           'context_sensitivity', 'class_correspondence', 'brier_cells', 'brier_improvement', 'direction_counts',
-           'mantel_haenszel', 'run_endpoints', 'family_decisions', 'resampling_memory', 'check_analysis',
-           'model_contrast', 'results_to_dict', 'demo_input']
+__all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'EndpointInput', 'to_jsonable',
+           'Estimate', 'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Cells', 'Endpoint',
+           'register_endpoint', 'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells',
+           'directional_alignment', 'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells',
+           'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'run_endpoints',
+           'family_decisions', 'resampling_memory', 'check_analysis', 'model_contrast', 'results_to_dict', 'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -241,6 +242,14 @@ def _assemble(inp, settings, name, statistic, null, estimates: list, role: str) 
 
 # %% ../../nbs/15_endpoints.ipynb #62702044
 @dataclass(frozen=True)
+class Cells:
+    """An endpoint's per-cell contrast: `values` whose mean over `mask` (None: every cell) is its estimate, and
+    `parts`, (name, values) pairs whose means over the same mask are reported beside it."""
+    values: np.ndarray
+    mask: np.ndarray | None = None
+    parts: tuple = ()
+
+@dataclass(frozen=True)
 class Endpoint:
     "A registered endpoint: its function `(EndpointInput, Resampling) -> EndpointResult` and its metadata."
     name: str
@@ -249,28 +258,44 @@ class Endpoint:
     formula: str = ""
     null_value: float = 0.0
     role: str = "confirmatory"
+    cells: Callable | None = None   # (EndpointInput, ε) -> Cells: the one place a mean endpoint's contrast is written
+    paired: bool = False            # compared between models on the same pairs and under perturbations
 
 ENDPOINTS: dict[str, Endpoint] = {}
+MEAN_CONTRASTS: dict = {}   # every endpoint with `cells`: name -> (inp, ε) -> (values, mask)
+CONTRASTS: dict = {}        # the paired ones among them (model contrasts, perturbation effects)
 FAMILY = ("context_specificity", "directional_alignment", "context_sensitivity", "brier_improvement")   # the fixed sequence
 PRIMARY = FAMILY[0]
 NON_ENDPOINT_KEYS = ("data", "family", "validity")      # other keys of a model's results
 
+def _values_mask(cells: Callable, inp, eps) -> tuple:
+    c = cells(inp, eps)
+    return c.values, c.mask
+
 def register_endpoint(name: str, label: str = "", formula: str = "", null_value: float = 0.0,
-                      role: str = "confirmatory"):
-    "Decorator: register an endpoint function under `name` with its metadata."
+                      role: str = "confirmatory", cells: Callable | None = None, paired: bool = False):
+    "Decorator: register an endpoint function under `name` with its metadata (and its contrast tables' entries)."
     def deco(fn):
-        ENDPOINTS[name] = Endpoint(name, fn, label or name.replace("_", " "), formula, null_value, role)
+        ENDPOINTS[name] = Endpoint(name, fn, label or name.replace("_", " "), formula, null_value, role, cells, paired)
+        for table, listed in ((MEAN_CONTRASTS, cells is not None), (CONTRASTS, cells is not None and paired)):
+            if listed: table[name] = partial(_values_mask, cells)
+            else: table.pop(name, None)
         return fn
     return deco
 
 # %% ../../nbs/15_endpoints.ipynb #eb15eac9
-@register_endpoint("context_specificity", label="context specificity", formula="mean sign(Δ_ref)·(Δ_model − Δ_shuf)", role="primary")
-def context_specificity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    "Mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells (Δ_shuf per donor, averaged); interval; cluster sign-flip test."
+def specificity_cells(inp: EndpointInput, eps: float) -> Cells:
+    "sign(Δ_ref)·Δ_model − sign(Δ_ref)·Δ_shuf (per donor, averaged) on non-zero Δ_ref cells, and its two terms."
     R = np.sign(inp.delta_ref)
     xm, xs = R * inp.delta_model, inp.donor_mean(lambda d: R * d)
-    est = _tested(inp, rs, xm - xs, inp.nonzero, lambda j: {},
-                  [("mean_alignment", xm, inp.nonzero), ("mean_alignment_shuffled", xs, inp.nonzero)])
+    return Cells(xm - xs, inp.nonzero, (("mean_alignment", xm), ("mean_alignment_shuffled", xs)))
+
+@register_endpoint("context_specificity", label="context specificity", formula="mean sign(Δ_ref)·(Δ_model − Δ_shuf)",
+                   role="primary", cells=specificity_cells, paired=True)
+def context_specificity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
+    "Mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells (Δ_shuf per donor, averaged); interval; cluster sign-flip test."
+    c = specificity_cells(inp, effective_epsilon(rs.settings.epsilon))
+    est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts])
     est = [Estimate(**{**e.__dict__, "values": {"mean_difference": e.estimate, **e.values}}) for e in est]
     return _assemble(inp, rs.settings, "context_specificity", "mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells",
                      "within each patient the correct and a donor's chart are exchangeable: each patient's summed contrast is "
@@ -290,17 +315,23 @@ def chance_agreement(inp: EndpointInput, eps: float) -> np.ndarray:
     return np.append(exp, exp.sum())
 
 # %% ../../nbs/15_endpoints.ipynb #9bd88406
-@register_endpoint("directional_alignment", label="directional alignment", formula="sign agreement, correct − donor's chart")
-def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    "Agreement rate (R·Δ ≥ ε) with the correct chart minus with a donor's chart on non-zero Δ_ref cells; interval; cluster sign-flip."
-    eps, nz, C = effective_epsilon(rs.settings.epsilon), inp.nonzero, len(inp.categories)
+def alignment_cells(inp: EndpointInput, eps: float) -> Cells:
+    """Agreement (sign(Δ_ref)·Δ ≥ ε) with the correct chart minus with a donor's (per donor, averaged) on non-zero Δ_ref
+    cells, its two rates and the mean alignment."""
     R = np.sign(inp.delta_ref)
     agree, agree_s = (R * inp.delta_model >= eps).astype(float), inp.donor_mean(lambda d: (R * d >= eps).astype(float))
+    return Cells(agree - agree_s, inp.nonzero, (("sign_agreement_rate", agree), ("sign_agreement_rate_shuffled", agree_s),
+                                                ("mean_alignment", R * inp.delta_model)))
+
+@register_endpoint("directional_alignment", label="directional alignment", formula="sign agreement, correct − donor's chart",
+                   cells=alignment_cells, paired=True)
+def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
+    "Agreement rate (R·Δ ≥ ε) with the correct chart minus with a donor's chart on non-zero Δ_ref cells; interval; cluster sign-flip."
+    eps, nz = effective_epsilon(rs.settings.epsilon), inp.nonzero
+    c = alignment_cells(inp, eps)
     _, n = _sums(inp, nz.astype(float), nz)
     with np.errstate(invalid="ignore", divide="ignore"): chance = chance_agreement(inp, eps) / n.sum(0)
-    est = _tested(inp, rs, agree - agree_s, nz, lambda j: {"chance_rate": chance[j]},
-                  [("sign_agreement_rate", agree, nz), ("sign_agreement_rate_shuffled", agree_s, nz),
-                   ("mean_alignment", R * inp.delta_model, nz)])
+    est = _tested(inp, rs, c.values, c.mask, lambda j: {"chance_rate": chance[j]}, [(n, v, c.mask) for n, v in c.parts])
     est = [Estimate(**{**e.__dict__, "values": {"n_cells": e.n_cells, "agreement_beyond_chart": e.estimate, **e.values}}) for e in est]
     return _assemble(inp, rs.settings, "directional_alignment",
                      "on non-zero Δ_ref cells: share with sign_ε(Δ_model) = sign(Δ_ref) minus the same share with a donor's chart",
@@ -308,15 +339,19 @@ def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                      "of agreements is symmetric about 0", est, "confirmatory")
 
 # %% ../../nbs/15_endpoints.ipynb #fe8f9bed
-@register_endpoint("context_sensitivity", label="context sensitivity", formula="mean |Δ_model| − mean |Δ_shuf|")
-def context_sensitivity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    "Mean |Δ_model| − mean |Δ_shuf| over all cells (|Δ_shuf| per donor, averaged); interval; cluster sign-flip test of > 0."
-    eps = effective_epsilon(rs.settings.epsilon)
+def sensitivity_cells(inp: EndpointInput, eps: float) -> Cells:
+    "|Δ_model| − |Δ_shuf| (per donor, averaged) on every cell, both terms, and the shares of cells unchanged (|Δ| < ε)."
     a, b = np.abs(inp.delta_model), inp.donor_mean(np.abs)
     ua, ub = (a < eps).astype(float), inp.donor_mean(lambda d: (np.abs(d) < eps).astype(float))
-    est = _tested(inp, rs, a - b, None, lambda j: {},
-                  [("mean_abs_delta", a, None), ("mean_abs_delta_shuffled", b, None), ("unchanged_rate", ua, None),
-                   ("unchanged_rate_shuffled", ub, None)])
+    return Cells(a - b, None, (("mean_abs_delta", a), ("mean_abs_delta_shuffled", b), ("unchanged_rate", ua),
+                               ("unchanged_rate_shuffled", ub)))
+
+@register_endpoint("context_sensitivity", label="context sensitivity", formula="mean |Δ_model| − mean |Δ_shuf|",
+                   cells=sensitivity_cells)
+def context_sensitivity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
+    "Mean |Δ_model| − mean |Δ_shuf| over all cells (|Δ_shuf| per donor, averaged); interval; cluster sign-flip test of > 0."
+    c = sensitivity_cells(inp, effective_epsilon(rs.settings.epsilon))
+    est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts])
     est = [Estimate(**{**e.__dict__, "values": {"difference": e.estimate, **e.values}}) for e in est]
     return _assemble(inp, rs.settings, "context_sensitivity", "mean |Δ_model| − mean |Δ_shuf| over all cells",
                      "within each patient the correct and a donor's chart are exchangeable: each patient's sum of "
@@ -378,15 +413,20 @@ def brier_cells(inp: EndpointInput) -> tuple:
     bs = np.nanmean(np.where(np.isnan(inp.s_donors), np.nan, (np.nan_to_num(inp.s_donors) - y[None]) ** 2), 0)
     return (inp.s_free - y) ** 2, (inp.s_correct - y) ** 2, bs, (y == 0) | (y == 1)
 
-@register_endpoint("brier_improvement", label="Brier improvement",
-                   formula="Brier(shuffled) − Brier(correct)")
+def brier_contrast_cells(inp: EndpointInput, eps: float) -> Cells:
+    "Brier(shuffled) − Brier(correct) on the cells where the observers agree, the three Brier scores and Brier(free) − Brier(correct)."
+    bf, bc, bs, agree = brier_cells(inp)
+    return Cells(bs - bc, agree, (("brier_free", bf), ("brier_correct", bc), ("brier_shuffled", bs),
+                                  ("improvement_over_free", bf - bc)))
+
+@register_endpoint("brier_improvement", label="Brier improvement", formula="Brier(shuffled) − Brier(correct)",
+                   cells=brier_contrast_cells)
 def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster sign-flip test."
-    bf, bc, bs, agree = brier_cells(inp)
-    excluded = np.append((~agree).sum(0), (~agree).sum())
-    est = _tested(inp, rs, bs - bc, agree, lambda j: {"n_excluded_disagreement": int(excluded[j])},
-                  [("brier_free", bf, agree), ("brier_correct", bc, agree), ("brier_shuffled", bs, agree),
-                   ("improvement_over_free", bf - bc, agree)])
+    c = brier_contrast_cells(inp, effective_epsilon(rs.settings.epsilon))
+    excluded = np.append((~c.mask).sum(0), (~c.mask).sum())
+    est = _tested(inp, rs, c.values, c.mask, lambda j: {"n_excluded_disagreement": int(excluded[j])},
+                  [(n, v, c.mask) for n, v in c.parts])
     est = [Estimate(**{**e.__dict__, "values": {"improvement": e.estimate, **e.values}}) for e in est]
     return _assemble(inp, rs.settings, "brier_improvement", "Brier(shuffled) − Brier(correct) against correct-context labels",
                      "within each patient the correct and a donor's chart are exchangeable: each patient's summed Brier "
@@ -488,14 +528,6 @@ def check_analysis(settings: AnalysisConfig, items_per_patient, n_categories: in
                           f"(now {getattr(settings, key):,}) or raise analysis.max_memory_gb", key=f"analysis.{key}")
 
 # %% ../../nbs/15_endpoints.ipynb #02552378
-CONTRASTS = {   # per-cell contrasts (values, mask) of the endpoints that have one
-    "context_specificity": lambda inp, eps: (np.sign(inp.delta_ref) * inp.delta_model - inp.donor_mean(lambda d: np.sign(inp.delta_ref) * d), inp.nonzero),
-    "directional_alignment": lambda inp, eps: ((np.sign(inp.delta_ref) * inp.delta_model >= eps).astype(float)
-                                               - inp.donor_mean(lambda d: (np.sign(inp.delta_ref) * d >= eps).astype(float)), inp.nonzero),
-}
-MEAN_CONTRASTS = {**CONTRASTS,   # every endpoint whose estimate is the mean of a per-cell contrast over a mask (None: all cells)
-                  "context_sensitivity": lambda inp, eps: (np.abs(inp.delta_model) - inp.donor_mean(np.abs), None)}
-
 def model_contrast(a: EndpointInput, b: EndpointInput, settings: AnalysisConfig, seed: int, stream: str,
                    endpoint: str = "context_specificity") -> Estimate:
     """Endpoint of model A minus model B on the same pairs (both inputs with `canonical=False`, rows in the same order): paired

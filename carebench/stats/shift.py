@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 from ..core.config import AnalysisConfig
 from ..core.seeds import rng_for
 from .bootstrap import MIN_STUDENTIZED_PATIENTS, BootstrapDraws, cluster_sums, ratio_se
-from .endpoints import MEAN_CONTRASTS, EndpointInput, _corr_rows, _or_from_counts, _sums, brier_cells, direction_counts
+from .endpoints import MEAN_CONTRASTS, EndpointInput, _corr_rows, _or_from_counts, _sums, direction_counts
 from .measures import effective_epsilon
 
 # %% auto #0
@@ -100,11 +100,7 @@ def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95, method: 
     return out
 
 # %% ../../nbs/18_shift.ipynb #e952382c
-def _brier_contrast(inp: EndpointInput, eps):
-    _, bc, bs, agree = brier_cells(inp)
-    return bs - bc, agree
-
-SHIFT_CONTRASTS = {**MEAN_CONTRASTS, "brier_improvement": _brier_contrast}
+SHIFT_CONTRASTS = MEAN_CONTRASTS      # every registered mean endpoint (the table grows with each registration)
 
 # %% ../../nbs/18_shift.ipynb #9d6e4816
 def _correspondence(inp: EndpointInput, W) -> tuple:

@@ -24,14 +24,14 @@ from ..core.runs import atomic_write, write_json
 from ..core.vocab import PROTOCOL_VERSION
 from ..core.seeds import derive_seed
 from .bootstrap import bootstrap_weights, cluster_sums, ratio_bootstrap
-from .endpoints import FAMILY, EndpointInput, run_endpoints
+from .endpoints import ENDPOINTS, FAMILY, EndpointInput, run_endpoints
 from .measures import effective_epsilon
 
 # %% auto #0
-__all__ = ['SCENARIOS', 'COVERAGE', 'RECORD', 'CI_METHODS', 'VALIDITY_NULLS', 'Scenario', 'register_scenario', 'generate',
-           'population_values', 'truth', 'planted_alignment', 'run_batch', 'clopper_pearson', 'summarise',
-           'interval_coverage', 'StudySettings', 'simulation_study', 'markdown_table', 'study_summary_markdown',
-           'write_study', 'read_study', 'design_validity', 'simulate_input', 'w1']
+__all__ = ['SCENARIOS', 'COVERAGE', 'PART_OF', 'RECORD', 'CI_METHODS', 'VALIDITY_NULLS', 'Scenario', 'register_scenario',
+           'generate', 'coverage_cells', 'population_values', 'truth', 'planted_alignment', 'run_batch',
+           'clopper_pearson', 'summarise', 'interval_coverage', 'StudySettings', 'simulation_study', 'markdown_table',
+           'study_summary_markdown', 'write_study', 'read_study', 'design_validity', 'simulate_input', 'w1']
 
 # %% ../../nbs/16_simulate.ipynb #fb7a04e4
 @dataclass(frozen=True)
@@ -150,19 +150,21 @@ def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: 
 COVERAGE = ("context_specificity", "directional_alignment", "context_sensitivity", "brier_improvement", "mean_abs_delta",
             "sign_agreement_rate")
 
+PART_OF = {"mean_abs_delta": "context_sensitivity", "sign_agreement_rate": "directional_alignment"}
+
+def coverage_cells(inp: EndpointInput, eps: float, names=COVERAGE) -> dict:
+    """Per quantity of `names`: (values, mask) from the registered endpoints' own per-cell contrasts (`Endpoint.cells`)
+    or their parts (`PART_OF`): the study averages exactly what the endpoints average."""
+    out = {}
+    for name in dict.fromkeys(PART_OF.get(n, n) for n in names):
+        c = ENDPOINTS[name].cells(inp, eps)
+        out.update({n: (v, c.mask) for n, v in ((name, c.values), *c.parts)})
+    return {n: out[n] for n in names}
+
 def population_values(inp: EndpointInput, eps: float) -> dict:
     "The quantities whose intervals the study checks, as plain means over the cells of one (large) dataset."
-    e, nz, R = effective_epsilon(eps), inp.nonzero, np.sign(inp.delta_ref)
-    dm = inp.delta_model
-    y = inp.y_correct
-    ok = (y == 0) | (y == 1)
-    agree, agree_s = R * dm >= e, inp.donor_mean(lambda d: (R * d >= e).astype(float))
-    bs = np.nanmean((inp.s_donors - y[None]) ** 2, 0)
-    return {"context_specificity": float((R * dm - inp.donor_mean(lambda d: R * d))[nz].mean()),
-            "directional_alignment": float((agree - agree_s)[nz].mean()),
-            "context_sensitivity": float((np.abs(dm) - inp.donor_mean(np.abs)).mean()),
-            "brier_improvement": float((bs - (inp.s_correct - y) ** 2)[ok].mean()),
-            "mean_abs_delta": float(np.abs(dm).mean()), "sign_agreement_rate": float(agree[nz].mean())}
+    return {q: float((v[mask] if mask is not None else v).mean())
+            for q, (v, mask) in coverage_cells(inp, effective_epsilon(eps)).items()}
 
 @lru_cache(maxsize=64)
 def _population(s: Scenario, alignment: float, eps: float, seed: int) -> tuple:
@@ -254,9 +256,7 @@ def interval_coverage(scenario: str, n_patients: int, n_datasets: int, n_boot: i
     hits = {(q, m): 0 for q in ("mean_abs_delta", "sign_agreement_rate", "context_specificity") for m in CI_METHODS}
     for i in range(n_datasets):
         inp = generate(s, n_patients, np.random.default_rng(derive_seed(seed, "simulate", scenario, n_patients, i)), a)
-        R, nz = np.sign(inp.delta_ref), inp.nonzero
-        cells = {"mean_abs_delta": (np.abs(inp.delta_model), None), "sign_agreement_rate": ((R * inp.delta_model >= e).astype(float), nz),
-                 "context_specificity": (R * inp.delta_model - inp.donor_mean(lambda d: R * d), nz)}
+        cells = coverage_cells(inp, e, ("mean_abs_delta", "sign_agreement_rate", "context_specificity"))
         W = bootstrap_weights(inp.n_patients, n_boot, np.random.default_rng(derive_seed(seed, "ci", scenario, n_patients, i)))
         for q, (v, mask) in cells.items():
             S, n = cluster_sums(v, inp.cluster, inp.n_patients, mask)
