@@ -29,7 +29,8 @@ __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON
            'register_endpoint', 'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells',
            'directional_alignment', 'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells',
            'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'run_endpoints',
-           'family_decisions', 'resampling_memory', 'check_analysis', 'model_contrast', 'results_to_dict', 'demo_input']
+           'family_decisions', 'resampling_memory', 'check_analysis', 'model_contrast', 'register_mean_endpoint',
+           'unregister_endpoint', 'results_to_dict', 'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -260,12 +261,13 @@ class Endpoint:
     role: str = "confirmatory"
     cells: Callable | None = None   # (EndpointInput, ε) -> Cells: the one place a mean endpoint's contrast is written
     paired: bool = False            # compared between models on the same pairs and under perturbations
+    family: int | None = None       # its position in the confirmatory fixed sequence (None: not in the family)
 
 ENDPOINTS: dict[str, Endpoint] = {}
 MEAN_CONTRASTS: dict = {}   # every endpoint with `cells`: name -> (inp, ε) -> (values, mask)
 CONTRASTS: dict = {}        # the paired ones among them (model contrasts, perturbation effects)
-FAMILY = ("context_specificity", "directional_alignment", "context_sensitivity", "brier_improvement")   # the fixed sequence
-PRIMARY = FAMILY[0]
+FAMILY: list = []   # the confirmatory fixed sequence: the endpoints registered with a `family` position, in order
+PRIMARY = "context_specificity"                         # registered with role "primary", first of the family
 NON_ENDPOINT_KEYS = ("data", "family", "validity")      # other keys of a model's results
 
 def _values_mask(cells: Callable, inp, eps) -> tuple:
@@ -273,13 +275,17 @@ def _values_mask(cells: Callable, inp, eps) -> tuple:
     return c.values, c.mask
 
 def register_endpoint(name: str, label: str = "", formula: str = "", null_value: float = 0.0,
-                      role: str = "confirmatory", cells: Callable | None = None, paired: bool = False):
-    "Decorator: register an endpoint function under `name` with its metadata (and its contrast tables' entries)."
+                      role: str = "confirmatory", cells: Callable | None = None, paired: bool = False,
+                      family: int | None = None):
+    """Decorator: register an endpoint function under `name` with its metadata; the contrast tables and the family
+    (every list that names endpoints) follow the registration, so a new endpoint is one registration."""
     def deco(fn):
-        ENDPOINTS[name] = Endpoint(name, fn, label or name.replace("_", " "), formula, null_value, role, cells, paired)
+        ENDPOINTS[name] = Endpoint(name, fn, label or name.replace("_", " "), formula, null_value, role, cells, paired,
+                                   family)
         for table, listed in ((MEAN_CONTRASTS, cells is not None), (CONTRASTS, cells is not None and paired)):
             if listed: table[name] = partial(_values_mask, cells)
             else: table.pop(name, None)
+        FAMILY[:] = sorted((n for n, e in ENDPOINTS.items() if e.family is not None), key=lambda n: ENDPOINTS[n].family)
         return fn
     return deco
 
@@ -291,7 +297,7 @@ def specificity_cells(inp: EndpointInput, eps: float) -> Cells:
     return Cells(xm - xs, inp.nonzero, (("mean_alignment", xm), ("mean_alignment_shuffled", xs)))
 
 @register_endpoint("context_specificity", label="context specificity", formula="mean sign(Δ_ref)·(Δ_model − Δ_shuf)",
-                   role="primary", cells=specificity_cells, paired=True)
+                   role="primary", cells=specificity_cells, paired=True, family=1)
 def context_specificity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells (Δ_shuf per donor, averaged); interval; cluster sign-flip test."
     c = specificity_cells(inp, effective_epsilon(rs.settings.epsilon))
@@ -324,7 +330,7 @@ def alignment_cells(inp: EndpointInput, eps: float) -> Cells:
                                                 ("mean_alignment", R * inp.delta_model)))
 
 @register_endpoint("directional_alignment", label="directional alignment", formula="sign agreement, correct − donor's chart",
-                   cells=alignment_cells, paired=True)
+                   cells=alignment_cells, paired=True, family=2)
 def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Agreement rate (R·Δ ≥ ε) with the correct chart minus with a donor's chart on non-zero Δ_ref cells; interval; cluster sign-flip."
     eps, nz = effective_epsilon(rs.settings.epsilon), inp.nonzero
@@ -347,7 +353,7 @@ def sensitivity_cells(inp: EndpointInput, eps: float) -> Cells:
                                ("unchanged_rate_shuffled", ub)))
 
 @register_endpoint("context_sensitivity", label="context sensitivity", formula="mean |Δ_model| − mean |Δ_shuf|",
-                   cells=sensitivity_cells)
+                   cells=sensitivity_cells, family=3)
 def context_sensitivity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Mean |Δ_model| − mean |Δ_shuf| over all cells (|Δ_shuf| per donor, averaged); interval; cluster sign-flip test of > 0."
     c = sensitivity_cells(inp, effective_epsilon(rs.settings.epsilon))
@@ -420,7 +426,7 @@ def brier_contrast_cells(inp: EndpointInput, eps: float) -> Cells:
                                   ("improvement_over_free", bf - bc)))
 
 @register_endpoint("brier_improvement", label="Brier improvement", formula="Brier(shuffled) − Brier(correct)",
-                   cells=brier_contrast_cells)
+                   cells=brier_contrast_cells, family=4)
 def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster sign-flip test."
     c = brier_contrast_cells(inp, effective_epsilon(rs.settings.epsilon))
@@ -540,6 +546,23 @@ def model_contrast(a: EndpointInput, b: EndpointInput, settings: AnalysisConfig,
     with threadpool_limits(1):
         rs = Resampling.build(settings, seed, stream, a.n_patients)
         return _tested(a, rs, xa - xb, mask, lambda j: {})[-1]
+
+# %% ../../nbs/15_endpoints.ipynb #352060d9
+def register_mean_endpoint(name: str, cells: Callable, statistic: str, null_hypothesis: str,
+                           role: str = "confirmatory", **metadata) -> Callable:
+    """Register an endpoint whose estimate is the mean of `cells(inp, ε).values` over its mask, tested like the
+    built-in ones; `metadata` as for `register_endpoint` (label, formula, null_value, paired, family)."""
+    def fn(inp: EndpointInput, rs: Resampling) -> EndpointResult:
+        c = cells(inp, effective_epsilon(rs.settings.epsilon))
+        est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts])
+        return _assemble(inp, rs.settings, name, statistic, null_hypothesis, est, role)
+    return register_endpoint(name, role=role, cells=cells, **metadata)(fn)
+
+# %% ../../nbs/15_endpoints.ipynb #2e29a762
+def unregister_endpoint(name: str) -> None:
+    "Take an endpoint out of the registry, its contrast tables and the family (a plug-in's test cleans up after itself)."
+    ENDPOINTS.pop(name, None); CONTRASTS.pop(name, None); MEAN_CONTRASTS.pop(name, None)
+    if name in FAMILY: FAMILY.remove(name)
 
 # %% ../../nbs/15_endpoints.ipynb #031a921d
 def results_to_dict(results: dict) -> dict:

@@ -66,7 +66,7 @@ class Scenario:
     @property
     def nulls(self) -> tuple:
         "The tested endpoints whose population value is 0 in this scenario (all of them when nothing is planted)."
-        if self.gap is None and self.alignment == 0.0 and self.alignment_sd == 0.0: return FAMILY
+        if self.gap is None and self.alignment == 0.0 and self.alignment_sd == 0.0: return tuple(FAMILY)
         return (self.gap_of,) if self.gap == 0.0 else ()
 
     @property
@@ -201,7 +201,7 @@ def run_batch(scenario: str, n_patients: int, start: int, count: int, settings: 
         for name, r in res.items():
             o = r.overall
             rows.append((scenario, n_patients, i, name, o.estimate, o.ci[0], o.ci[1], o.p_value, o.confirmatory, o.power_at_effect))
-        for name, key in (("mean_abs_delta", "context_sensitivity"), ("sign_agreement_rate", "directional_alignment")):
+        for name, key in PART_OF.items():
             if key in res:
                 o = res[key].overall
                 lo, hi = o.values.get(f"ci_{name}", (math.nan, math.nan))
