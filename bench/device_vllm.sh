@@ -11,7 +11,7 @@ WHEELS=${1:-wheels}
 python3 -c "import vllm" 2>/dev/null || pip install --no-index --find-links "$WHEELS" vllm
 pip install --no-deps -e . >/dev/null
 OUT=${OUT:-/tmp/carebench_vllm}; mkdir -p "$OUT"
-python3 -c "from carebench.tracks.tiny_model import build_tiny_causal_lm; build_tiny_causal_lm('$OUT/tiny')"
+python3 -c "from carebench.models.tiny_model import build_tiny_causal_lm; build_tiny_causal_lm('$OUT/tiny')"
 cat > "$OUT/config.yaml" <<YAML
 dataset: {adapter: paired_context, path: $PWD/data/example/dataset.xlsx, snapshots: $PWD/data/example/snapshots.json}
 seed: 7

@@ -24,10 +24,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 import hostile_requests as H                                           # noqa: E402
 from carebench.core.config import parse_section, redact_text           # noqa: E402
 from carebench.core.vocab import SHARES                                 # noqa: E402
-from carebench.tracks.backends import BackendContext, Request, make_backend   # noqa: E402
-from carebench.tracks.prompts import build_prompt                       # noqa: E402
+from carebench.models.backends import BackendContext, Request, make_backend   # noqa: E402
+from carebench.models.prompts import build_prompt                       # noqa: E402
 from carebench.tracks.settings import ModelConfig, ReasoningConfig      # noqa: E402
-import carebench.tracks.openai_backend                                  # noqa: E402,F401
+import carebench.models.openai_backend                                  # noqa: E402,F401
 
 
 def one_call(kind: str, **opts) -> tuple:

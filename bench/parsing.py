@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from carebench.core.vocab import SHARES
-from carebench.tracks.parsing import ParseError, parse_scores
+from carebench.models.parsing import ParseError, parse_scores
 
 SIZE = 64 * 1024
 GOOD = "{" + ", ".join(f'"{k}": 0.5' for k in SHARES.keys) + "}"

@@ -21,11 +21,11 @@ import numpy as np
 from carebench.core.config import load_config
 from carebench.tracks.settings import ModelConfig
 from carebench.adapters.load import load_dataset
-from carebench.tracks.backends import BackendContext, make_backend
+from carebench.models.backends import BackendContext, make_backend
 from carebench.tracks.donors import assign_donors
 from carebench.tracks.reasoning import plan_requests
-from carebench.tracks.tiny_model import build_tiny_causal_lm
-from carebench.tracks.hf_backend import _render
+from carebench.models.tiny_model import build_tiny_causal_lm
+from carebench.models.hf_backend import _render
 
 ROOT = Path(__file__).resolve().parents[1]
 

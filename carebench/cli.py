@@ -384,7 +384,7 @@ def _listing(kind: str) -> list:
         return [dict(name=n, label=e.label, role=e.role, tracks=serving(n), formula=e.formula)
                 for n, e in ENDPOINTS.items()]
     if kind == "backends":
-        from carebench.tracks.backends import BACKENDS
+        from carebench.models.backends import BACKENDS
         return [dict(name=n, description=(c.__doc__ or "").strip().splitlines()[0]) for n, c in BACKENDS.items()]
     if kind == "adapters":
         from carebench.adapters.base import ADAPTERS
@@ -422,7 +422,7 @@ def _configure_cache(p):
 
 @register_command("cache", "inspect the response cache: completed / failed / pending entries per model", _configure_cache)
 def cache_command(args) -> int:
-    from carebench.tracks.cache import ResponseCache, default_cache_path
+    from carebench.models.cache import ResponseCache, default_cache_path
     path = args.cache or (load_config(args.config).reasoning.cache if args.config else None) or default_cache_path()
     if not Path(path).exists(): raise UsageError(f"no response cache at {path}")
     with ResponseCache(path, readonly=True) as c: rows = c.status()      # reads only: a foreign file is refused unchanged

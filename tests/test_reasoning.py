@@ -121,7 +121,7 @@ def test_four_processes_share_one_cache_and_split_its_work(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from carebench.tracks.tiny_model import build_tiny_causal_lm
+    from carebench.models.tiny_model import build_tiny_causal_lm
     return build_tiny_causal_lm(tmp_path_factory.mktemp("model") / "tiny")
 
 

@@ -20,9 +20,9 @@ from ..core.seeds import derive_seed, rng_for
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ..adapters.dataset import Dataset
 from .crossfit import crossfit
-from .backends import hub_offline
+from ..models.backends import hub_offline
 from .encoders import check_encoder, default_encoder_path, snapshot_fields
-from .hf_backend import model_fingerprint
+from ..models.hf_backend import model_fingerprint
 from .settings import AdaptationConfig
 from .splits import nested_folds
 from .track import Merged, Track, register_track

@@ -17,8 +17,8 @@ from ..core.config import quote_value
 from ..core.errors import CareBenchError, ConfigError
 from ..core.inputs import file_problem
 from ..adapters.dataset import Patient
-from .backends import hub_offline, in_hub_cache, local_model_problem
-from .hf_backend import model_fingerprint
+from ..models.backends import hub_offline, in_hub_cache, local_model_problem
+from ..models.hf_backend import model_fingerprint
 
 # %% auto #0
 __all__ = ['default_encoder_path', 'default_embedding_cache', 'model_shape', 'check_encoder', 'TextEncoder', 'snapshot_fields',

@@ -25,16 +25,16 @@ from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CON
 from ..adapters.dataset import Dataset
 from ..adapters.load import load_dataset
 from ..evaluation.analyze import model_slug, model_slugs
-from .backends import Backend, BackendContext, Reply, Request, backend_options, make_backend
-from .cache import ResponseCache, cache_key, default_cache_path
+from ..models.backends import Backend, BackendContext, Reply, Request, backend_options, make_backend
+from ..models.cache import ResponseCache, cache_key, default_cache_path
 from .donors import assign_donors
-from .parsing import ParseError, parse_scores
+from ..models.parsing import ParseError, parse_scores
 from .perturbations import format_spread, parse_perturbations, perturb, perturbation_effects, replicate_noise
-from .prompts import Prompt, PromptRecipe, build_prompt, sample_formats
+from ..models.prompts import Prompt, PromptRecipe, build_prompt, sample_formats
 from .settings import ModelConfig, ReasoningConfig
 from .track import Merged, Track, register_track
 from ..stats.endpoints import ENDPOINTS
-import carebench.tracks.hf_backend, carebench.tracks.vllm_backend, carebench.tracks.openai_backend   # register the backends
+import carebench.models.hf_backend, carebench.models.vllm_backend, carebench.models.openai_backend   # register the backends
 
 # %% auto #0
 __all__ = ['REPAIR', 'repair_key', 'snapshot_field_names', 'plan_requests', 'ModelScores', 'ask_missing', 'score_model',

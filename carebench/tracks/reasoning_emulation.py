@@ -26,9 +26,9 @@ from ..evaluation.analyze import complete_pairs, endpoint_input
 from ..evaluation.scores import ScoreValidationError, read_scores, score_cells, score_matrices, validate_scores
 from ..stats.annotators import alternative_annotator_test, delta_agreement
 from ..stats.endpoints import ENDPOINTS, run_endpoints
-from .backends import BackendContext, Request, make_backend
-from .cache import ResponseCache, cache_key
-from .prompts import DEFAULT_SYSTEM, Prompt, PromptRecipe, build_prompt
+from ..models.backends import BackendContext, Request, make_backend
+from ..models.cache import ResponseCache, cache_key
+from ..models.prompts import DEFAULT_SYSTEM, Prompt, PromptRecipe, build_prompt
 from .reasoning import ask_missing, repair_key
 from .settings import ModelConfig
 

@@ -9,15 +9,23 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .settings import PromptConfig
 from ..core.seeds import rng_for
 from ..core.vocab import LabelSpace
 from ..adapters.dataset import Patient
 
 # %% auto #0
 __all__ = ['DEFAULT_SYSTEM', 'DEFAULT_INSTRUCTIONS', 'DEFAULT_QUESTION', 'DEFAULT_LINES_INSTRUCTIONS', 'FORMAT_WORDINGS',
-           'SEPARATORS', 'category_block', 'render_snapshot', 'Prompt', 'PromptFormat', 'sample_formats',
-           'build_prompt', 'PromptRecipe']
+           'SEPARATORS', 'PromptConfig', 'category_block', 'render_snapshot', 'Prompt', 'PromptFormat',
+           'sample_formats', 'build_prompt', 'PromptRecipe']
+
+# %% ../../nbs/30_prompts.ipynb #d85d16d1
+@dataclass(frozen=True)
+class PromptConfig:
+    "Prompt wording; `None` keeps the default text of this module."
+    system: str | None = None
+    instructions: str | None = None
+    logprob_question: str | None = None
+    include_definitions: bool = True
 
 # %% ../../nbs/30_prompts.ipynb #d451f28d
 DEFAULT_SYSTEM = ("You are a clinical informatics expert. You classify single items from electronic health records into "

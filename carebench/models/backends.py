@@ -12,12 +12,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from ..core.config import parse_section, quote_value, register_into
-from .settings import GenerationConfig, ModelConfig, ReasoningConfig
+
 from ..core.errors import ConfigError
 from ..core.inputs import file_problem
 from ..core.seeds import rng_for
@@ -26,9 +26,37 @@ from ..adapters.dataset import Dataset
 from .prompts import Prompt
 
 # %% auto #0
-__all__ = ['BACKENDS', 'Request', 'Reply', 'BackendContext', 'Backend', 'hub_offline', 'local_model_problem', 'in_hub_cache',
-           'check_local_model', 'register_backend', 'backend_options', 'make_backend', 'warm_order', 'DryRunOptions',
-           'DryRunBackend']
+__all__ = ['BACKENDS', 'GenerationConfig', 'ModelConfig', 'Request', 'Reply', 'BackendContext', 'Backend', 'hub_offline',
+           'local_model_problem', 'in_hub_cache', 'check_local_model', 'register_backend', 'backend_options',
+           'make_backend', 'warm_order', 'DryRunOptions', 'DryRunBackend']
+
+# %% ../../nbs/34_backends.ipynb #3bdd4701
+@dataclass(frozen=True)
+class GenerationConfig:
+    "Generation settings; deterministic by default (temperature 0)."
+    temperature: float = 0.0
+    max_new_tokens: int = 256
+    top_p: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self):
+        if (not 0 <= self.temperature <= 10 or not 0 < self.top_p <= 1 or not 1 <= self.max_new_tokens <= 131_072
+                or not 0 <= self.seed < 2 ** 63):
+            raise ValueError("need 0 <= temperature <= 10, 0 < top_p <= 1, 1 <= max_new_tokens <= 131,072 "
+                             "and 0 <= seed < 2**63")
+
+@dataclass(frozen=True)
+class ModelConfig:
+    "One model: its id, backend, revision and scoring mode; other keys are the backend's options."
+    id: str
+    backend: str = "dry_run"
+    revision: str | None = None
+    scoring_mode: Literal["json", "logprob"] = "json"
+    generation: GenerationConfig | None = None     # None: the generation settings of the section that lists it
+    options: dict = field(default_factory=dict, metadata={"rest": True})
+
+    def __post_init__(self):
+        if not self.id.strip(): raise ValueError("a model needs a non-empty id")
 
 # %% ../../nbs/34_backends.ipynb #88a45abf
 @dataclass(frozen=True)
@@ -177,8 +205,9 @@ def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, con
         raise ConfigError(e.detail, config_file, where) from None
     return cls, opts
 
-def make_backend(model: ModelConfig, reasoning: ReasoningConfig, ctx: BackendContext, index: int = 0, config_file=None) -> Backend:
-    "The backend a model entry names, with its options validated (errors name `reasoning.models[i].<key>`)."
+def make_backend(model: ModelConfig, reasoning, ctx: BackendContext, index: int = 0, config_file=None) -> Backend:
+    """The backend a model entry names, with its options validated (errors name `reasoning.models[i].<key>`);
+    `reasoning` is the section holding the default `generation` (Track 3's)."""
     cls, opts = backend_options(model, ctx, index, config_file)
     return cls(model, opts, model.generation or reasoning.generation, ctx)
 
