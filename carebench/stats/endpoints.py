@@ -326,11 +326,12 @@ def alignment_cells(inp: EndpointInput, eps: float) -> Cells:
     cells, its two rates and the mean alignment."""
     R = np.sign(inp.delta_ref)
     agree, agree_s = (R * inp.delta_model >= eps).astype(float), inp.donor_mean(lambda d: (R * d >= eps).astype(float))
-    return Cells(agree - agree_s, inp.nonzero, (("sign_agreement_rate", agree), ("sign_agreement_rate_shuffled", agree_s),
+    return Cells(agree - agree_s, inp.nonzero, (("sign_agreement_rate", agree),
+                                                ("sign_agreement_rate_shuffled", agree_s),
                                                 ("mean_alignment", R * inp.delta_model)))
 
-@register_endpoint("directional_alignment", label="directional alignment", formula="sign agreement, correct − donor's chart",
-                   cells=alignment_cells, paired=True, family=2)
+@register_endpoint("directional_alignment", label="directional alignment",
+                   formula="sign agreement, correct − donor's chart", cells=alignment_cells, paired=True, family=2)
 def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Agreement rate (R·Δ ≥ ε) with the correct chart minus with a donor's chart on non-zero Δ_ref cells; interval; cluster sign-flip."
     eps, nz = effective_epsilon(rs.settings.epsilon), inp.nonzero
@@ -420,7 +421,8 @@ def brier_cells(inp: EndpointInput) -> tuple:
     return (inp.s_free - y) ** 2, (inp.s_correct - y) ** 2, bs, (y == 0) | (y == 1)
 
 def brier_contrast_cells(inp: EndpointInput, eps: float) -> Cells:
-    "Brier(shuffled) − Brier(correct) on the cells where the observers agree, the three Brier scores and Brier(free) − Brier(correct)."
+    """Brier(shuffled) − Brier(correct) on the cells where the observers agree, the three Brier scores and
+    Brier(free) − Brier(correct)."""
     bf, bc, bs, agree = brier_cells(inp)
     return Cells(bs - bc, agree, (("brier_free", bf), ("brier_correct", bc), ("brier_shuffled", bs),
                                   ("improvement_over_free", bf - bc)))
@@ -560,7 +562,7 @@ def register_mean_endpoint(name: str, cells: Callable, statistic: str, null_hypo
 
 # %% ../../nbs/15_endpoints.ipynb #2e29a762
 def unregister_endpoint(name: str) -> None:
-    "Take an endpoint out of the registry, its contrast tables and the family (a plug-in's test cleans up after itself)."
+    "Take an endpoint out of the registry, its contrast tables and the family (a plug-in's test cleans up)."
     ENDPOINTS.pop(name, None); CONTRASTS.pop(name, None); MEAN_CONTRASTS.pop(name, None)
     if name in FAMILY: FAMILY.remove(name)
 

@@ -34,7 +34,7 @@ from ..models.prompts import Prompt, PromptRecipe, build_prompt, sample_formats
 from .settings import ModelConfig, ReasoningConfig
 from .track import Merged, Track, register_track
 from ..stats.endpoints import ENDPOINTS
-import carebench.models.hf_backend, carebench.models.vllm_backend, carebench.models.openai_backend   # register the backends
+import carebench.models.hf_backend, carebench.models.vllm_backend, carebench.models.openai_backend  # the backends
 
 # %% auto #0
 __all__ = ['REPAIR', 'repair_key', 'snapshot_field_names', 'plan_requests', 'ModelScores', 'ask_missing', 'score_model',
