@@ -1100,12 +1100,17 @@ def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> 
 # %% ../../nbs/40_report.ipynb #98b57672
 AUTHOR = "for the author"
 
+def _model_facts(x: dict) -> list:
+    "What a model's record says of its backend, revision and scoring (a track of another package may record less)."
+    return ([f"backend {x['backend']}" if "backend" in x else f"track {x.get('track', 'n/a')}",
+             f"revision {x.get('revision') or 'not pinned'}"] + ([f"scoring {x['scoring_mode']}"] if "scoring_mode" in x else []))
+
 def tripod_checklist(view: RunView) -> pd.DataFrame:
     "TRIPOD-LLM items filled from the run's manifests; what a run cannot know is marked for the author."
     m, c = view.manifest, view.adapter.get("counts", {})
     models = m.get("models", [])
     calls = {x["model"]: x for x in m.get("calls", [])}
-    fmt_model = lambda x: f"{x['id']} (backend {x['backend']}, revision {x.get('revision') or 'not pinned'}, scoring {x['scoring_mode']})"
+    fmt_model = lambda x: f"{x['id']} ({', '.join(_model_facts(x))})"
     prompts = view.run.artifact("prompt_templates").name if view.has("prompt_templates") else None
     rows = [
         ("Title and abstract", "Identify the study as evaluating an LLM for sensitive-data classification with patient context", AUTHOR, ""),

@@ -24,8 +24,8 @@ from .pages import RunView, load_run
 from ..tracks.track import registered_tracks
 
 # %% auto #0
-__all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'execute_pages', 'navigation', 'quarto_project',
-           'build_offline_site', 'check_finished', 'build_report']
+__all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'template_path', 'execute_pages', 'navigation',
+           'quarto_project', 'build_offline_site', 'check_finished', 'build_report']
 
 # %% ../../nbs/41_site.ipynb #822bd2be
 class ReportError(CareBenchError):
@@ -71,6 +71,11 @@ def templates_dir() -> Path:
     return d
 
 # %% ../../nbs/41_site.ipynb #7b039962
+def template_path(tdir: Path, template: str) -> Path:
+    """A page's template: a notebook a track ships in its own package (a path ending in `.ipynb`, so a track of
+    another package brings its page), else `<template>.ipynb` among the report templates `tdir`."""
+    return Path(template) if str(template).endswith(".ipynb") else Path(tdir)/f"{template}.ipynb"
+
 def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
     "Run every page's template with papermill into `RUN/report/pages/` (a few kernels at a time); page name → (path, error or None)."
     import papermill as pm
@@ -79,7 +84,8 @@ def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
     def run(page):
         dest = out/f"{page.name}.ipynb"
         try:
-            pm.execute_notebook(str(tdir/f"{page.template}.ipynb"), str(dest), parameters={"run_dir": str(view.path), **page.params},
+            pm.execute_notebook(str(template_path(tdir, page.template)), str(dest),
+                                parameters={"run_dir": str(view.path), **page.params},
                                 kernel_name="python3", progress_bar=False, cwd=str(tdir), log_output=False,
                                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
             return page.name, (dest, None)

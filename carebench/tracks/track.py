@@ -43,7 +43,7 @@ class Track:
     section: ClassVar[type | None] = None     # the dataclass of its config section (top-level key `name`)
     run_keys: ClassVar[tuple] = ()            # section keys that set run settings of the same name (older configs)
     order: ClassVar[int] = 100                # position of its models in the run's outputs (Track 3: 10, Track 1: 20)
-    pages: ClassVar[tuple] = ()               # report pages: (page name, title, template stem[, artifact role the page needs])
+    pages: ClassVar[tuple] = ()   # report pages: (name, title, template stem or .ipynb path[, artifact role it needs])
     hints: ClassVar[dict] = {}                # figure → a sentence the shared report pages add for this track's models
     endpoints_excluded: ClassVar[tuple] = ()  # registered endpoints that do not apply to its scores
     endpoints_default: ClassVar[tuple] = ()   # endpoints it reports even when `analysis.endpoints` does not list them
