@@ -97,6 +97,27 @@ def _endpoint_names(results: dict) -> list:
     order = [*FAMILY, *[n for n, e in ENDPOINTS.items() if n not in FAMILY]]
     return [n for n in order if n in results] + [n for n in results if n not in order and n not in NON_ENDPOINT_KEYS]
 
+def _summary_row(key: str, results: dict, a) -> str:
+    "One endpoint's row of the summary table: estimate, interval, p-values, power, the family's decision and notes."
+    decisions = (results.get("family") or {}).get("decisions", {})
+    validity = (results.get("validity") or {}).get("endpoints", {})
+    o, meta = results[key]["overall"], ENDPOINTS.get(key)
+    role = results[key].get("role") or (meta.role if meta else "")
+    note = []
+    if key == "directional_alignment":
+        note.append(f"agreement {_fmt(o.get('sign_agreement_rate'))}, with a donor's chart {_fmt(o.get('sign_agreement_rate_shuffled'))}, "
+                    f"chance {_fmt(o.get('chance_rate'))}")
+    if o.get("underpowered"): note.append(f"underpowered: power < {a.power_target:.0%} at an effect of {a.power_effect:g}")
+    if role != "descriptive" and not o.get("confirmatory"): note.append("too few non-zero Δ_ref cells or patients for a confirmatory test")
+    if key in validity:
+        v = validity[key]
+        note.append(f"simulated at this design: false-positive rate {_fmt(v.get('false_positive_rate'))}, power {_fmt(v.get('power'))}")
+    ci = o.get("ci") or [None, None]
+    stat = (meta.formula if meta else results[key].get("statistic", "")).replace("|", chr(92) + "|")
+    return (f"| {meta.label if meta else key} | {role} | {stat} | {_fmt(o.get('estimate'))} | [{_fmt(ci[0])}, {_fmt(ci[1])}] | "
+            f"{_fmt(o.get('p_value'))} | {_fmt(o.get('min_attainable_p'))} | {_fmt(o.get('power_at_effect'))} | "
+            f"{decisions.get(key, '–')} | {'; '.join(note)} |")
+
 def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run_info: dict | None = None) -> str:
     "A short Markdown summary of one model's overall results (`run_info`: dry-run flag and call counts, when the run has them)."
     a, info = config.analysis, run_info or {}
@@ -106,25 +127,7 @@ def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run
              f"{a.n_permutations} sign flips · seed {config.seed}", "",
              "| endpoint | role | statistic | estimate | CI | one-sided p | smallest attainable p | power at effect | family decision | note |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    decisions = (results.get("family") or {}).get("decisions", {})
-    validity = (results.get("validity") or {}).get("endpoints", {})
-    for key in _endpoint_names(results):
-        o, meta = results[key]["overall"], ENDPOINTS.get(key)
-        role = results[key].get("role") or (meta.role if meta else "")
-        note = []
-        if key == "directional_alignment":
-            note.append(f"agreement {_fmt(o.get('sign_agreement_rate'))}, with a donor's chart {_fmt(o.get('sign_agreement_rate_shuffled'))}, "
-                        f"chance {_fmt(o.get('chance_rate'))}")
-        if o.get("underpowered"): note.append(f"underpowered: power < {a.power_target:.0%} at an effect of {a.power_effect:g}")
-        if role != "descriptive" and not o.get("confirmatory"): note.append("too few non-zero Δ_ref cells or patients for a confirmatory test")
-        if key in validity:
-            v = validity[key]
-            note.append(f"simulated at this design: false-positive rate {_fmt(v.get('false_positive_rate'))}, power {_fmt(v.get('power'))}")
-        ci = o.get("ci") or [None, None]
-        stat = (meta.formula if meta else results[key].get("statistic", "")).replace("|", chr(92) + "|")
-        lines.append(f"| {meta.label if meta else key} | {role} | {stat} | {_fmt(o.get('estimate'))} | [{_fmt(ci[0])}, {_fmt(ci[1])}] | "
-                     f"{_fmt(o.get('p_value'))} | {_fmt(o.get('min_attainable_p'))} | {_fmt(o.get('power_at_effect'))} | "
-                     f"{decisions.get(key, '–')} | {'; '.join(note)} |")
+    lines += [_summary_row(key, results, a) for key in _endpoint_names(results)]
     if info.get("dry_run"): lines[1:1] = ["", "> **Dry run**: mock scores with planted effects, not model performance."]
     calls = info.get("calls")
     if calls is not None and len(calls):
@@ -239,12 +242,9 @@ def _write_scores(path: Path, df: pd.DataFrame) -> Path:
         return atomic_write(path, copy)
     return write_csv(path, df[columns])
 
-def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config, scores_file=None,
-                   exclude_missing: bool = False, quiet: bool = True, endpoints_for: dict | None = None, validity: bool = True) -> Analysis:
-    """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and `carebench run`);
-    `endpoints_for` names other endpoints for some models (Track 1 adds the Tracks 1–2 endpoints)."""
-    check_sensitivity(config)
-    cells = score_cells(df, ds)                          # where each score row lands in the (pairs × categories) grid: once
+def _check_scores(run: RunFolder, ds: Dataset, df: pd.DataFrame, cells, exclude_missing: bool, scores_file) -> None:
+    """Every check of the score frame, written to `score_validation.csv` (with the adapter manifest where the folder
+    has none); a `ScoreValidationError` counting the problems and naming the first."""
     problems = validate_scores(df, ds, cells)
     if "adapter_manifest" not in run.artifacts:           # a folder of `analyze` is as complete for the report as one of `run`
         run.add_artifact("adapter_manifest", write_json(run.path/"adapter_manifest.json", adapter_manifest(ds)))
@@ -258,6 +258,34 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
         raise ScoreValidationError(
             f"{len(fatal)} problem(s) ({', '.join(f'{n} {k}' for k, n in counts.items())}); first: {where}{first['message']}; "
             f"every problem is listed in {run.path/'score_validation.csv'}", fatal, file=str(scores_file) if scores_file else None)
+
+def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config, names, validity: bool,
+                   checked: dict) -> dict:
+    """One model's results: its endpoints on its complete pairs, what was analysed, the family's decisions and (once
+    per number of donors, kept in `checked`) the tests' behaviour at this very design."""
+    donors = mats["n_donors"][complete]
+    data = {"n_pairs_analysed": int(complete.sum()), "n_pairs_excluded": int((~complete).sum()),
+            "shuffled_donors_per_cell": [int(donors.min()), int(donors.max())] if complete.any() else None}
+    res = results_to_dict(run_endpoints(endpoint_input(ds, mats, complete), config.analysis, config.seed, model, names)) \
+        if complete.any() else {}
+    res["data"] = data
+    res["family"] = family_decisions(res, config.analysis.alpha)
+    if validity and config.analysis.design_validity and complete.any():
+        D = max(int(donors.max()), 1)
+        if D not in checked:
+            from carebench.stats.simulate import design_validity     # the simulation machinery, only when it runs
+            checked[D] = design_validity(ds.n_patients, int(np.median(np.bincount(ds.cluster))), len(ds.categories),
+                                         ds.observers_per_pair, D, config.analysis, config.seed)
+        res["validity"] = checked[D]
+    return res
+
+def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config, scores_file=None,
+                   exclude_missing: bool = False, quiet: bool = True, endpoints_for: dict | None = None, validity: bool = True) -> Analysis:
+    """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and `carebench run`);
+    `endpoints_for` names other endpoints for some models (Track 1 adds the Tracks 1–2 endpoints)."""
+    check_sensitivity(config)
+    cells = score_cells(df, ds)                          # where each score row lands in the (pairs × categories) grid: once
+    _check_scores(run, ds, df, cells, exclude_missing, scores_file)
     if "scores" not in run.artifacts: run.add_artifact("scores", _write_scores(run.path/"scores.csv", df))
     models, results, checked, kept = list(pd.unique(df["model"])), {}, {}, {}
     slugs = model_slugs(models)
@@ -268,20 +296,7 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
     for model in progress:
         mats = score_matrices(df, ds, model, cells)
         complete = complete_pairs(mats)
-        donors = mats["n_donors"][complete]
-        data = {"n_pairs_analysed": int(complete.sum()), "n_pairs_excluded": int((~complete).sum()),
-                "shuffled_donors_per_cell": [int(donors.min()), int(donors.max())] if complete.any() else None}
-        names = (endpoints_for or {}).get(model)
-        res = results_to_dict(run_endpoints(endpoint_input(ds, mats, complete), config.analysis, config.seed, model, names)) if complete.any() else {}
-        res["data"] = data
-        res["family"] = family_decisions(res, config.analysis.alpha)
-        if validity and config.analysis.design_validity and complete.any():     # the tests' behaviour at this very design
-            D = max(int(donors.max()), 1)
-            if D not in checked:
-                from carebench.stats.simulate import design_validity     # the simulation machinery, only when it runs
-                checked[D] = design_validity(ds.n_patients, int(np.median(np.bincount(ds.cluster))), len(ds.categories),
-                                             ds.observers_per_pair, D, config.analysis, config.seed)
-            res["validity"] = checked[D]
+        res = _model_results(ds, mats, complete, model, config, (endpoints_for or {}).get(model), validity, checked)
         if complete.any(): kept[model] = (mats, complete, set(res) - set(NON_ENDPOINT_KEYS))
         slug = slugs[model]
         _write_model(run, slug, model, ds, mats, res, config)
