@@ -262,6 +262,36 @@ def given_params(params: SynthParams) -> dict:
     return {k: v for k, v in asdict(params).items() if k not in _LATER or v != _LATER[k]}
 
 # %% ../../nbs/24_synth.ipynb #68f57b1a
+def _item_order(rng, eligible: list, params: SynthParams) -> list:
+    "A patient's catalogue entries in the order they are drawn: at random, or weighted by a prevalence shift."
+    if params.prevalence_shift:                     # another case mix: items with more categories more (or less) likely
+        size = np.array([len(CATALOGUE[j].base) for j in eligible], float)
+        w = np.exp(params.prevalence_shift * (size - size.mean()))
+        return [eligible[j] for j in rng.choice(len(eligible), size=len(eligible), replace=False, p=w / w.sum())]
+    return [eligible[j] for j in rng.permutation(len(eligible))]
+
+def _observe(rng, pid, item, o, t_free, t_corr, slip_rate: float, params: SynthParams, tables, misses, slips):
+    "Observer `o`'s two labels of one pair (a missed shift, slips in either condition), appended with what went wrong."
+    keys = SHARES.keys
+    missed = (t_free != t_corr) & (rng.random(len(keys)) < params.miss_rate)
+    slip_f, slip_c = (rng.random(len(keys)) < slip_rate for _ in range(2))
+    misses += [dict(patient=pid, item=item, observer=o, category=keys[c]) for c in np.flatnonzero(missed)]
+    slips += [dict(patient=pid, item=item, observer=o, condition=cond, category=keys[c])
+              for cond, sl in (("context_free", slip_f), ("correct_context", slip_c)) for c in np.flatnonzero(sl)]
+    tables["context_free"].append([pid, o, item, *(t_free ^ slip_f).tolist()])
+    tables["correct_context"].append([pid, o, item, *(np.where(missed, t_free, t_corr) ^ slip_c).tolist()])
+
+def _truth(params: SynthParams, groups, observers, truth_pairs, misses, slips) -> dict:
+    "What the generator planted: the designed shifts per category and pair, and every miss and slip of the observers."
+    keys = SHARES.keys
+    given = given_params(params)                                   # the defaults of the later parameters leave files as they were
+    return dict(generator="carebench.adapters.synth", params=given, categories=list(keys), observers=observers,
+                **({"observer_noise": {o: r for g in groups for o, r in zip(g, params.observer_noise)}} if params.observer_noise else {}),
+                designed_nonzero_delta_ref={k: sum(k in tp["shift"] for tp in truth_pairs) for k in keys},
+                designed_additions={k: sum(tp["shift"].get(k) == 1 for tp in truth_pairs) for k in keys},
+                designed_removals={k: sum(tp["shift"].get(k) == -1 for tp in truth_pairs) for k in keys},
+                pairs=truth_pairs, misses=misses, slips=slips)
+
 def generate(params: SynthParams) -> dict:
     "Tables (`train`, `context_free`, `correct_context` as row lists), `snapshots` and `truth` of a synthetic dataset."
     rng = np.random.default_rng(params.seed)
@@ -276,11 +306,7 @@ def generate(params: SynthParams) -> dict:
         slip_rate = dict(zip(obs, params.observer_noise or [params.noise] * K))
         age, sex = int(rng.integers(19, 89)), "FM"[int(rng.integers(2))]
         eligible = [j for j, spec in enumerate(CATALOGUE) if _fits(spec, sex)]
-        if params.prevalence_shift:                     # another case mix: items with more categories more (or less) likely
-            size = np.array([len(CATALOGUE[j].base) for j in eligible], float)
-            w = np.exp(params.prevalence_shift * (size - size.mean()))
-            order = [eligible[j] for j in rng.choice(len(eligible), size=len(eligible), replace=False, p=w / w.sum())]
-        else: order = [eligible[j] for j in rng.permutation(len(eligible))]
+        order = _item_order(rng, eligible, params)
         ev, tr = order[:params.items], order[params.items:params.items + params.train_items]
         texts = [CATALOGUE[s].texts[int(rng.integers(len(CATALOGUE[s].texts)))] for s in ev]
         if params.vocabulary_shift > 0: texts = [site_item(t) if rng.random() < params.vocabulary_shift else t for t in texts]
@@ -297,14 +323,7 @@ def generate(params: SynthParams) -> dict:
             truth_pairs.append(dict(patient=pid, item=item, free=[k for k in keys if k in base], correct=[k for k in keys if k in corr],
                                     shift={k: (1 if k in corr else -1) for k in keys if (k in base) != (k in corr)},
                                     cue_field=t.field if t else None))
-            for o in obs:
-                missed = (t_free != t_corr) & (rng.random(len(keys)) < params.miss_rate)
-                slip_f, slip_c = (rng.random(len(keys)) < slip_rate[o] for _ in range(2))
-                misses += [dict(patient=pid, item=item, observer=o, category=keys[c]) for c in np.flatnonzero(missed)]
-                slips += [dict(patient=pid, item=item, observer=o, condition=cond, category=keys[c])
-                          for cond, sl in (("context_free", slip_f), ("correct_context", slip_c)) for c in np.flatnonzero(sl)]
-                tables["context_free"].append([pid, o, item, *(t_free ^ slip_f).tolist()])
-                tables["correct_context"].append([pid, o, item, *(np.where(missed, t_free, t_corr) ^ slip_c).tolist()])
+            for o in obs: _observe(rng, pid, item, o, t_free, t_corr, slip_rate[o], params, tables, misses, slips)
         for s in tr:
             spec = CATALOGUE[s]
             item = spec.texts[int(rng.integers(len(spec.texts)))]
@@ -312,15 +331,7 @@ def generate(params: SynthParams) -> dict:
             t_free = np.array([k in spec.base for k in keys], dtype=np.uint8)
             for o in obs:
                 tables["train"].append([pid, o, item, *(t_free ^ (rng.random(len(keys)) < slip_rate[o])).tolist()])
-    designed = {k: sum(k in tp["shift"] for tp in truth_pairs) for k in keys}
-    given = given_params(params)                                   # the defaults of the later parameters leave files as they were
-    truth = dict(generator="carebench.adapters.synth", params=given, categories=list(keys), observers=observers,
-                 **({"observer_noise": {o: r for g in groups for o, r in zip(g, params.observer_noise)}} if params.observer_noise else {}),
-                 designed_nonzero_delta_ref=designed,
-                 designed_additions={k: sum(tp["shift"].get(k) == 1 for tp in truth_pairs) for k in keys},
-                 designed_removals={k: sum(tp["shift"].get(k) == -1 for tp in truth_pairs) for k in keys},
-                 pairs=truth_pairs, misses=misses, slips=slips)
-    return dict(tables=tables, snapshots=snapshots, truth=truth)
+    return dict(tables=tables, snapshots=snapshots, truth=_truth(params, groups, observers, truth_pairs, misses, slips))
 
 # %% ../../nbs/24_synth.ipynb #fadf8120
 def expected_labels(truth: dict) -> dict:
