@@ -90,12 +90,8 @@ def read_long(path: Path, columns: LongColumns) -> pd.DataFrame:
     return df.assign(row=np.arange(len(df)) + 2)
 
 # %% ../../nbs/29_long.ipynb #e91ebf22
-def check_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, file: str) -> tuple[pd.DataFrame, list]:
-    """Every row checked (the first problem down the rows is raised, naming row and column); exact repeats collapsed (noted).
-    Returns the rows to pivot and the notes."""
-    c, keys = columns, label_space.keys
-    at = lambda i, col: Location(file=file, row=int(df["row"].iat[i]), column=col)
-    first = lambda mask: int(np.flatnonzero(mask.to_numpy())[0])
+def _check_values(df: pd.DataFrame, c: LongColumns, keys, at, first) -> None:
+    "No empty cell; known conditions and categories; labels 0 or 1 (the first problem down the rows, named)."
     for col in (c.patient, c.observer, c.item, c.condition, c.category, c.label):
         blank = df[col] == ""
         if blank.any():
@@ -113,6 +109,10 @@ def check_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, 
     if bad.any():
         i = first(bad)
         raise LabelValueError(f"the label must be 0 or 1, not {quote_value(df[c.label].iat[i])}", at(i, c.label))
+
+def _collapse_repeats(df: pd.DataFrame, c: LongColumns, file: str) -> tuple:
+    """Rows that repeat a (patient, observer, item, condition, category) with the same label collapsed (noted);
+    with the other label, a `DuplicateRowError`."""
     cell = [c.patient, c.observer, c.item, c.condition, c.category]
     dup = df.duplicated(cell, keep=False)
     notes = []
@@ -128,6 +128,16 @@ def check_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, 
         n = int(df.duplicated(cell).sum())
         notes.append(f"{file}: {n} repeated row(s) with the same label collapsed")
         df = df[~df.duplicated(cell)]
+    return df, notes
+
+def check_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, file: str) -> tuple[pd.DataFrame, list]:
+    """Every row checked (the first problem down the rows is raised, naming row and column); exact repeats collapsed (noted).
+    Returns the rows to pivot and the notes."""
+    c, keys = columns, label_space.keys
+    at = lambda i, col: Location(file=file, row=int(df["row"].iat[i]), column=col)
+    first = lambda mask: int(np.flatnonzero(mask.to_numpy())[0])
+    _check_values(df, c, keys, at, first)
+    df, notes = _collapse_repeats(df, c, file)
     group = [c.patient, c.observer, c.item, c.condition]
     count = df.groupby(group, sort=False)[c.category].transform("size")
     if (count < len(keys)).any():
