@@ -383,14 +383,11 @@ def _sheet_xml(rows, block: int = 4096):
         if len(out) == block: yield "".join(out).encode("utf-8"); out = []
     yield ("".join(out) + "</sheetData></worksheet>").encode("utf-8")
 
-def write_workbook(path: Path, tables: dict) -> Path:
-    "Write `{sheet name: rows}` (each row a list of text, numbers or None) as an .xlsx workbook, streamed, with fixed dates."
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    names = list(tables)
+def _workbook_parts(names: list) -> dict:
+    "The parts of an .xlsx package besides its sheets: content types, relationships, fixed dates, the sheet list, styles."
     sheets = "".join(f'<sheet name="{n.replace("&", "&amp;").replace("<", "&lt;").replace(chr(34), "&quot;")}" sheetId="{k}" r:id="rId{k}"/>'
                      for k, n in enumerate(names, start=1))
-    parts = {
+    return {
         "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
             '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
             '<Default Extension="xml" ContentType="application/xml"/>'
@@ -418,6 +415,13 @@ def write_workbook(path: Path, tables: dict) -> Path:
             '<cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs>'
             '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>',
     }
+
+def write_workbook(path: Path, tables: dict) -> Path:
+    "Write `{sheet name: rows}` (each row a list of text, numbers or None) as an .xlsx workbook, streamed, with fixed dates."
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    names = list(tables)
+    parts = _workbook_parts(names)
     def entry(name):
         zi = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
         zi.compress_type, zi.external_attr = zipfile.ZIP_DEFLATED, 0o600 << 16
