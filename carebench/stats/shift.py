@@ -54,7 +54,6 @@ def replicate_moments(W, S, n, P) -> tuple:
 def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95, method: str = "studentized") -> list[Difference]:
     """θ_B − θ_A for each column of the ratio statistics sum(S)/sum(n) of two independent sets of patients (rows of `SA`/`nA`
     and `SB`/`nB`), resampled with their own weights `WA` and `WB` (the same number of resamples)."""
-    from scipy.special import stdtr, stdtrit
     SA, nA, SB, nB = (np.asarray(x, float).reshape(len(x), -1) for x in (SA, nA, SB, nB))
     PA, PB = (nA > 0).sum(0), (nB > 0).sum(0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -74,30 +73,36 @@ def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95, method: 
     for j in range(len(d)):
         how = "t" if use == "studentized" and min(PA[j], PB[j]) < MIN_STUDENTIZED_PATIENTS else use
         if min(PA[j], PB[j]) < 2 or not np.isfinite(d[j]):
-            out.append(Difference(float(d[j]), (math.nan, math.nan), math.nan, float(se[j]), how, int(PA[j]), int(PB[j]))); continue
-        if how == "t" or se[j] == 0:
-            if se[j] == 0: ci, p, how = (float(d[j]), float(d[j])), (1.0 if d[j] == 0 else 0.0), use    # no spread at all
-            else:
-                df = float(nu[j]) if np.isfinite(nu[j]) else float(min(PA[j], PB[j]) - 1)
-                ci = tuple(float(d[j] + stdtrit(df, q) * se[j]) for q in (lo, hi))
-                p = float(2 * stdtr(df, -abs(d[j] / se[j])))
-            out.append(Difference(float(d[j]), ci, p, float(se[j]), how if se[j] == 0 else "t", int(PA[j]), int(PB[j]), float(nu[j]))); continue
-        r = reps[:, j][np.isfinite(reps[:, j])]
-        if how == "percentile":
-            ci = tuple(float(x) for x in np.quantile(r, [lo, hi]))
-            p = float(min(1.0, 2 * min((r <= 0).mean(), (r >= 0).mean()))) if len(r) else math.nan
-        else:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                s_star = np.sqrt(ra[:, j] ** 2 + rb[:, j] ** 2)
-                t = (reps[:, j] - d[j]) / s_star
-            t = np.where(s_star == 0, np.where(reps[:, j] == d[j], 0.0, np.nan), t)
-            t = t[np.isfinite(t)]
-            q = np.quantile(t, [hi, lo]) if len(t) else (math.nan, math.nan)
-            ci = (float(d[j] - q[0] * se[j]), float(d[j] - q[1] * se[j]))
-            t0 = d[j] / se[j]                  # equal-tailed, as the interval: p ≤ 1 − level exactly when the interval excludes 0
-            p = float(min(1.0, 2 * min(1 + (t >= t0).sum(), 1 + (t <= t0).sum()) / (len(t) + 1))) if len(t) else math.nan
-        out.append(Difference(float(d[j]), ci, p, float(se[j]), how, int(PA[j]), int(PB[j]), float(nu[j])))
+            out.append(Difference(float(d[j]), (math.nan, math.nan), math.nan, float(se[j]), how, int(PA[j]), int(PB[j])))
+        elif how == "t" or se[j] == 0: out.append(_welch_difference(d[j], se[j], nu[j], PA[j], PB[j], lo, hi, use))
+        else: out.append(_replicate_difference(d[j], se[j], nu[j], reps[:, j], ra[:, j], rb[:, j], PA[j], PB[j], lo, hi, how))
     return out
+
+def _welch_difference(d, se, nu, PA, PB, lo, hi, use) -> Difference:
+    "One difference by Welch's t (or, with no spread at all, the point itself)."
+    from scipy.special import stdtr, stdtrit
+    if se == 0: return Difference(float(d), (float(d), float(d)), 1.0 if d == 0 else 0.0, float(se), use, int(PA), int(PB), float(nu))
+    df = float(nu) if np.isfinite(nu) else float(min(PA, PB) - 1)
+    ci = tuple(float(d + stdtrit(df, q) * se) for q in (lo, hi))
+    return Difference(float(d), ci, float(2 * stdtr(df, -abs(d / se))), float(se), "t", int(PA), int(PB), float(nu))
+
+def _replicate_difference(d, se, nu, reps, ra, rb, PA, PB, lo, hi, how) -> Difference:
+    "One difference from the two resamplings' replicates: percentile, or studentized with each replicate's own SE."
+    r = reps[np.isfinite(reps)]
+    if how == "percentile":
+        ci = tuple(float(x) for x in np.quantile(r, [lo, hi]))
+        p = float(min(1.0, 2 * min((r <= 0).mean(), (r >= 0).mean()))) if len(r) else math.nan
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            s_star = np.sqrt(ra ** 2 + rb ** 2)
+            t = (reps - d) / s_star
+        t = np.where(s_star == 0, np.where(reps == d, 0.0, np.nan), t)
+        t = t[np.isfinite(t)]
+        q = np.quantile(t, [hi, lo]) if len(t) else (math.nan, math.nan)
+        ci = (float(d - q[0] * se), float(d - q[1] * se))
+        t0 = d / se                        # equal-tailed, as the interval: p ≤ 1 − level exactly when the interval excludes 0
+        p = float(min(1.0, 2 * min(1 + (t >= t0).sum(), 1 + (t <= t0).sum()) / (len(t) + 1))) if len(t) else math.nan
+    return Difference(float(d), ci, p, float(se), how, int(PA), int(PB), float(nu))
 
 # %% ../../nbs/18_shift.ipynb #e952382c
 SHIFT_CONTRASTS = MEAN_CONTRASTS      # every registered mean endpoint (the table grows with each registration)
