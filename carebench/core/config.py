@@ -133,19 +133,7 @@ def _convert(tp, value, key: str, file, base_dir):
     def bad(msg): return ConfigError(msg, file, key)
     if tp is Any: return value
     shown = _Shown(value, key)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args: return None
-        options = [a for a in args if a is not type(None)]
-        kind = lambda a: typing.get_origin(a) or a
-        fitting = [a for a in options if isinstance(value, (list, tuple)) and kind(a) in (list, tuple)
-                   or isinstance(value, dict) and kind(a) is dict]
-        if len(options) == 1 or len(fitting) == 1:   # one candidate: its error keeps the nested key
-            return _convert((fitting or options)[0], value, key, file, base_dir)
-        errors = []
-        for arg in options:
-            try: return _convert(arg, value, key, file, base_dir)
-            except ConfigError as e: errors.append(e.detail)
-        raise bad(" or ".join(errors))
+    if origin in (typing.Union, types.UnionType): return _convert_union(args, value, key, file, base_dir)
     if origin is Literal:
         if value not in args: raise bad(f"{shown} is not one of {', '.join(map(repr, args))}")
         return value
@@ -162,23 +150,38 @@ def _convert(tp, value, key: str, file, base_dir):
         for k in value:
             if not isinstance(k, str): raise bad(f"keys must be text, got {quote_value(k)}")
         return {k: _convert(vt, v, f"{key}.{k}", file, base_dir) for k, v in value.items()}
-    if tp is bool:
-        if not isinstance(value, bool): raise bad(f"expected true or false, got {shown}")
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int): raise bad(f"expected an integer, got {shown}")
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)): raise bad(f"expected a number, got {shown}")
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str): raise bad(f"expected text, got {shown}")
-        return value
-    if tp is Path:
-        if not isinstance(value, str) or not value: raise bad(f"expected a path, got {shown}")
-        p = Path(value).expanduser()
-        return p if p.is_absolute() or base_dir is None else Path(base_dir) / p
+    if tp in _SCALARS:
+        fits, expected, make = _SCALARS[tp]
+        if not fits(value): raise bad(f"expected {expected}, got {shown}")
+        return make(value, base_dir)
     raise bad(f"unsupported annotation {_type_name(tp)}")
+
+def _convert_union(args, value, key: str, file, base_dir):
+    "`value` as one of a union's members: None where allowed, the one that fits a list or mapping, else the first that takes it."
+    if value is None and type(None) in args: return None
+    options = [a for a in args if a is not type(None)]
+    kind = lambda a: typing.get_origin(a) or a
+    fitting = [a for a in options if isinstance(value, (list, tuple)) and kind(a) in (list, tuple)
+               or isinstance(value, dict) and kind(a) is dict]
+    if len(options) == 1 or len(fitting) == 1:   # one candidate: its error keeps the nested key
+        return _convert((fitting or options)[0], value, key, file, base_dir)
+    errors = []
+    for arg in options:
+        try: return _convert(arg, value, key, file, base_dir)
+        except ConfigError as e: errors.append(e.detail)
+    raise ConfigError(" or ".join(errors), file, key)
+
+def _path(value, base_dir) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() or base_dir is None else Path(base_dir) / p
+
+_SCALARS = {   # annotation -> (accepts the YAML value?, what the error says was expected, the value converted)
+    bool: (lambda v: isinstance(v, bool), "true or false", lambda v, _: v),
+    int: (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer", lambda v, _: v),
+    float: (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number", lambda v, _: float(v)),
+    str: (lambda v: isinstance(v, str), "text", lambda v, _: v),
+    Path: (lambda v: isinstance(v, str) and bool(v), "a path", _path),
+}
 
 # %% ../../nbs/03_config.ipynb #d33a97d0
 def parse_section(cls, data, key: str = "", file=None, base_dir=None):
