@@ -44,6 +44,22 @@ def _add(acc: dict, new: dict) -> dict:
     return acc
 
 # %% ../../nbs/3i_crossfit.ipynb #792e163c
+def _predict_donors(learner: Learner, out, model, choice: dict, fold, te, slots, leave_out, refits: dict) -> None:
+    """The shuffled scores of an outer fold's test pairs: each donor's chart read by a model that never learned that
+    donor's labels (refitted without `leave_out(donor)` when the donor trained `model`; refits shared by their patients)."""
+    T = set(fold.train)
+    for d in dict.fromkeys(slots.ravel()):
+        if d in T:
+            drop = leave_out(d)
+            train = [t for t in fold.train if t not in drop]
+            key = (frozenset(train), tuple(sorted(choice.items())))
+            if key not in refits: refits[key] = learner.fit(train, choice)
+            md = refits[key]
+        else: md = model
+        for k in range(slots.shape[1]):
+            r = slots[:, k] == d
+            if r.any(): out.s_shuffled[te[r], k] = learner.predict(md, te[r], [d] * int(r.sum()))
+
 def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categories: int, outer: int | None, inner: int, seed: int = 0,
              exclude: Literal["patient", "fold"] = "patient", quiet: bool = True, desc: str = "folds", after_fold=None,
              nested: list | None = None) -> CrossFit:
@@ -69,19 +85,9 @@ def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categor
         te = np.flatnonzero(np.isin(pair_patient, list(fold.test)))
         out.s_free[te] = learner.predict(model, te, None)
         out.s_correct[te] = learner.predict(model, te, list(pair_patient[te]))
-        T = set(fold.train)
         slots = np.array([[donors[i][k] for k in range(K)] for i in te], dtype=object).reshape(len(te), K)
-        for d in dict.fromkeys(slots.ravel()):          # the model reading donor d's chart never learned d's labels
-            if d in T:
-                drop = {d} if exclude == "patient" else set(nested[fold_of[d]][0].test)
-                train = [t for t in fold.train if t not in drop]
-                key = (frozenset(train), tuple(sorted(choice.items())))
-                if key not in refits: refits[key] = learner.fit(train, choice)
-                md = refits[key]
-            else: md = model
-            for k in range(K):
-                r = slots[:, k] == d
-                if r.any(): out.s_shuffled[te[r], k] = learner.predict(md, te[r], [d] * int(r.sum()))
+        leave_out = lambda d: {d} if exclude == "patient" else set(nested[fold_of[d]][0].test)
+        _predict_donors(learner, out, model, choice, fold, te, slots, leave_out, refits)
         if after_fold: after_fold(model, te, fold)
     out.inner_losses = pd.DataFrame(rows_loss, columns=["outer", "part", "candidate", "loss"])
     return out
