@@ -339,16 +339,13 @@ def _labels(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         out[~plain], bad[~plain] = np.maximum(value, 0), value < 0
     return out, bad
 
-def parse_table(raw: RawTable, columns: ColumnNames, headers, ignore=()) -> ParsedTable:
-    """Check a raw table's columns and cells and collect its rows; every problem is a typed error naming the cell. Problems are
-    found over whole columns at once; the one reported is the first a reader meets going down the rows (in a row: the id
-    columns, then the categories in order, then a conflicting duplicate)."""
-    loc = lambda row=None, col=None: Location(raw.file, raw.table, None if row is None else int(row), col)
+def _column_index(raw: RawTable, ids: tuple, headers, ignore, loc) -> dict:
+    """Header → column number, once the header is checked: no column twice, every id and category column present, no
+    unknown column, no data under an empty header, at least one data row."""
     idx = {}
     for j, h in enumerate(raw.header):
         if h and h in idx: raise CategoryColumnError("the column appears twice", loc(raw.header_row, h))
         idx[h] = j
-    ids = dataclasses.astuple(columns)
     for c in ids:
         if c not in idx: raise MissingColumnError(f"missing id column (columns present: {', '.join(h for h in raw.header if h)})", loc(raw.header_row, c))
     for h in headers:
@@ -361,6 +358,15 @@ def parse_table(raw: RawTable, columns: ColumnNames, headers, ignore=()) -> Pars
         held = _filled(raw.cells[:, [j for j, h in enumerate(raw.header) if not h]])
         if held.any(): raise CategoryColumnError("a column without a header holds data", loc(raw.row_numbers[held.argmax()]))
     if not len(raw.cells): raise EmptyTableError("the table has no data rows", loc())
+    return idx
+
+def parse_table(raw: RawTable, columns: ColumnNames, headers, ignore=()) -> ParsedTable:
+    """Check a raw table's columns and cells and collect its rows; every problem is a typed error naming the cell. Problems are
+    found over whole columns at once; the one reported is the first a reader meets going down the rows (in a row: the id
+    columns, then the categories in order, then a conflicting duplicate)."""
+    loc = lambda row=None, col=None: Location(raw.file, raw.table, None if row is None else int(row), col)
+    ids = dataclasses.astuple(columns)
+    idx = _column_index(raw, ids, headers, ignore, loc)
     key, cells = raw.cells[:, [idx[c] for c in ids]], raw.cells[:, [idx[h] for h in headers]]
     labels, bad_label = _labels(cells)
     bad_id = _blank(key)
