@@ -159,6 +159,27 @@ def _ask(reqs: list, backend, model: ModelConfig, config: Config, cache, quiet: 
     asked, usage, _ = ask_missing(backend, unique, [k for k in unique if known[k] != "done"], model.scoring_mode, config, cache, quiet, desc)
     return cache.get(list(unique)), usage, asked
 
+def _say_plan(reqs: list, size: dict, n_raters: int, n_pairs: int) -> None:
+    "The emulation's plan on stderr before the first call: calls, adjudication calls at most, prompt tokens."
+    adj = f", then up to {size['adjudication']:,} adjudication calls" if size["adjudication"] else ""
+    print(f"emulation: {len(reqs):,} calls planned ({n_raters:,} raters × {len(LABELLED_CONDITIONS)} "
+          f"conditions × {n_pairs:,} pairs{adj}), about {prompt_tokens_estimate(reqs):,} prompt tokens; calls "
+          "in the response cache are not asked again", file=sys.stderr)
+
+def _adjudications(adj: list, final: dict, keys, em, n: int) -> tuple:
+    """The adjudicator's labels (condition → pairs × categories, NaN where it did not decide), its score rows and its
+    failed calls."""
+    adjudicated, rows, failed = {c: np.full((n, len(keys)), np.nan) for c in LABELLED_CONDITIONS}, [], 0
+    for r in adj:
+        rec, m = final[r.key], r.meta
+        if rec["status"] != "done": failed += 1; continue
+        s = np.array([rec["scores"][k] for k in keys], float)
+        split = np.array(m["disagree"], bool)
+        adjudicated[m["condition"]][m["pair"], split] = (s[split] >= em.threshold).astype(float)
+        rows += [(em.adjudicator.id, m["patient_id"], m["item"], m["condition"], k, v, int(v >= em.threshold))
+                 for k, v, d in zip(keys, s, split) if d]
+    return adjudicated, rows, failed
+
 def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True) -> Emulation:
     """Plan, resume, ask and collect every rater's labels through the cache (finished calls are never asked again);
     then, with an adjudicator, its decision on every (pair, condition) where the raters disagree. The size is checked
@@ -169,11 +190,7 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
     backend = make_backend(model, config.reasoning, BackendContext(ds.label_space, ds, config.reasoning.allow_remote), config_file=config.source)
     backend.reach()                                      # a server where nothing answers stops here, before planning
     reqs, t0 = plan_emulation(ds, model, backend, config), time.time()
-    if not quiet:
-        adj = f", then up to {size['adjudication']:,} adjudication calls" if size["adjudication"] else ""
-        print(f"emulation: {len(reqs):,} calls planned ({len(em.raters):,} raters × {len(LABELLED_CONDITIONS)} "
-              f"conditions × {ds.n_pairs:,} pairs{adj}), about {prompt_tokens_estimate(reqs):,} prompt tokens; calls "
-              "in the response cache are not asked again", file=sys.stderr)
+    if not quiet: _say_plan(reqs, size, len(em.raters), ds.n_pairs)
     n, R, C, keys = ds.n_pairs, len(em.raters), len(ds.categories), ds.categories
     labels = {c: np.full((n, R, C), np.nan) for c in LABELLED_CONDITIONS}
     rows, failed, adjudicated, n_adj, kinds = [], 0, None, 0, Counter()
@@ -189,15 +206,8 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
         if em.adjudicator is not None and both.any():
             adj = plan_adjudication(ds, model, backend, config, labels)
             final2, usage2, asked2 = _ask(adj, backend, model, config, cache, quiet, f"adjudication ({model.id})")
-            adjudicated, n_adj = {c: np.full((n, C), np.nan) for c in LABELLED_CONDITIONS}, len(adj)
-            for r in adj:
-                rec, m = final2[r.key], r.meta
-                if rec["status"] != "done": failed += 1; continue
-                s = np.array([rec["scores"][k] for k in keys], float)
-                split = np.array(m["disagree"], bool)
-                adjudicated[m["condition"]][m["pair"], split] = (s[split] >= em.threshold).astype(float)
-                rows += [(em.adjudicator.id, m["patient_id"], m["item"], m["condition"], k, v, int(v >= em.threshold))
-                         for k, v, d in zip(keys, s, split) if d]
+            adjudicated, rows2, failed2 = _adjudications(adj, final2, keys, em, n)
+            rows += rows2; failed += failed2; n_adj = len(adj)
             usage.update(usage2); asked |= asked2; reqs = reqs + adj
     backend.close()
     if not both.any():
@@ -283,6 +293,22 @@ def emulation_endpoints(ds: Dataset, ref: dict, ok: np.ndarray, scores: pd.DataF
     return pd.DataFrame(rows, columns=["model", "endpoint", "reference", "estimate", "ci_low", "ci_high", "p_value", "n_patients"])
 
 # %% ../../nbs/3l_emulation.ipynb #30a6947d
+def _emulation_folder(config: Config, ds: Dataset, out, run, command) -> tuple:
+    """The folder an emulation writes into and the run's model scores: a finished run of this very dataset, its
+    artifacts unchanged and its report folder a real one (scores: the run's, if any); or a new folder (no scores)."""
+    inputs, resolved = run_inputs(ds)
+    if run is None:
+        folder = create_run(None, config, path=out, command=command, inputs=inputs, resolved=resolved,
+                            seeds={"emulation": config.seed}, step="emulate")
+        folder.add_artifact("adapter_manifest", write_json(folder.path/"adapter_manifest.json", adapter_manifest(ds)))
+        return folder, None
+    folder = RunFolder(run)
+    if not folder.manifest.get("completed"): raise ConfigError(f"{run} is not a finished run folder", config.source)
+    verify_artifacts(folder)                                      # the files the run wrote, unchanged
+    check_run_inputs(folder, inputs)                              # a run of this very dataset
+    output_folder(folder.path/"report", root=folder.path)         # the report it rebuilds stays inside the run
+    return folder, read_scores(folder.artifact("scores")) if "scores" in folder.artifacts else None
+
 def emulate(config: Config | str | Path, out=None, run=None, cache_path=None, quiet: bool = True, command=None) -> dict:
     """Emulate the observers and judge the emulation: into a finished run folder `run` (its model scores are compared
     against both references, and its report gains the emulation page) or a new folder `out`. Returns the summary
@@ -294,18 +320,7 @@ def emulate(config: Config | str | Path, out=None, run=None, cache_path=None, qu
     ds = load_dataset(config)
     emulation_model(config)                                           # a config error before any folder is touched
     check_emulation_calls(ds, config)                                 # too many calls: refused before anything is built
-    inputs, resolved = run_inputs(ds)
-    if run is not None:
-        folder = RunFolder(run)
-        if not folder.manifest.get("completed"): raise ConfigError(f"{run} is not a finished run folder", config.source)
-        verify_artifacts(folder)                                      # the files the run wrote, unchanged
-        check_run_inputs(folder, inputs)                              # a run of this very dataset
-        output_folder(folder.path/"report", root=folder.path)         # the report it rebuilds stays inside the run
-        scores = read_scores(folder.artifact("scores")) if "scores" in folder.artifacts else None
-    else:
-        folder = create_run(None, config, path=out, command=command, inputs=inputs, resolved=resolved, seeds={"emulation": config.seed}, step="emulate")
-        folder.add_artifact("adapter_manifest", write_json(folder.path/"adapter_manifest.json", adapter_manifest(ds)))
-        scores = None
+    folder, scores = _emulation_folder(config, ds, out, run, command)
     em = config.reasoning.emulation
     with folder.guard() if run is None else nullcontext():   # a new folder that fails says so; a finished run stays so
         emu = ask_raters(ds, config, cache_path, quiet)
