@@ -23,7 +23,8 @@ def test_a_track_of_another_package_runs_with_its_own_page(tmp_path):
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
     listed = run_cli("list", "tracks", "--json", env=env)
     assert listed.returncode == 0 and "toy" in [t["name"] for t in json.loads(listed.stdout)], listed.stderr
-    r = run_cli("run", cfg, "--out", tmp_path / "run", "--quiet", env={**env, "CAREBENCH_CACHE": str(tmp_path / "c.sqlite")})
+    r = run_cli("run", cfg, "--out", tmp_path / "run", "--quiet",
+                env={**env, "CAREBENCH_CACHE": str(tmp_path / "c.sqlite")})
     assert r.returncode == 0, r.stderr[-2000:]
     run = tmp_path / "run"
     manifest = json.loads((run / "run_manifest.json").read_text())

@@ -384,7 +384,7 @@ def _sheet_xml(rows, block: int = 4096):
     yield ("".join(out) + "</sheetData></worksheet>").encode("utf-8")
 
 def _workbook_parts(names: list) -> dict:
-    "The parts of an .xlsx package besides its sheets: content types, relationships, fixed dates, the sheet list, styles."
+    "The parts of an .xlsx package besides its sheets: content types, relationships, fixed dates, sheet list, styles."
     sheets = "".join(f'<sheet name="{n.replace("&", "&amp;").replace("<", "&lt;").replace(chr(34), "&quot;")}" sheetId="{k}" r:id="rId{k}"/>'
                      for k, n in enumerate(names, start=1))
     return {

@@ -157,7 +157,8 @@ def _convert(tp, value, key: str, file, base_dir):
     raise bad(f"unsupported annotation {_type_name(tp)}")
 
 def _convert_union(args, value, key: str, file, base_dir):
-    "`value` as one of a union's members: None where allowed, the one that fits a list or mapping, else the first that takes it."
+    """`value` as one of a union's members: None where allowed, the one that fits a list or mapping, else the first
+    that takes it."""
     if value is None and type(None) in args: return None
     options = [a for a in args if a is not type(None)]
     kind = lambda a: typing.get_origin(a) or a

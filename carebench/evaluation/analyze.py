@@ -114,7 +114,8 @@ def _summary_row(key: str, results: dict, a) -> str:
         note.append(f"simulated at this design: false-positive rate {_fmt(v.get('false_positive_rate'))}, power {_fmt(v.get('power'))}")
     ci = o.get("ci") or [None, None]
     stat = (meta.formula if meta else results[key].get("statistic", "")).replace("|", chr(92) + "|")
-    return (f"| {meta.label if meta else key} | {role} | {stat} | {_fmt(o.get('estimate'))} | [{_fmt(ci[0])}, {_fmt(ci[1])}] | "
+    return (f"| {meta.label if meta else key} | {role} | {stat} | {_fmt(o.get('estimate'))} | "
+            f"[{_fmt(ci[0])}, {_fmt(ci[1])}] | "
             f"{_fmt(o.get('p_value'))} | {_fmt(o.get('min_attainable_p'))} | {_fmt(o.get('power_at_effect'))} | "
             f"{decisions.get(key, '–')} | {'; '.join(note)} |")
 
@@ -266,8 +267,8 @@ def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config
     donors = mats["n_donors"][complete]
     data = {"n_pairs_analysed": int(complete.sum()), "n_pairs_excluded": int((~complete).sum()),
             "shuffled_donors_per_cell": [int(donors.min()), int(donors.max())] if complete.any() else None}
-    res = results_to_dict(run_endpoints(endpoint_input(ds, mats, complete), config.analysis, config.seed, model, names)) \
-        if complete.any() else {}
+    inp = endpoint_input(ds, mats, complete) if complete.any() else None
+    res = results_to_dict(run_endpoints(inp, config.analysis, config.seed, model, names)) if inp is not None else {}
     res["data"] = data
     res["family"] = family_decisions(res, config.analysis.alpha)
     if validity and config.analysis.design_validity and complete.any():

@@ -1102,8 +1102,9 @@ AUTHOR = "for the author"
 
 def _model_facts(x: dict) -> list:
     "What a model's record says of its backend, revision and scoring (a track of another package may record less)."
-    return ([f"backend {x['backend']}" if "backend" in x else f"track {x.get('track', 'n/a')}",
-             f"revision {x.get('revision') or 'not pinned'}"] + ([f"scoring {x['scoring_mode']}"] if "scoring_mode" in x else []))
+    scoring = [f"scoring {x['scoring_mode']}"] if "scoring_mode" in x else []
+    return [f"backend {x['backend']}" if "backend" in x else f"track {x.get('track', 'n/a')}",
+            f"revision {x.get('revision') or 'not pinned'}", *scoring]
 
 def tripod_checklist(view: RunView) -> pd.DataFrame:
     "TRIPOD-LLM items filled from the run's manifests; what a run cannot know is marked for the author."

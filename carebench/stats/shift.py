@@ -73,15 +73,19 @@ def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95, method: 
     for j in range(len(d)):
         how = "t" if use == "studentized" and min(PA[j], PB[j]) < MIN_STUDENTIZED_PATIENTS else use
         if min(PA[j], PB[j]) < 2 or not np.isfinite(d[j]):
-            out.append(Difference(float(d[j]), (math.nan, math.nan), math.nan, float(se[j]), how, int(PA[j]), int(PB[j])))
+            out.append(Difference(float(d[j]), (math.nan, math.nan), math.nan, float(se[j]), how, int(PA[j]),
+                                  int(PB[j])))
         elif how == "t" or se[j] == 0: out.append(_welch_difference(d[j], se[j], nu[j], PA[j], PB[j], lo, hi, use))
-        else: out.append(_replicate_difference(d[j], se[j], nu[j], reps[:, j], ra[:, j], rb[:, j], PA[j], PB[j], lo, hi, how))
+        else: out.append(_replicate_difference(d[j], se[j], nu[j], reps[:, j], ra[:, j], rb[:, j], PA[j], PB[j], lo, hi,
+                                               how))
     return out
 
 def _welch_difference(d, se, nu, PA, PB, lo, hi, use) -> Difference:
     "One difference by Welch's t (or, with no spread at all, the point itself)."
     from scipy.special import stdtr, stdtrit
-    if se == 0: return Difference(float(d), (float(d), float(d)), 1.0 if d == 0 else 0.0, float(se), use, int(PA), int(PB), float(nu))
+    if se == 0:                        # no spread at all
+        return Difference(float(d), (float(d), float(d)), 1.0 if d == 0 else 0.0, float(se), use, int(PA), int(PB),
+                          float(nu))
     df = float(nu) if np.isfinite(nu) else float(min(PA, PB) - 1)
     ci = tuple(float(d + stdtrit(df, q) * se) for q in (lo, hi))
     return Difference(float(d), ci, float(2 * stdtr(df, -abs(d / se))), float(se), "t", int(PA), int(PB), float(nu))
@@ -100,7 +104,7 @@ def _replicate_difference(d, se, nu, reps, ra, rb, PA, PB, lo, hi, how) -> Diffe
         t = t[np.isfinite(t)]
         q = np.quantile(t, [hi, lo]) if len(t) else (math.nan, math.nan)
         ci = (float(d - q[0] * se), float(d - q[1] * se))
-        t0 = d / se                        # equal-tailed, as the interval: p ≤ 1 − level exactly when the interval excludes 0
+        t0 = d / se                    # equal-tailed, as the interval: p ≤ 1 − level exactly when it excludes 0
         p = float(min(1.0, 2 * min(1 + (t >= t0).sum(), 1 + (t <= t0).sum()) / (len(t) + 1))) if len(t) else math.nan
     return Difference(float(d), ci, p, float(se), how, int(PA), int(PB), float(nu))
 

@@ -46,7 +46,8 @@ def _add(acc: dict, new: dict) -> dict:
 # %% ../../nbs/3i_crossfit.ipynb #792e163c
 def _predict_donors(learner: Learner, out, model, choice: dict, fold, te, slots, leave_out, refits: dict) -> None:
     """The shuffled scores of an outer fold's test pairs: each donor's chart read by a model that never learned that
-    donor's labels (refitted without `leave_out(donor)` when the donor trained `model`; refits shared by their patients)."""
+    donor's labels (refitted without `leave_out(donor)` when the donor trained `model`; refits shared by their
+    patients)."""
     T = set(fold.train)
     for d in dict.fromkeys(slots.ravel()):
         if d in T:

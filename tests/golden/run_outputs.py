@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 # Fields of a JSON artifact that describe the machine, the moment or the place of a run, not its results.
-VOLATILE = {"run_id", "created_utc", "finished_utc", "started_utc", "completed_utc", "seconds", "wall_seconds", "wall_s",
-            "elapsed", "elapsed_s", "duration_s", "git", "packages", "python", "platform", "command", "carebench_version",
-            "device", "hostname", "cpu", "threads", "report", "artifact_files", "cache", "cache_path", "embedding_cache",
+VOLATILE = {"run_id", "created_utc", "finished_utc", "started_utc", "completed_utc", "seconds", "wall_seconds",
+            "wall_s", "elapsed", "elapsed_s", "duration_s", "git", "packages", "python", "platform", "command",
+            "carebench_version", "device", "hostname", "cpu", "threads", "report", "artifact_files", "cache",
+            "cache_path", "embedding_cache",
             "peak_mib", "rss_mib", "fit_seconds", "encode_seconds", "items_per_s", "calls_per_s", "tokens_per_s"}
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?|\d{8}T\d{6}Z-[0-9a-f]{6}")
 FLOAT = re.compile(r"-?\d+\.\d{7,}(?:e[+-]?\d+)?")

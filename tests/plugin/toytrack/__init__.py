@@ -18,7 +18,7 @@ class ToySettings:
 
 
 def toy_job(ctx, out_file) -> dict:
-    "Context-free: the training base rate per category; with a chart: nudged by ±nudge, depending on the chart's patient."
+    "Context-free: the training base rate per category; with a chart: nudged by ±nudge, by the chart's patient."
     ds, s = ctx.ds, ctx.config.toy
     rate = np.nan_to_num(ds.train_y.mean(0), nan=0.5)
     nudge = {p: s.nudge * ((sum(map(ord, p)) % 3) - 1) for p in ds.patient_ids}
@@ -26,8 +26,9 @@ def toy_job(ctx, out_file) -> dict:
             for r in [(CONTEXT_FREE, pid, item, "", rate), (CORRECT_CONTEXT, pid, item, pid, rate + nudge[pid])]]
     rows += [(SHUFFLED_CONTEXT, d.patient_id, d.item, d.donor_patient_id, rate + nudge[d.donor_patient_id])
              for d in ctx.donors.itertuples()]
-    df = pd.DataFrame([dict(model="toy", condition=c, patient_id=p, item=i, category=k, score=float(np.clip(v[j], 0, 1)),
-                            context_patient_id=cp) for c, p, i, cp, v in rows for j, k in enumerate(ds.categories)])
+    df = pd.DataFrame([dict(model="toy", condition=c, patient_id=p, item=i, category=k,
+                            score=float(np.clip(v[j], 0, 1)), context_patient_id=cp)
+                       for c, p, i, cp, v in rows for j, k in enumerate(ds.categories)])
     df.to_csv(out_file, index=False)
     return {"model": "toy", "rows": len(df)}
 
