@@ -1,5 +1,5 @@
 """A track of another package (tests/plugin: its own pyproject.toml, registered by the `carebench.tracks` entry point)
-is installed, configured, run and reported like a built-in one, its report page shipped in its own package."""
+is installed, configured and run like a built-in one, and its report page comes from its own package."""
 import json
 import os
 import shutil
@@ -23,13 +23,20 @@ def test_a_track_of_another_package_runs_with_its_own_page(tmp_path):
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
     listed = run_cli("list", "tracks", "--json", env=env)
     assert listed.returncode == 0 and "toy" in [t["name"] for t in json.loads(listed.stdout)], listed.stderr
-    r = run_cli("run", cfg, "--out", tmp_path / "run", "--quiet",
+    r = run_cli("run", cfg, "--out", tmp_path / "run", "--quiet", "--no-report",
                 env={**env, "CAREBENCH_CACHE": str(tmp_path / "c.sqlite")})
     assert r.returncode == 0, r.stderr[-2000:]
     run = tmp_path / "run"
     manifest = json.loads((run / "run_manifest.json").read_text())
     assert manifest["tracks"] == ["toy"] and manifest["toy"]["model"] == "toy"
     assert "toy" in json.loads((run / "endpoints.json").read_text())["models"]
-    page = run / "report" / "site" / "toy.html"
-    assert page.is_file() and "toy track page" in page.read_text()
-    assert 'href="toy.html"' in (run / "report" / "site" / "index.html").read_text()
+    # its page: in the report's plan, executed from the notebook its package ships (the shared pages are tested elsewhere)
+    code = ("import sys; from carebench.report.pages import load_run; from carebench.report.site import page_plan, "
+            "execute_pages; v = load_run(sys.argv[1]); plan = [p for p in page_plan(v) if p.name == 'toy']; "
+            "done = execute_pages(v, plan); print(plan[0].template, done['toy'][1])")
+    r = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, **env})
+    assert r.returncode == 0, r.stderr[-2000:]
+    template, error = r.stdout.split()[-2:]
+    assert template.startswith(str(site)) and template.endswith("toy_page.ipynb") and error == "None"
+    assert "toy track page" in (run / "report" / "pages" / "toy.ipynb").read_text()
