@@ -131,8 +131,8 @@ def _collapse_repeats(df: pd.DataFrame, c: LongColumns, file: str) -> tuple:
     return df, notes
 
 def check_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, file: str) -> tuple[pd.DataFrame, list]:
-    """Every row checked (the first problem down the rows is raised, naming row and column); exact repeats collapsed (noted).
-    Returns the rows to pivot and the notes."""
+    """Every row checked (the first problem down the rows is raised, naming row and column); exact repeats collapsed
+    (noted). Returns the rows to pivot and the notes."""
     c, keys = columns, label_space.keys
     at = lambda i, col: Location(file=file, row=int(df["row"].iat[i]), column=col)
     first = lambda mask: int(np.flatnonzero(mask.to_numpy())[0])

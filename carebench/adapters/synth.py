@@ -284,9 +284,10 @@ def _observe(rng, pid, item, o, t_free, t_corr, slip_rate: float, params: SynthP
 def _truth(params: SynthParams, groups, observers, truth_pairs, misses, slips) -> dict:
     "What the generator planted: the designed shifts per category and pair, and every miss and slip of the observers."
     keys = SHARES.keys
-    given = given_params(params)                                   # the defaults of the later parameters leave files as they were
+    given = given_params(params)                 # the defaults of the later parameters leave files as they were
+    noise = {o: r for g in groups for o, r in zip(g, params.observer_noise)} if params.observer_noise else None
     return dict(generator="carebench.adapters.synth", params=given, categories=list(keys), observers=observers,
-                **({"observer_noise": {o: r for g in groups for o, r in zip(g, params.observer_noise)}} if params.observer_noise else {}),
+                **({"observer_noise": noise} if noise is not None else {}),
                 designed_nonzero_delta_ref={k: sum(k in tp["shift"] for tp in truth_pairs) for k in keys},
                 designed_additions={k: sum(tp["shift"].get(k) == 1 for tp in truth_pairs) for k in keys},
                 designed_removals={k: sum(tp["shift"].get(k) == -1 for tp in truth_pairs) for k in keys},
@@ -417,7 +418,8 @@ def _workbook_parts(names: list) -> dict:
     }
 
 def write_workbook(path: Path, tables: dict) -> Path:
-    "Write `{sheet name: rows}` (each row a list of text, numbers or None) as an .xlsx workbook, streamed, with fixed dates."
+    """Write `{sheet name: rows}` (each row a list of text, numbers or None) as an .xlsx workbook, streamed, with fixed
+    dates."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     names = list(tables)

@@ -105,13 +105,16 @@ def _summary_row(key: str, results: dict, a) -> str:
     role = results[key].get("role") or (meta.role if meta else "")
     note = []
     if key == "directional_alignment":
-        note.append(f"agreement {_fmt(o.get('sign_agreement_rate'))}, with a donor's chart {_fmt(o.get('sign_agreement_rate_shuffled'))}, "
-                    f"chance {_fmt(o.get('chance_rate'))}")
-    if o.get("underpowered"): note.append(f"underpowered: power < {a.power_target:.0%} at an effect of {a.power_effect:g}")
-    if role != "descriptive" and not o.get("confirmatory"): note.append("too few non-zero Δ_ref cells or patients for a confirmatory test")
+        note.append(f"agreement {_fmt(o.get('sign_agreement_rate'))}, with a donor's chart "
+                    f"{_fmt(o.get('sign_agreement_rate_shuffled'))}, chance {_fmt(o.get('chance_rate'))}")
+    if o.get("underpowered"):
+        note.append(f"underpowered: power < {a.power_target:.0%} at an effect of {a.power_effect:g}")
+    if role != "descriptive" and not o.get("confirmatory"):
+        note.append("too few non-zero Δ_ref cells or patients for a confirmatory test")
     if key in validity:
         v = validity[key]
-        note.append(f"simulated at this design: false-positive rate {_fmt(v.get('false_positive_rate'))}, power {_fmt(v.get('power'))}")
+        note.append(f"simulated at this design: false-positive rate {_fmt(v.get('false_positive_rate'))}, "
+                    f"power {_fmt(v.get('power'))}")
     ci = o.get("ci") or [None, None]
     stat = (meta.formula if meta else results[key].get("statistic", "")).replace("|", chr(92) + "|")
     return (f"| {meta.label if meta else key} | {role} | {stat} | {_fmt(o.get('estimate'))} | "
@@ -281,11 +284,12 @@ def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config
     return res
 
 def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config, scores_file=None,
-                   exclude_missing: bool = False, quiet: bool = True, endpoints_for: dict | None = None, validity: bool = True) -> Analysis:
-    """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and `carebench run`);
-    `endpoints_for` names other endpoints for some models (Track 1 adds the Tracks 1–2 endpoints)."""
+                   exclude_missing: bool = False, quiet: bool = True, endpoints_for: dict | None = None,
+                   validity: bool = True) -> Analysis:
+    """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and
+    `carebench run`); `endpoints_for` names other endpoints for some models (Track 1 adds the Tracks 1–2 endpoints)."""
     check_sensitivity(config)
-    cells = score_cells(df, ds)                          # where each score row lands in the (pairs × categories) grid: once
+    cells = score_cells(df, ds)                # where each score row lands in the (pairs × categories) grid: once
     _check_scores(run, ds, df, cells, exclude_missing, scores_file)
     if "scores" not in run.artifacts: run.add_artifact("scores", _write_scores(run.path/"scores.csv", df))
     models, results, checked, kept = list(pd.unique(df["model"])), {}, {}, {}

@@ -299,7 +299,8 @@ def specificity_cells(inp: EndpointInput, eps: float) -> Cells:
 @register_endpoint("context_specificity", label="context specificity", formula="mean sign(Δ_ref)·(Δ_model − Δ_shuf)",
                    role="primary", cells=specificity_cells, paired=True, family=1)
 def context_specificity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    "Mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells (Δ_shuf per donor, averaged); interval; cluster sign-flip test."
+    """Mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells (Δ_shuf per donor, averaged); interval; cluster
+    sign-flip test."""
     c = specificity_cells(inp, effective_epsilon(rs.settings.epsilon))
     est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts])
     est = [Estimate(**{**e.__dict__, "values": {"mean_difference": e.estimate, **e.values}}) for e in est]
@@ -333,7 +334,8 @@ def alignment_cells(inp: EndpointInput, eps: float) -> Cells:
 @register_endpoint("directional_alignment", label="directional alignment",
                    formula="sign agreement, correct − donor's chart", cells=alignment_cells, paired=True, family=2)
 def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    "Agreement rate (R·Δ ≥ ε) with the correct chart minus with a donor's chart on non-zero Δ_ref cells; interval; cluster sign-flip."
+    """Agreement rate (R·Δ ≥ ε) with the correct chart minus with a donor's chart on non-zero Δ_ref cells; interval;
+    cluster sign-flip."""
     eps, nz = effective_epsilon(rs.settings.epsilon), inp.nonzero
     c = alignment_cells(inp, eps)
     _, n = _sums(inp, nz.astype(float), nz)
@@ -356,7 +358,8 @@ def sensitivity_cells(inp: EndpointInput, eps: float) -> Cells:
 @register_endpoint("context_sensitivity", label="context sensitivity", formula="mean |Δ_model| − mean |Δ_shuf|",
                    cells=sensitivity_cells, family=3)
 def context_sensitivity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    "Mean |Δ_model| − mean |Δ_shuf| over all cells (|Δ_shuf| per donor, averaged); interval; cluster sign-flip test of > 0."
+    """Mean |Δ_model| − mean |Δ_shuf| over all cells (|Δ_shuf| per donor, averaged); interval; cluster sign-flip test
+    of > 0."""
     c = sensitivity_cells(inp, effective_epsilon(rs.settings.epsilon))
     est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts])
     est = [Estimate(**{**e.__dict__, "values": {"difference": e.estimate, **e.values}}) for e in est]
