@@ -362,8 +362,8 @@ def _column_index(raw: RawTable, ids: tuple, headers, ignore, loc) -> dict:
 
 def parse_table(raw: RawTable, columns: ColumnNames, headers, ignore=()) -> ParsedTable:
     """Check a raw table's columns and cells and collect its rows; every problem is a typed error naming the cell.
-    Problems are found over whole columns at once; the one reported is the first a reader meets going down the rows (in a row: the id
-    columns, then the categories in order, then a conflicting duplicate)."""
+    Problems are found over whole columns at once; the one reported is the first a reader meets going down the rows
+    (in a row: the id columns, then the categories in order, then a conflicting duplicate)."""
     loc = lambda row=None, col=None: Location(raw.file, raw.table, None if row is None else int(row), col)
     ids = dataclasses.astuple(columns)
     idx = _column_index(raw, ids, headers, ignore, loc)
