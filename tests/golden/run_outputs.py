@@ -1,5 +1,5 @@
 """Every output of a run folder, normalized for what legitimately differs between two runs of the same config (the run
-id, times and durations, absolute paths, the versions and git state of the machine), then hashed: two runs whose
+id, times and durations, absolute paths of the run folder and of the repository checkout, the versions and git state of the machine), then hashed: two runs whose
 digests are equal wrote the same results. `python tests/golden/run_outputs.py RUN_DIR [--write FILE]`."""
 import csv
 import hashlib
@@ -17,6 +17,8 @@ VOLATILE = {"run_id", "created_utc", "finished_utc", "started_utc", "completed_u
             "peak_mib", "rss_mib", "fit_seconds", "encode_seconds", "items_per_s", "calls_per_s", "tokens_per_s"}
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?|\d{8}T\d{6}Z-[0-9a-f]{6}")
 FLOAT = re.compile(r"-?\d+\.\d{7,}(?:e[+-]?\d+)?")
+# Where the repository is checked out (inputs such as data/example are recorded by absolute path).
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _plain(value):
@@ -40,6 +42,7 @@ def normalized(path: Path, run: Path) -> str:
         csv.writer(out, lineterminator="\n").writerows([[r[j] for j in keep if j < len(r)] for r in rows])
         text = out.getvalue()
     for root in {str(run), str(run.resolve())}: text = text.replace(root, "<RUN>")
+    text = text.replace(str(ROOT), "<ROOT>")
     text = TIME.sub("<TIME>", text)
     return FLOAT.sub(lambda m: f"{float(m.group()):.9g}", text)
 
