@@ -1,6 +1,6 @@
 """Every output of a run folder, normalized for what legitimately differs between two runs of the same config (the run
-id, times and durations, absolute paths of the run folder and of the repository checkout, the versions and git state of the machine), then hashed: two runs whose
-digests are equal wrote the same results. `python tests/golden/run_outputs.py RUN_DIR [--write FILE]`."""
+id, times and durations, the absolute paths of the run folder and of the repository checkout, the versions and git
+state of the machine), then hashed: two runs whose digests are equal wrote the same results. `python tests/golden/run_outputs.py RUN_DIR [--write FILE]`."""
 import csv
 import hashlib
 import io
@@ -41,8 +41,8 @@ def normalized(path: Path, run: Path) -> str:
         out = io.StringIO()
         csv.writer(out, lineterminator="\n").writerows([[r[j] for j in keep if j < len(r)] for r in rows])
         text = out.getvalue()
-    for root in {str(run), str(run.resolve())}: text = text.replace(root, "<RUN>")
-    text = text.replace(str(ROOT), "<ROOT>")
+    for path, name in [(str(run), "<RUN>"), (str(run.resolve()), "<RUN>"), (str(ROOT), "<ROOT>")]:
+        text = text.replace(path, name)
     text = TIME.sub("<TIME>", text)
     return FLOAT.sub(lambda m: f"{float(m.group()):.9g}", text)
 
