@@ -1,6 +1,7 @@
 """Every output of a run folder, normalized for what legitimately differs between two runs of the same config (the run
 id, times and durations, the absolute paths of the run folder and of the repository checkout, the versions and git
-state of the machine), then hashed: two runs whose digests are equal wrote the same results. `python tests/golden/run_outputs.py RUN_DIR [--write FILE]`."""
+state of the machine), then hashed: two runs whose digests are equal wrote the same results.
+`python tests/golden/run_outputs.py RUN_DIR [--write FILE]`."""
 import csv
 import hashlib
 import io
