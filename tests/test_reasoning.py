@@ -27,22 +27,6 @@ def write_config(folder: Path, models, **reasoning) -> Path:
     return folder / "config.yaml"
 
 
-def test_quickstart_runs_offline_and_writes_every_artifact(tmp_path):
-    r = run_cli("run", EXAMPLE / "config.yaml", "--out", tmp_path / "run", "--quiet", "--no-report",
-                env={"CAREBENCH_CACHE": str(tmp_path / "c.sqlite"), "CAREBENCH_EMBEDDINGS": str(tmp_path / "e.sqlite")})
-    assert r.returncode == 0, r.stderr
-    index = json.loads((tmp_path / "run/artifact_index.json").read_text())
-    for role in ("run_manifest", "resolved_config", "adapter_manifest", "scores", "errors", "call_summary", "donor_map",
-                 "prompt_templates", "score_validation", "endpoints", "summary"):
-        assert (tmp_path / "run" / index[role]).stat().st_size > 0, role
-    manifest = json.loads((tmp_path / "run/run_manifest.json").read_text())
-    assert manifest["dry_run"] is True and manifest["tracks"] == ["reasoning", "representation"] and manifest["models"][0]["backend"] == "dry_run"
-    scores = pd.read_csv(tmp_path / "run/scores.csv", dtype={"patient_id": str, "context_patient_id": str}, keep_default_na=False)
-    shuffled = scores[scores["condition"] == "shuffled_context"]
-    assert (shuffled["context_patient_id"] != shuffled["patient_id"]).all() and (shuffled["context_patient_id"] != "").all()
-    assert set(scores.columns) == {"model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"}
-
-
 def test_emulate_adds_the_emulated_reference_to_a_finished_run(tmp_path):
     cfg = write_config(tmp_path, [{"id": "mock", "backend": "dry_run", "rater_noise": 0.02}],
                        emulation={"raters": [{"id": "gp", "persona": "You are a general practitioner."},

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -41,6 +42,16 @@ def test_quickstart_ends_with_the_site_and_every_artifact_is_there(quickstart):
     assert manifest["report"]["failed_pages"] == [] and manifest["tracks"] == ["reasoning", "representation"]
     assert "all-MiniLM-L6-v2+ridge_fusion" in stdout                          # Track 1 ran offline in the quickstart
     print(f"quickstart took {seconds:.1f} s")
+
+
+def test_quickstart_is_offline_with_the_mock_and_shuffled_charts_from_other_patients(quickstart):
+    run, _, _ = quickstart
+    manifest = json.loads((run / "run_manifest.json").read_text())
+    assert manifest["dry_run"] is True and manifest["models"][0]["backend"] == "dry_run"
+    scores = pd.read_csv(run / "scores.csv", dtype={"patient_id": str, "context_patient_id": str}, keep_default_na=False)
+    shuffled = scores[scores["condition"] == "shuffled_context"]
+    assert (shuffled["context_patient_id"] != shuffled["patient_id"]).all() and (shuffled["context_patient_id"] != "").all()
+    assert set(scores.columns) == {"model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"}
 
 
 def test_offline_site_and_quarto_project_list_the_same_pages(quickstart):
@@ -89,22 +100,9 @@ def test_browser_shows_the_endpoints_table_and_a_figure(quickstart):
     print(f"screenshot: {shot}")
 
 
-def test_report_of_an_analyze_folder_builds_every_page(quickstart, tmp_path):
-    "A folder of `carebench analyze` (scores from anywhere) gets the same site as one of `carebench run`."
-    run, _, _ = quickstart
-    r = run_cli("analyze", "--config", EXAMPLE / "config.yaml", "--scores", run / "scores.csv", "--out", tmp_path / "analysis", "--quiet")
-    assert r.returncode == 0, r.stderr
-    r = run_cli("report", tmp_path / "analysis", "--quiet")
-    assert r.returncode == 0, r.stderr
-    manifest = json.loads((tmp_path / "analysis/run_manifest.json").read_text())
-    assert manifest["status"] == "completed" and manifest["report"]["failed_pages"] == []
-    pages = sorted(p.stem for p in (tmp_path / "analysis/report/site").glob("*.html"))
-    assert "index" in pages and sum(p.startswith("model-") for p in pages) == 4 * len(manifest["analysed_models"])
-
-
-def test_report_of_a_folder_with_pairs_left_out(quickstart, tmp_path):
-    "Failed calls leave pairs without scores (`on_missing_scores: exclude_pair`): every page still builds."
-    import pandas as pd
+def test_report_of_an_analyze_folder_with_pairs_left_out_builds_every_page(quickstart, tmp_path):
+    """A folder of `carebench analyze` (scores from anywhere) gets the same site as one of `carebench run`, also when failed calls
+    left pairs without scores (`on_missing_scores: exclude_pair`): every page of every model builds."""
     run, _, _ = quickstart
     cfg = yaml.safe_load((EXAMPLE / "config.yaml").read_text())
     for k in ("path", "snapshots"): cfg["dataset"][k] = str(EXAMPLE / cfg["dataset"][k])
@@ -115,11 +113,14 @@ def test_report_of_a_folder_with_pairs_left_out(quickstart, tmp_path):
     first = scores["patient_id"].iloc[0]
     gone = (scores["condition"] == "shuffled_context") & (scores["patient_id"] == first)
     scores[~gone].to_csv(tmp_path / "holes.csv", index=False)
-    r = run_cli("analyze", "--config", tmp_path / "c.yaml", "--scores", tmp_path / "holes.csv", "--out", tmp_path / "a", "--quiet", "--no-validity")
+    r = run_cli("analyze", "--config", tmp_path / "c.yaml", "--scores", tmp_path / "holes.csv", "--out", tmp_path / "a", "--quiet")
     assert r.returncode == 0 and "left out" in r.stdout, r.stderr
     r = run_cli("report", tmp_path / "a", "--quiet")
     assert r.returncode == 0, r.stderr
-    assert json.loads((tmp_path / "a/run_manifest.json").read_text())["report"]["failed_pages"] == []
+    manifest = json.loads((tmp_path / "a/run_manifest.json").read_text())
+    assert manifest["status"] == "completed" and manifest["report"]["failed_pages"] == []
+    pages = sorted(p.stem for p in (tmp_path / "a/report/site").glob("*.html"))
+    assert "index" in pages and sum(p.startswith("model-") for p in pages) == 4 * len(manifest["analysed_models"])
 
 
 def test_a_model_whose_every_call_failed_is_the_first_thing_the_site_says(tmp_path):

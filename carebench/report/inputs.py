@@ -10,7 +10,7 @@ import pandas as pd
 from ..core.text import normalize_text
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT
 from ..stats.measures import cohens_kappa
-from .pages import Figure, RunView, _below, _by_category, _plt, _sns, category_names
+from .pages import Figure, RunView, _below, _by_category, _heatmap, _style, category_names
 
 # %% auto #0
 __all__ = ['label_distribution', 'plot_label_distribution', 'cooccurrence', 'plot_cooccurrence', 'disagreement_table',
@@ -35,7 +35,7 @@ def label_distribution(view: RunView) -> pd.DataFrame:
 # %% ../../nbs/43_input.ipynb #49a3d625
 def plot_label_distribution(view: RunView) -> Figure:
     "Per category, the share of pairs called yes (and split) without and with the chart."
-    plt, sns = _plt(), _sns()
+    plt = _style()
     ld = label_distribution(view)
     K = view.dataset.observers_per_pair
     rows = []
@@ -47,12 +47,14 @@ def plot_label_distribution(view: RunView) -> Figure:
         rows += [dict(category=k, condition=cond, value=v, kind="split") for k, v in (split / total).items()]
     d = pd.DataFrame(rows)
     fig, ax = plt.subplots(figsize=(8, 0.42 * len(ld) + 1.8))
-    yes = d[d["kind"] == "yes"]
-    sns.barplot(yes, y="category", x="value", hue="condition", palette=["#9e9e9e", "#2b8cbe"], ax=ax)
-    split = d[d["kind"] == "split"].pivot(index="category", columns="condition", values="value").reindex(ld.index)
+    share = {k: d[d["kind"] == k].pivot(index="category", columns="condition", values="value").reindex(ld.index) for k in ("yes", "split")}
+    y = np.arange(len(ld))
+    for i, (cond, colour) in enumerate((("context-free", "#9e9e9e"), ("with the chart", "#2b8cbe"))):
+        ax.barh(y + (i - 0.5) * 0.4, share["yes"][cond], height=0.4, color=colour, label=cond)
     for i, cond in enumerate(("context-free", "with the chart")):
-        ax.scatter(split[cond], np.arange(len(ld)) + (i - 0.5) * 0.4, marker="d", color="#e34a33", s=22, zorder=3,
+        ax.scatter(share["split"][cond], y + (i - 0.5) * 0.4, marker="d", color="#e34a33", s=22, zorder=3,
                    label="observers split" if i == 0 else None)
+    ax.set_yticks(y, [str(k) for k in ld.index]); ax.invert_yaxis(); ax.grid(axis="y", visible=False)
     ax.set_xlabel("share of pairs"); ax.set_ylabel(""); ax.set_title("Labels per category, without and with the chart")
     _below(ax, 3); fig.tight_layout()
     return Figure(fig, f"Bars: the share of pairs all {K} observers labelled yes, context-free (grey) and with the chart (blue); "
@@ -71,14 +73,13 @@ def cooccurrence(view: RunView, condition: str = CORRECT_CONTEXT) -> pd.DataFram
 # %% ../../nbs/43_input.ipynb #7328a80b
 def plot_cooccurrence(view: RunView) -> Figure:
     "Heatmaps of category co-occurrence without and with the chart, one above the other."
-    plt, sns = _plt(), _sns()
+    plt = _style()
     mats = [cooccurrence(view, c) for c in (CONTEXT_FREE, CORRECT_CONTEXT)]
     top = max(int(max(m.to_numpy().max() for m in mats)), 1)
     n = len(mats[0])
     fig, axes = plt.subplots(2, 1, figsize=(0.62 * n + 3.2, 2 * (0.42 * n + 1.4)))
     for ax, m, title in zip(axes, mats, ("context-free", "with the chart")):
-        sns.heatmap(m, annot=True, fmt="d", cmap="Blues", vmin=0, vmax=top, cbar=False, linewidths=0.5, linecolor="white",
-                    annot_kws={"fontsize": 8}, ax=ax)
+        _heatmap(ax, m, "d", "Blues", 0, top)
         ax.set_title(title); ax.set_ylabel(""); ax.tick_params(labelsize=8)
         ax.set_xticklabels([t.get_text() for t in ax.get_xticklabels()], rotation=35, ha="right")
     fig.tight_layout()

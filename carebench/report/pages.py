@@ -27,10 +27,10 @@ from ..stats.measures import cohens_kappa
 from ..evaluation.scores import read_csv_text
 
 # %% auto #0
-__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'AUTHOR', 'read_table',
-           'RunView', 'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names', 'ReportParameterError',
-           'pick', 'mock_models', 'track_models', 'track_hint', 'failed_models', 'banner', 'dataset_table',
-           'delta_ref_table', 'observer_agreement', 'aggregation_table', 'observer_reliability',
+__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'STYLE', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'AUTHOR',
+           'read_table', 'RunView', 'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names',
+           'ReportParameterError', 'pick', 'mock_models', 'track_models', 'track_hint', 'failed_models', 'banner',
+           'dataset_table', 'delta_ref_table', 'observer_agreement', 'aggregation_table', 'observer_reliability',
            'aggregation_sensitivity_table', 'emulation_summary', 'emulation_cost', 'emulation_agreement',
            'emulation_endpoints_table', 'plot_emulation_agreement', 'endpoint_table', 'endpoint_definitions',
            'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap',
@@ -223,11 +223,20 @@ def _plt():
     import matplotlib.pyplot as plt
     return plt
 
-def _sns():
-    "seaborn for the statistical figures, imported on first use, with the report's one style."
-    import seaborn as sns
-    sns.set_theme(style="whitegrid", context="paper", font_scale=1.1, rc={"axes.titlesize": 10, "axes.titlelocation": "left"})
-    return sns
+# The report's one style: white axes under a light grid, paper-sized type, titles on the left, a colour-blind-aware cycle.
+STYLE = {"figure.facecolor": "white", "axes.facecolor": "white", "axes.edgecolor": "#cccccc", "axes.linewidth": 1.0,
+         "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e3e3e3", "grid.linewidth": 0.8, "text.color": "#262626",
+         "axes.labelcolor": "#262626", "xtick.color": "#262626", "ytick.color": "#262626", "xtick.major.size": 0, "ytick.major.size": 0,
+         "font.size": 10.5, "axes.labelsize": 10.5, "axes.titlesize": 10, "axes.titlelocation": "left", "xtick.labelsize": 9.5,
+         "ytick.labelsize": 9.5, "legend.fontsize": 9.5, "lines.linewidth": 1.3, "lines.markersize": 5,
+         "axes.prop_cycle": ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd"]}
+
+def _style():
+    "pyplot with the report's style applied (matplotlib only: a page imports no plotting library beyond it)."
+    plt = _plt()
+    from cycler import cycler
+    plt.rcParams.update({**STYLE, "axes.prop_cycle": cycler(color=STYLE["axes.prop_cycle"])})
+    return plt
 
 class Figure:
     """A figure as a page shows it: one PNG and, under it, the caption that says what to read from it (the same in JupyterLab,
@@ -256,6 +265,35 @@ class Figure:
 def category_names(view) -> dict:
     "Category key → display name, in the label space's order: every table and figure uses these names, in this order."
     return {r["key"]: r.get("name") or r["key"] for r in view.adapter.get("label_space") or []}
+
+# %% ../../nbs/40_report.ipynb #25ee76ef
+def _heatmap(ax, d: pd.DataFrame, fmt: str, cmap: str, vmin: float, vmax: float, colorbar: str | None = None):
+    "Cells of `d` coloured on [vmin, vmax] and written with `fmt` (`d`: rounded to an integer); a colour bar titled `colorbar`."
+    a = d.to_numpy(dtype=float)
+    mesh = ax.pcolormesh(a, cmap=cmap, vmin=vmin, vmax=vmax, edgecolors="white", linewidth=0.5)
+    ax.set_xlim(0, a.shape[1]); ax.set_ylim(a.shape[0], 0); ax.grid(False)
+    ax.set_xticks(np.arange(a.shape[1]) + 0.5, [str(c) for c in d.columns])
+    ax.set_yticks(np.arange(a.shape[0]) + 0.5, [str(i) for i in d.index], rotation=0)
+    for side in ax.spines.values(): side.set_visible(False)
+    for (i, j), v in np.ndenumerate(a):
+        if np.isnan(v): continue
+        r, g, b, _ = mesh.cmap(mesh.norm(v))
+        ink = "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.45 else "#262626"         # dark cells take white text
+        ax.text(j + 0.5, i + 0.5, format(int(round(v)), fmt) if fmt.endswith("d") else format(v, fmt), ha="center", va="center",
+                fontsize=8, color=ink)
+    if colorbar: ax.figure.colorbar(mesh, ax=ax, label=colorbar, shrink=0.8)
+    return mesh
+
+# %% ../../nbs/40_report.ipynb #4ad0391a
+def _step_hist(ax, groups: list, bins):
+    "One outlined, lightly filled histogram per (values, label, colour) in `groups`, each in percent of its own non-missing values."
+    for values, label, colour in groups:
+        x = np.asarray(values, dtype=float)
+        x = x[~np.isnan(x)]
+        if not len(x): continue
+        w = np.full(len(x), 100 / len(x))
+        ax.hist(x, bins=bins, weights=w, histtype="stepfilled", color=colour, alpha=0.25)
+        ax.hist(x, bins=bins, weights=w, histtype="step", color=colour, linewidth=1.5, label=label)
 
 # %% ../../nbs/40_report.ipynb #787b960e
 class ReportParameterError(CareBenchError, ValueError):
@@ -521,7 +559,7 @@ def _below(ax, ncol: int = 3):
 
 def plot_delta_ref(view: RunView) -> Figure:
     "Stacked bars: per category (label-space order), pairs whose reference label went up and down; the confirmatory threshold dotted."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     t = delta_ref_table(view)
     need = (view.config.get("analysis") or {}).get("confirmatory_min_nonzero", 15)
     fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(t) + 1.8))
@@ -537,7 +575,7 @@ def plot_delta_ref(view: RunView) -> Figure:
 # %% ../../nbs/40_report.ipynb #ece27968
 def plot_forest(view: RunView, model: str) -> Figure:
     "Forest plot: each endpoint's estimate with its two-sided patient-cluster CI and the value under no effect."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     rows = [(n, r["overall"]) for n, r in _endpoints(view, model).items()]
     fig, axes = plt.subplots(len(rows), 1, figsize=(7.5, 0.95 * len(rows) + 0.8), squeeze=False)
     for ax, (name, o) in zip(axes[:, 0], rows):
@@ -565,13 +603,12 @@ def _category_means(view: RunView, model: str) -> pd.DataFrame:
 
 def plot_heatmap(view: RunView, model: str) -> Figure:
     "Heatmap per category of mean Δ_ref, mean Δ_model and mean Δ_shuf: do the model's shifts line up with the observers'?"
-    plt, sns = _plt(), _sns()
+    plt = _style()
     d = _category_means(view, model).rename(columns={"delta_ref": "Δ_ref\n(observers)", "delta_model": "Δ_model\n(own chart)",
                                                      "delta_shuffled": "Δ_shuf\n(donor's chart)"})
     lim = max(float(np.nanmax(np.abs(d.to_numpy()))) if d.size else 0.0, 1e-6)
     fig, ax = plt.subplots(figsize=(6.5, 0.36 * len(d) + 1.6))
-    sns.heatmap(d, annot=True, fmt="+.3f", cmap="RdBu_r", center=0, vmin=-lim, vmax=lim, linewidths=0.5, linecolor="white",
-                annot_kws={"fontsize": 8}, cbar_kws={"label": "mean shift", "shrink": 0.8}, ax=ax)   # text colour follows the cell
+    _heatmap(ax, d, "+.3f", "RdBu_r", -lim, lim, colorbar="mean shift")                     # text colour follows the cell
     ax.set_ylabel(""); ax.set_title(f"{model}: mean shifts per category"); ax.tick_params(axis="x", labelsize=8, rotation=0)
     fig.tight_layout()
     return Figure(fig, "Mean shift per category (red: the category becomes more likely with context, blue: less likely). A model that "
@@ -580,7 +617,7 @@ def plot_heatmap(view: RunView, model: str) -> Figure:
 # %% ../../nbs/40_report.ipynb #58e8dafd
 def plot_class_scatter(view: RunView, model: str) -> Figure:
     "Scatter of per-category mean Δ_ref against mean Δ_model (and Δ_shuf): the class correspondence."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     o = _endpoints(view, model)["class_correspondence"]["overall"]
     names = category_names(view)
     ref, mod, shuf = (pd.Series(o[k]) for k in ("mean_delta_ref", "mean_delta_model", "mean_delta_shuffled"))
@@ -599,7 +636,7 @@ def plot_class_scatter(view: RunView, model: str) -> Figure:
 # %% ../../nbs/40_report.ipynb #ffa11e19
 def plot_agreement(view: RunView, model: str) -> Figure:
     "Per category (and overall): sign-agreement rate with correct and shuffled context against its within-patient permutation chance level."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     r = _endpoints(view, model)["directional_alignment"]
     names = category_names(view)
     cats = [k for k in names if r["per_category"].get(k, {}).get("n_cells")] + [k for k in r["per_category"] if k not in names and r["per_category"][k].get("n_cells")]
@@ -620,13 +657,13 @@ def plot_agreement(view: RunView, model: str) -> Figure:
 # %% ../../nbs/40_report.ipynb #2d162e0b
 def plot_scores(view: RunView, model: str, condition: str) -> Figure:
     "Score distribution of one model and condition (all categories), against the context-free scores."
-    plt, sns = _plt(), _sns()
+    plt = _style()
     s = view.scores[(view.scores["model"] == model) & view.scores["condition"].isin([CONTEXT_FREE, condition])]
     fig, ax = plt.subplots(figsize=(7, 3.4))
     if len(s):
-        sns.histplot(s, x="score", hue="condition", hue_order=list(dict.fromkeys([CONTEXT_FREE, condition])), bins=np.linspace(0, 1, 21),
-                     stat="percent", common_norm=False, element="step", palette=[_SHUF, _CORRECT][: 1 + (condition != CONTEXT_FREE)], ax=ax)
-        sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False, title=None)
+        order = list(dict.fromkeys([CONTEXT_FREE, condition]))
+        _step_hist(ax, [(s.loc[s["condition"] == c, "score"], c, colour) for c, colour in zip(order, (_SHUF, _CORRECT))], np.linspace(0, 1, 21))
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     ax.set_xlabel("score"); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: scores, {condition.replace('_', ' ')}")
     fig.tight_layout()
     return Figure(fig, "The distribution of the model's scores over every pair and category, beside the context-free scores. Mass moving "
@@ -653,12 +690,14 @@ def fusion_table(view: RunView) -> pd.DataFrame:
 
 def plot_fusion(view: RunView) -> Figure:
     "Mean inner-fold Brier of every head over the λ grid (lower is better); the heads the outer folds chose are marked."
-    plt, sns = _plt(), _sns()
+    plt = _style()
     d = _heads(view)
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    sns.lineplot(d, x="lam", y="brier", hue="head", marker="o", ax=ax)
+    for head, g in d.groupby("head", sort=False):
+        mean = g.groupby("lam")["brier"].mean()
+        ax.plot(mean.index, mean.to_numpy(), marker="o", label=head)
     ax.set_xscale("log"); ax.set_xlabel("ridge penalty λ"); ax.set_ylabel("mean inner-fold Brier"); ax.set_title("Fusion heads over the penalty grid")
-    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), frameon=False, title=None, fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)
     fig.tight_layout()
     chosen = fusion_table(view)["chosen (outer folds)"]
     return Figure(fig, "Each line is one fusion head scored in the inner folds at every penalty (cells where the observers agree; lower "
@@ -672,7 +711,7 @@ def secondary_table(view: RunView, key: str) -> pd.DataFrame:
 
 def plot_ablation(view: RunView) -> Figure:
     "Per snapshot field: mean absolute change of the correct-context score when that field is blanked."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     d = secondary_table(view, "ablation").sort_values("mean_abs_change", ascending=False)
     fig, ax = plt.subplots(figsize=(7, 0.34 * len(d) + 1.3))
     ax.barh(d["field"].str.replace("_", " "), d["mean_abs_change"], color=_DOWN)
@@ -717,7 +756,7 @@ def reliability_table(view: RunView, model: str, bins: int = 10, n_boot: int = 5
 
 def plot_reliability(view: RunView, model: str) -> Figure:
     "Reliability diagram: observed share of yes against the mean score per bin, both conditions, with patient-cluster intervals."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     d = reliability_table(view, model)
     fig, ax = plt.subplots(figsize=(5.8, 5))
     ax.plot([0, 1], [0, 1], color="#999", ls="--", lw=1, label="perfect calibration")
@@ -736,7 +775,7 @@ def learning_curve_table(view: RunView) -> pd.DataFrame:
 
 def plot_learning_curve(view: RunView) -> Figure:
     "Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training patients."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     d = learning_curve_table(view)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     if d.empty:
@@ -770,7 +809,7 @@ def contrast_table(view: RunView) -> pd.DataFrame:
 
 def plot_contrasts(view: RunView) -> Figure | None:
     "A − B with its interval for every pair of models, one panel per endpoint; the dashed line is no difference."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     d = contrast_table(view)
     if d.empty: return None
     names = list(dict.fromkeys(d.index.get_level_values(0)))
@@ -819,7 +858,7 @@ def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
 
 def plot_field_importance(view: RunView, model: str, endpoint: str = "Context specificity") -> Figure | None:
     "What leaving out each snapshot field (`drop:FIELD`) changes in `endpoint`, most costly first, with patient-cluster intervals."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     t = perturbation_table(view, model)
     if t.empty: return None
     d = t.xs(endpoint, level="endpoint").reset_index()
@@ -851,7 +890,7 @@ def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
 
 def plot_format_spread(view: RunView, model: str) -> Figure | None:
     "Every endpoint's estimate under each prompt format with its interval (the main format filled), the endpoint's null dashed."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     d = _role_rows(view, "format_endpoints", model)
     if d.empty: return None
     names = list(dict.fromkeys(d["endpoint"]))
@@ -885,15 +924,15 @@ def replicate_table(view: RunView, model: str) -> pd.DataFrame:
 def plot_shifts(view: RunView, model: str) -> Figure:
     """The distribution of |Δ_model| (the patient's own chart) and |Δ_shuf| (a donor's) over cells, with the replicate noise's mean
     and 95th percentile as reference lines when the run has replicates."""
-    plt, sns = _plt(), _sns()
+    plt = _style()
     d = view.cell_deltas(model)
     long = pd.concat([pd.DataFrame({"|Δ|": d["delta_model"].abs(), "chart": "the patient's own"}),
                       pd.DataFrame({"|Δ|": d["delta_shuffled"].abs(), "chart": "a donor's"})], ignore_index=True).dropna()
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     top = max(float(long["|Δ|"].quantile(0.995)) if len(long) else 0.0, 0.01)
-    sns.histplot(long, x="|Δ|", hue="chart", hue_order=["the patient's own", "a donor's"], bins=np.linspace(0, top, 31), stat="percent",
-                 common_norm=False, element="step", palette=[_CORRECT, _SHUF], ax=ax)
-    sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.22), ncol=4, frameon=False, title=None)
+    _step_hist(ax, [(long.loc[long["chart"] == c, "|Δ|"], c, colour) for c, colour in (("the patient's own", _CORRECT), ("a donor's", _SHUF))],
+               np.linspace(0, top, 31))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=4, frameon=False)
     r = _role_rows(view, "replicate_noise", model)
     if len(r):
         ax.axvline(r["mean_abs"].iloc[0], color=_NULL, ls=":", lw=1.5); ax.axvline(r["q95_abs"].iloc[0], color=_NULL, ls="--", lw=1.5)
@@ -929,7 +968,7 @@ def models_table(view: RunView) -> pd.DataFrame:
 
 def plot_comparison(view: RunView) -> Figure | None:
     "Every endpoint some model reports (the family in its order, then the registry's), every model side by side with its interval."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     present = {n for m in view.models for n in _endpoints(view, m)}
     names = [n for n in dict.fromkeys([*FAMILY, *ENDPOINTS]) if n in present and ENDPOINTS[n].null_value is not None]
     if not names: return None                                    # no model with results (every call failed): nothing to draw
@@ -1013,7 +1052,7 @@ def shift_endpoint_table(view: RunView, per_category: bool = False) -> pd.DataFr
 def plot_shift(view: RunView) -> Figure | None:
     """Per model, one row per endpoint: the in-distribution and the shifted estimate with their intervals (left), and the
     difference with its interval (right); endpoints differenced on another scale (odds ratios) are in the table only."""
-    plt, _ = _plt(), _sns()
+    plt = _style()
     if not view.has("shift_endpoints"): return None
     d = view._csv("shift_endpoints")
     d = d[(d["scope"] == "overall") & (d["difference_scale"].fillna("estimate") == "estimate")]
@@ -1044,7 +1083,7 @@ def plot_shift(view: RunView) -> Figure | None:
 
 def plot_prevalence_shift(view: RunView) -> Figure | None:
     "Per category, the reference's mean label with the chart in both datasets (bars), the categories in the label space's order."
-    plt, _ = _plt(), _sns()
+    plt = _style()
     t = shift_prevalence_table(view)
     if t.empty: return None
     fig, ax = plt.subplots(figsize=(7.5, 0.36 * len(t) + 1.8))

@@ -30,6 +30,23 @@ def _agreement(a, b, eps) -> tuple:
     sa, sb = sign_eps(a, eps), sign_eps(b, eps)
     return float(np.mean(sa == sb)), kappa(sa, sb), icc2_1(np.column_stack([a, b])) if len(a) > 1 else np.nan
 
+def _agreement_reps(a, b, eps, w) -> np.ndarray:
+    """`_agreement` of many bootstrap replicates at once (replicates × 3). Row r of `w` counts how often replicate r drew each
+    value, so a pair drawn twice weighs 2: the same statistics as on the drawn values themselves, without building them."""
+    sa, sb = sign_eps(a, eps), sign_eps(b, eps)
+    W = w.sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        po = w @ (sa == sb) / W
+        pe = sum((w @ (sa == s)) * (w @ (sb == s)) for s in (-1.0, 0.0, 1.0)) / W ** 2
+        r, ca, cb = (a + b) / 2, w @ a / W, w @ b / W                # row means, column means (k = 2 raters)
+        gm = (ca + cb) / 2
+        msr = 2 * (w * (r - gm[:, None]) ** 2).sum(1) / (W - 1)
+        msc = W * ((ca - gm) ** 2 + (cb - gm) ** 2)
+        mse = (w * ((a - r - (ca - gm)[:, None]) ** 2 + (b - r - (cb - gm)[:, None]) ** 2)).sum(1) / (W - 1)
+        den = msr + mse + 2 * (msc - mse) / W
+        return np.column_stack([po, np.where(pe < 1, (po - pe) / (1 - pe), np.nan),
+                                np.where((W > 1) & (den > 0), (msr - mse) / den, np.nan)])
+
 def delta_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, categories, eps: float = 0.01, n_boot: int = 1000,
                     seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Agreement of two raters' Δ (pairs × categories) per category and pooled ("all"): sign agreement, κ on signs, ICC(2,1), each
@@ -41,16 +58,17 @@ def delta_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, categorie
         return pd.DataFrame([dict(category=name, measure=m, estimate=np.nan, ci_low=np.nan, ci_high=np.nan,
                                   n_patients=0)
                              for name in [*categories, "all"] for m in ("sign_agreement", "kappa", "icc")])
-    rows_of = [np.flatnonzero(inv == k) for k in range(len(ids))]
     rng = rng_for(seed, "delta_agreement")
-    draws = [np.concatenate([rows_of[k] for k in rng.integers(0, len(ids), len(ids))]) for _ in range(n_boot)]
+    drawn = np.array([np.bincount(rng.integers(0, len(ids), len(ids)), minlength=len(ids)) for _ in range(n_boot)], float)
     lo, hi = (1 - level) / 2, 1 - (1 - level) / 2
     out = []
     for j, name in enumerate([*categories, "all"]):
-        pick = (lambda r: (a[r, j], b[r, j])) if j < len(categories) else (lambda r: (a[r].ravel(), b[r].ravel()))
-        est = _agreement(*pick(np.arange(len(a))), eps)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            reps = np.array([_agreement(*pick(r), eps) for r in draws], float)
+        pooled = j == len(categories)
+        x, y = (a.ravel(), b.ravel()) if pooled else (a[:, j], b[:, j])
+        est = _agreement(x, y, eps)
+        step = max(1, 2_000_000 // max(len(x), 1))                    # replicates per block: a bounded amount of memory
+        weights = lambda s: np.repeat(drawn[s:s + step, inv], a.shape[1], axis=1) if pooled else drawn[s:s + step, inv]
+        reps = np.concatenate([_agreement_reps(x, y, eps, weights(s)) for s in range(0, n_boot, step)])
         for k, measure in enumerate(("sign_agreement", "kappa", "icc")):
             col = reps[:, k][~np.isnan(reps[:, k])]
             ci = (np.quantile(col, lo), np.quantile(col, hi)) if len(col) else (np.nan, np.nan)
