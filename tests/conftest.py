@@ -12,6 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example"
+# The report templates that the bundled example's site executes (tests/test_report_site.py checks that it does; the others are
+# executed on their own in tests/test_reports.py)
+EXAMPLE_SITE_TEMPLATES = {"overview", "input", "model", "condition", "representation", "comparison", "provenance", "tripod"}
 
 
 def run_cli(*args, env=None, cwd=None):
@@ -54,3 +57,13 @@ def look(page, shot, width=1300):
     m = re.search(r'data-clipped="([^"]*)"', dom)
     assert m, "the measuring script did not run"
     return json.loads(m.group(1).replace("&quot;", '"'))
+
+
+# The longest test files first, so that the two workers of `pytest -n 2 --dist loadfile` finish together instead of one waiting
+# for the other's last long file; the order within a file is unchanged.
+FIRST = ("test_tracks.py", "test_hostile.py", "test_report_site.py", "test_requests.py", "test_cli.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = lambda item: FIRST.index(item.path.name) if item.path.name in FIRST else len(FIRST)
+    items.sort(key=rank)                               # a stable sort: each file's own order is kept

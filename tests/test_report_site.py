@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import BROWSER, EXAMPLE, FLAGS, ROOT, look, run_cli
+from conftest import BROWSER, EXAMPLE, EXAMPLE_SITE_TEMPLATES, FLAGS, ROOT, look, run_cli
 
 
 
@@ -41,6 +41,9 @@ def test_quickstart_ends_with_the_site_and_every_artifact_is_there(quickstart):
         assert field in manifest, field
     assert manifest["report"]["failed_pages"] == [] and manifest["tracks"] == ["reasoning", "representation"]
     assert "all-MiniLM-L6-v2+ridge_fusion" in stdout                          # Track 1 ran offline in the quickstart
+    from carebench.report.pages import load_run
+    from carebench.report.site import page_plan
+    assert {p.template for p in page_plan(load_run(run))} == EXAMPLE_SITE_TEMPLATES   # every one executed by papermill, none failed
     print(f"quickstart took {seconds:.1f} s")
 
 

@@ -17,12 +17,12 @@ def three_tracks(tmp_path_factory):
     config = write_synthetic(folder / "data", SynthParams(seed=5, patients=6, items=4, train_items=2, shift_rate=0.8))["config"]
     doc = yaml.safe_load(config.read_text())
     doc["representation"] = {"enabled": True, "lambdas": [1.0, 10.0], "ranks": [4]}
-    doc["adaptation"] = {"enabled": True, "epochs": 1, "outer_folds": 3, "learning_curve": [0.5], "threads": 2,
+    doc["adaptation"] = {"enabled": True, "epochs": 1, "outer_folds": 3, "learning_curve": [0.5], "threads": 1,
                          "model": {"max_length": 96, "batch_size": 16}}
     doc["analysis"] = {**doc.get("analysis", {}), "n_bootstrap": 200, "n_permutations": 500}
     doc["reasoning"]["perturbations"] = ["drop:*", "irrelevant_text"]                  # Track 3's suite beside the other tracks
     doc["reasoning"]["formats"], doc["reasoning"]["replicates"] = 3, 2                 # with prompt formats and the retest null
-    config.write_text(yaml.safe_dump(doc))
+    config.write_text(yaml.safe_dump(doc))                 # one thread: the other test worker has the second core
     env = {"CAREBENCH_EMBEDDINGS": str(folder / "emb.sqlite"), "CAREBENCH_CACHE": str(folder / "cache.sqlite")}
     r = run_cli("run", config, "--out", folder / "run", "--quiet", "--no-validity", env=env)
     assert r.returncode == 0, r.stderr[-3000:]
