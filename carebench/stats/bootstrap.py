@@ -142,12 +142,14 @@ def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             M = S.shape[1]
             WQ = weights @ np.hstack([S ** 2, S * n, n ** 2, n])         # one pass over the resamples for every moment
+            scale = WQ[:, :M] + reps ** 2 * WQ[:, 2 * M:3 * M]
             var = WQ[:, :M] - 2 * reps * WQ[:, M:2 * M] + reps ** 2 * WQ[:, 2 * M:3 * M]
-            se_b = np.sqrt(np.clip(P / (P - 1) * var, 0, None)) / WQ[:, 3 * M:]
+            var = np.where(var <= 1e-10 * scale, 0.0, var)           # no spread, up to the rounding of the three sums above
+            se_b = np.sqrt(P / (P - 1) * var) / WQ[:, 3 * M:]
             t = np.clip((reps - est) / se_b, -1e12, 1e12)
         # a resample of one distinct patient has no spread: its t is undefined and left out (with 3 patients that is 1 resample
         # in 9, which would otherwise put the bounds at ±1e12·SE); one whose value is the estimate counts as t = 0
-        t = np.where(se_b == 0, np.where(reps == est, 0.0, np.nan), t)
+        t = np.where(se_b == 0, np.where(np.isclose(reps, est, rtol=1e-9, atol=1e-12), 0.0, np.nan), t)
         out = est[:, None] - quantiles(t, 1 - probs) * se[:, None]
         few = P < MIN_STUDENTIZED_PATIENTS                            # too few clusters for bootstrap-t: the small-sample t interval
         return np.where(few[:, None], t_bounds(), out) if few.any() else out

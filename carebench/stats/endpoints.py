@@ -4,6 +4,7 @@
 
 # %% ../../nbs/15_endpoints.ipynb #7a3cf3f0
 from __future__ import annotations
+import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass, field
@@ -28,9 +29,9 @@ __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON
            'Estimate', 'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Cells', 'Endpoint',
            'register_endpoint', 'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells',
            'directional_alignment', 'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells',
-           'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'run_endpoints',
-           'family_decisions', 'resampling_memory', 'check_analysis', 'model_contrast', 'register_mean_endpoint',
-           'unregister_endpoint', 'results_to_dict', 'demo_input']
+           'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'within_bounds',
+           'run_endpoints', 'family_decisions', 'resampling_memory', 'check_analysis', 'model_contrast',
+           'register_mean_endpoint', 'unregister_endpoint', 'results_to_dict', 'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -262,6 +263,8 @@ class Endpoint:
     cells: Callable | None = None   # (EndpointInput, ε) -> Cells: the one place a mean endpoint's contrast is written
     paired: bool = False            # compared between models on the same pairs and under perturbations
     family: int | None = None       # its position in the confirmatory fixed sequence (None: not in the family)
+    bounds: tuple = (-math.inf, math.inf)   # the range the parameter can take: interval end points are kept inside it
+    part_bounds: dict = field(default_factory=dict)   # the same for the named values reported with an interval (`ci_<name>`)
 
 ENDPOINTS: dict[str, Endpoint] = {}
 MEAN_CONTRASTS: dict = {}   # every endpoint with `cells`: name -> (inp, ε) -> (values, mask)
@@ -276,12 +279,13 @@ def _values_mask(cells: Callable, inp, eps) -> tuple:
 
 def register_endpoint(name: str, label: str = "", formula: str = "", null_value: float = 0.0,
                       role: str = "confirmatory", cells: Callable | None = None, paired: bool = False,
-                      family: int | None = None):
+                      family: int | None = None, bounds: tuple = (-math.inf, math.inf), part_bounds: dict | None = None):
     """Decorator: register an endpoint function under `name` with its metadata; the contrast tables and the family
     (every list that names endpoints) follow the registration, so a new endpoint is one registration."""
     def deco(fn):
         ENDPOINTS[name] = Endpoint(name, fn, label or name.replace("_", " "), formula, null_value, role, cells, paired,
-                                   family)
+                                   family, tuple(float(b) for b in bounds),
+                                   {k: tuple(float(b) for b in v) for k, v in (part_bounds or {}).items()})
         for table, listed in ((MEAN_CONTRASTS, cells is not None), (CONTRASTS, cells is not None and paired)):
             if listed: table[name] = partial(_values_mask, cells)
             else: table.pop(name, None)
@@ -297,7 +301,8 @@ def specificity_cells(inp: EndpointInput, eps: float) -> Cells:
     return Cells(xm - xs, inp.nonzero, (("mean_alignment", xm), ("mean_alignment_shuffled", xs)))
 
 @register_endpoint("context_specificity", label="context specificity", formula="mean sign(Δ_ref)·(Δ_model − Δ_shuf)",
-                   role="primary", cells=specificity_cells, paired=True, family=1)
+                   role="primary", cells=specificity_cells, paired=True, family=1, bounds=(-2, 2),
+                   part_bounds={"mean_alignment": (-1, 1), "mean_alignment_shuffled": (-1, 1)})
 def context_specificity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     """Mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells (Δ_shuf per donor, averaged); interval; cluster
     sign-flip test."""
@@ -332,7 +337,8 @@ def alignment_cells(inp: EndpointInput, eps: float) -> Cells:
                                                 ("mean_alignment", R * inp.delta_model)))
 
 @register_endpoint("directional_alignment", label="directional alignment",
-                   formula="sign agreement, correct − donor's chart", cells=alignment_cells, paired=True, family=2)
+                   formula="sign agreement, correct − donor's chart", cells=alignment_cells, paired=True, family=2, bounds=(-1, 1),
+                   part_bounds={"sign_agreement_rate": (0, 1), "sign_agreement_rate_shuffled": (0, 1), "mean_alignment": (-1, 1)})
 def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     """Agreement rate (R·Δ ≥ ε) with the correct chart minus with a donor's chart on non-zero Δ_ref cells; interval;
     cluster sign-flip."""
@@ -356,7 +362,8 @@ def sensitivity_cells(inp: EndpointInput, eps: float) -> Cells:
                                ("unchanged_rate_shuffled", ub)))
 
 @register_endpoint("context_sensitivity", label="context sensitivity", formula="mean |Δ_model| − mean |Δ_shuf|",
-                   cells=sensitivity_cells, family=3)
+                   cells=sensitivity_cells, family=3, bounds=(-1, 1),
+                   part_bounds=dict.fromkeys(("mean_abs_delta", "mean_abs_delta_shuffled", "unchanged_rate", "unchanged_rate_shuffled"), (0, 1)))
 def context_sensitivity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     """Mean |Δ_model| − mean |Δ_shuf| over all cells (|Δ_shuf| per donor, averaged); interval; cluster sign-flip test
     of > 0."""
@@ -386,7 +393,8 @@ def _average_ranks(v) -> np.ndarray:
     return sums[inv] / counts[inv]
 
 # %% ../../nbs/15_endpoints.ipynb #58068893
-@register_endpoint("class_correspondence", label="class correspondence", formula="Pearson r of category means", role="descriptive")
+@register_endpoint("class_correspondence", label="class correspondence", formula="Pearson r of category means", role="descriptive",
+                   bounds=(-1, 1), part_bounds={"pearson_r_shuffled": (-1, 1), "difference": (-2, 2)})
 def class_correspondence(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Pearson r (and Spearman ρ) of per-category mean Δ_ref and mean Δ_model, and for Δ_shuf; bootstrap intervals; no test."
     C, lvl = len(inp.categories), rs.settings.ci_level
@@ -431,7 +439,8 @@ def brier_contrast_cells(inp: EndpointInput, eps: float) -> Cells:
                                   ("improvement_over_free", bf - bc)))
 
 @register_endpoint("brier_improvement", label="Brier improvement", formula="Brier(shuffled) − Brier(correct)",
-                   cells=brier_contrast_cells, family=4)
+                   cells=brier_contrast_cells, family=4, bounds=(-1, 1),
+                   part_bounds={**dict.fromkeys(("brier_free", "brier_correct", "brier_shuffled"), (0, 1)), "improvement_over_free": (-1, 1)})
 def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster sign-flip test."
     c = brier_contrast_cells(inp, effective_epsilon(rs.settings.epsilon))
@@ -464,7 +473,7 @@ def _or_from_counts(a, b, c, d, pooled: bool):
 
 # %% ../../nbs/15_endpoints.ipynb #75406b71
 @register_endpoint("mantel_haenszel", label="Mantel–Haenszel OR", formula="common odds ratio",
-                   null_value=1.0, role="descriptive")
+                   null_value=1.0, role="descriptive", bounds=(0, math.inf))
 def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Mantel–Haenszel common odds ratio of reference × model direction across categories; bootstrap interval; no test."
     eps, nz, C = effective_epsilon(rs.settings.epsilon), inp.nonzero, len(inp.categories)
@@ -487,6 +496,18 @@ def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     return _assemble(inp, rs.settings, "mantel_haenszel", "Mantel–Haenszel odds ratio of reference × model direction (strata: categories)",
                      "descriptive: no test", est, "descriptive")
 
+# %% ../../nbs/15_endpoints.ipynb #239d1f77
+def within_bounds(result, bounds: tuple, part_bounds: dict | None = None):
+    """`result` (an `EndpointResult`) with every interval end point and one-sided bound moved inside `bounds` (lower, upper), and
+    the interval `ci_<name>` of each named value in `part_bounds` inside its own."""
+    if not isinstance(result, EndpointResult): return result
+    fix = lambda x, b: x if x is None or math.isnan(x) else min(max(float(x), b[0]), b[1])
+    parts = lambda v: {k: tuple(fix(x, part_bounds[k[3:]]) for x in c) if k.startswith("ci_") and k[3:] in (part_bounds or {}) else c
+                       for k, c in v.items()}
+    one = lambda e: dataclasses.replace(e, ci=tuple(fix(x, bounds) for x in e.ci), lower_bound=fix(e.lower_bound, bounds),
+                                        values=parts(e.values))
+    return dataclasses.replace(result, overall=one(result.overall), per_category={k: one(e) for k, e in result.per_category.items()})
+
 # %% ../../nbs/15_endpoints.ipynb #d21dafd0
 def run_endpoints(inp: EndpointInput, settings: AnalysisConfig, seed: int, stream: str, names=None) -> dict:
     "Compute the named endpoints (default: `settings.endpoints`) for one model; `stream` (the model name) seeds its resampling."
@@ -495,7 +516,7 @@ def run_endpoints(inp: EndpointInput, settings: AnalysisConfig, seed: int, strea
     if unknown: raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
     with threadpool_limits(1):             # small matrix products: BLAS threads cost more than they give
         rs = Resampling.build(settings, seed, stream, inp.n_patients)
-        return {n: ENDPOINTS[n].fn(inp, rs) for n in names}
+        return {n: within_bounds(ENDPOINTS[n].fn(inp, rs), ENDPOINTS[n].bounds, ENDPOINTS[n].part_bounds) for n in names}
 
 # %% ../../nbs/15_endpoints.ipynb #1ee98310
 def family_decisions(results: dict, alpha: float) -> dict:
