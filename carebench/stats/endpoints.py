@@ -190,8 +190,8 @@ def _sums(inp: EndpointInput, values, mask=None):
 
 def confirmatory_flags(inp: EndpointInput, settings: AnalysisConfig) -> np.ndarray:
     "Confirmatory flag per category and overall (C+1): enough non-zero Δ_ref cells and enough patients having them."
-    _, n = _sums(inp, inp.nonzero.astype(float))
-    return (n.sum(0) >= settings.confirmatory_min_nonzero) & ((n > 0).sum(0) >= settings.confirmatory_min_patients)
+    moved, _ = _sums(inp, inp.nonzero.astype(float))                 # per patient: how many of its cells have Δ_ref ≠ 0
+    return (moved.sum(0) >= settings.confirmatory_min_nonzero) & ((moved > 0).sum(0) >= settings.confirmatory_min_patients)
 
 def signflip_power(S, n, effect: float, alpha: float, floor) -> np.ndarray:
     """Normal approximation of the one-sided cluster sign-flip test's power when the true mean contrast is `effect`: the sum
