@@ -31,12 +31,14 @@ class Difference:
     n_patients_b: int
     df: float = math.nan
     scale: str = "estimate"              # what is differenced: the estimate itself, or its log (odds ratios)
+    p_floor: float = math.nan            # the smallest p-value the resamples can give, 2/(B + 1) (none for Welch's t)
 
     def to_dict(self) -> dict:
         f = lambda x: None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
         return dict(difference=f(self.estimate), ci_difference=[f(self.ci[0]), f(self.ci[1])], p_difference=f(self.p_value),
                     se_difference=f(self.se), df_difference=f(self.df), difference_method=self.method,
-                    n_patients_in_distribution=self.n_patients_a, n_patients_shifted=self.n_patients_b, difference_scale=self.scale)
+                    n_patients_in_distribution=self.n_patients_a, n_patients_shifted=self.n_patients_b, difference_scale=self.scale,
+                    p_difference_floor=f(self.p_floor))
 
 # %% ../../nbs/18_shift.ipynb #0ea94e22
 def replicate_moments(W, S, n, P) -> tuple:
@@ -47,7 +49,8 @@ def replicate_moments(W, S, n, P) -> tuple:
     with np.errstate(invalid="ignore", divide="ignore"):
         theta = Q[:, :M] / Q[:, M:2 * M]
         var = Q[:, 2 * M:3 * M] - 2 * theta * Q[:, 3 * M:4 * M] + theta ** 2 * Q[:, 4 * M:]
-        se = np.sqrt(np.clip(P / (P - 1) * var, 0, None)) / Q[:, M:2 * M]
+        var = np.where(var <= 1e-10 * (Q[:, 2 * M:3 * M] + theta ** 2 * Q[:, 4 * M:]), 0.0, var)   # no spread, up to rounding
+        se = np.sqrt(P / (P - 1) * var) / Q[:, M:2 * M]
     return theta, se
 
 # %% ../../nbs/18_shift.ipynb #cd79ca67
@@ -95,7 +98,7 @@ def _replicate_difference(d, se, nu, reps, ra, rb, PA, PB, lo, hi, how) -> Diffe
     r = reps[np.isfinite(reps)]
     if how == "percentile":
         ci = tuple(float(x) for x in np.quantile(r, [lo, hi]))
-        p = float(min(1.0, 2 * min((r <= 0).mean(), (r >= 0).mean()))) if len(r) else math.nan
+        p = float(min(1.0, 2 * min(1 + (r <= 0).sum(), 1 + (r >= 0).sum()) / (len(r) + 1))) if len(r) else math.nan
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             s_star = np.sqrt(ra ** 2 + rb ** 2)
@@ -106,7 +109,8 @@ def _replicate_difference(d, se, nu, reps, ra, rb, PA, PB, lo, hi, how) -> Diffe
         ci = (float(d - q[0] * se), float(d - q[1] * se))
         t0 = d / se                    # equal-tailed, as the interval: p ≤ 1 − level exactly when it excludes 0
         p = float(min(1.0, 2 * min(1 + (t >= t0).sum(), 1 + (t <= t0).sum()) / (len(t) + 1))) if len(t) else math.nan
-    return Difference(float(d), ci, p, float(se), how, int(PA), int(PB), float(nu))
+        r = t
+    return Difference(float(d), ci, p, float(se), how, int(PA), int(PB), float(nu), p_floor=2 / (len(r) + 1) if len(r) else math.nan)
 
 # %% ../../nbs/18_shift.ipynb #e952382c
 SHIFT_CONTRASTS = MEAN_CONTRASTS      # every registered mean endpoint (the table grows with each registration)
