@@ -7,6 +7,7 @@ and whether the caches under ~/.cache/carebench are warm (the first run after an
 
     python bench/test_command.py                      # prints a table
     python bench/test_command.py --json figures.json  # also writes the figures
+    (the command's whole output goes to test_command.log, or --log FILE)
 """
 import argparse
 import json
@@ -21,14 +22,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_test_command() -> dict:
-    "Run `bash .ci/test` in the repository; wall seconds per step, total wall and CPU seconds, exit code, pytest's closing line."
+def run_test_command(log=None) -> dict:
+    """Run `bash .ci/test` in the repository; wall seconds per step, total wall and CPU seconds, exit code, pytest's closing line.
+    `log`: a file that receives the command's whole output."""
     steps, current, t0 = [], None, time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load_before = os.getloadavg()
     p = subprocess.Popen(["bash", ".ci/test"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
-    last = ""
+    last, sink = "", open(log, "w") if log else None
     for line in p.stdout:
+        if sink: sink.write(line)
         now = time.perf_counter() - t0
         if line.startswith("== "):
             if current: current["seconds"] = now - current["start"]
@@ -36,6 +39,7 @@ def run_test_command() -> dict:
             steps.append(current)
         if line.strip(): last = line.strip()
     code = p.wait()
+    if sink: sink.close()
     total = time.perf_counter() - t0
     if current: current["seconds"] = total - current["start"]
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -49,8 +53,9 @@ def run_test_command() -> dict:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--log", default="test_command.log", help="the test command's whole output (default: test_command.log)")
     a = ap.parse_args(argv)
-    r = run_test_command()
+    r = run_test_command(a.log)
     for s in r["steps"]: print(f"{s['seconds']:8.1f} s  {s['step']}")
     print(f"{r['wall_s']:8.1f} s  in all ({r['wall_s'] / 60:.1f} minutes; {r['cpu_s'] / 60:.1f} CPU-minutes on {r['cores']} cores; "
           f"load average {r['load_before'][0]} before, {r['load_after'][0]} after)")

@@ -31,6 +31,8 @@ def root():
 
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+NO_BROWSER = ("Chromium is not installed: `sudo apt-get install chromium` (Debian; `.ci/run` does it as root) enables the browser "
+              "checks of the report site")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
 

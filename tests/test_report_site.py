@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import BROWSER, EXAMPLE, EXAMPLE_SITE_TEMPLATES, FLAGS, ROOT, look, run_cli
+from conftest import BROWSER, EXAMPLE, EXAMPLE_SITE_TEMPLATES, FLAGS, NO_BROWSER, ROOT, look, run_cli
 
 
 
@@ -73,7 +73,7 @@ def test_offline_site_and_quarto_project_list_the_same_pages(quickstart):
     assert sorted(top["project"]["render"]) == sorted(f"reports/{p.name}" for p in (ROOT / "reports").glob("*.ipynb"))
 
 
-@pytest.mark.skipif(BROWSER is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)")
+@pytest.mark.skipif(BROWSER is None, reason=NO_BROWSER)
 def test_every_page_type_in_a_browser_nothing_clipped(quickstart):
     "A screenshot of every page type in the run folder (report/screenshots/), and no table or figure reaches past the page."
     run, _, _ = quickstart
@@ -86,7 +86,7 @@ def test_every_page_type_in_a_browser_nothing_clipped(quickstart):
     print(f"screenshots: {shots}")
 
 
-@pytest.mark.skipif(BROWSER is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)")
+@pytest.mark.skipif(BROWSER is None, reason=NO_BROWSER)
 def test_browser_shows_the_endpoints_table_and_a_figure(quickstart):
     run, _, _ = quickstart
     page = run / "report/site/model-dry_run_example.html"
@@ -149,7 +149,7 @@ def test_a_model_whose_every_call_failed_is_the_first_thing_the_site_says(tmp_pa
             assert look(site / f"{page}.html", tmp_path / f"all-failed-{page}.png") == [], page
 
 
-@pytest.mark.skipif(BROWSER is None, reason="Debian's chromium is not installed (.ci/run installs it with apt-get)")
+@pytest.mark.skipif(BROWSER is None, reason=NO_BROWSER)
 def test_validity_page_in_a_browser(tmp_path):
     "The page of `carebench simulate` (a quick study, made once and reused): screenshot, nothing clipped."
     from carebench.report.validity import build_validity_page, quick_study

@@ -28,7 +28,8 @@ def _free_port():
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     missing = [n for n in NEEDED if not _find(n)]
-    if missing: pytest.skip(f"Slurm packages not installed ({', '.join(missing)}): .ci/run installs slurm-wlm and munge with apt-get")
+    if missing: pytest.skip(f"Slurm packages not installed ({', '.join(missing)}): `sudo apt-get install slurm-wlm munge` (Debian; "
+                             "`.ci/run` does it as root) enables this test")
     if os.geteuid() != 0: pytest.skip("the one-node Slurm cluster of this test runs its daemons as root")
     d = tmp_path_factory.mktemp("slurm")
     for sub in ("munge/run", "state", "spool", "log"): (d / sub).mkdir(parents=True)
