@@ -252,8 +252,9 @@ def test_an_interrupted_run_says_so_and_is_not_reported(tmp_path, sig, code):
     log = tmp_path / "calls.log"
     cfg = write_config(tmp_path, [{"id": "slow", "backend": "dry_run", "delay_s": 0.2, "call_log": str(log)}], batch_size=5)
     proc = subprocess.Popen([sys.executable, "-m", "carebench.cli", "run", str(cfg), "--cache", str(tmp_path / "c.sqlite"), "--quiet",
-                             "--no-report", "--out", str(tmp_path / "run")], stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
+                             "--no-report", "--out", str(tmp_path / "run")], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))   # as in a terminal, even when this
+    deadline = time.time() + 60                        # test runs under a parent that ignores Ctrl-C (a background job)
     while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 20): time.sleep(0.05)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
