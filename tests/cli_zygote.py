@@ -15,8 +15,10 @@ import signal
 import sys
 import time
 
+# what nearly every command imports (torch is not among them: a child that needs it imports it after the fork)
 PRELOAD = ("numpy", "pandas", "pyarrow", "scipy.stats", "yaml", "carebench.cli", "carebench.core.config", "carebench.adapters.load",
-           "carebench.evaluation.scores", "carebench.stats.endpoints")
+           "carebench.evaluation.scores", "carebench.stats.endpoints", "carebench.tracks.runner", "carebench.evaluation.analyze",
+           "carebench.evaluation.shift")
 
 
 def _child(job: dict) -> int:
