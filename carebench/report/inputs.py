@@ -47,7 +47,8 @@ def plot_label_distribution(view: RunView) -> Figure:
         rows += [dict(category=k, condition=cond, value=v, kind="split") for k, v in (split / total).items()]
     d = pd.DataFrame(rows)
     fig, ax = plt.subplots(figsize=(8, 0.42 * len(ld) + 1.8))
-    share = {k: d[d["kind"] == k].pivot(index="category", columns="condition", values="value").reindex(ld.index) for k in ("yes", "split")}
+    share = {k: d[d["kind"] == k].pivot(index="category", columns="condition", values="value").reindex(ld.index)
+             for k in ("yes", "split")}
     y = np.arange(len(ld))
     for i, (cond, colour) in enumerate((("context-free", "#9e9e9e"), ("with the chart", "#2b8cbe"))):
         ax.barh(y + (i - 0.5) * 0.4, share["yes"][cond], height=0.4, color=colour, label=cond)

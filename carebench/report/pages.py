@@ -223,13 +223,16 @@ def _plt():
     import matplotlib.pyplot as plt
     return plt
 
-# The report's one style: white axes under a light grid, paper-sized type, titles on the left, a colour-blind-aware cycle.
+# The report's one style: white axes under a light grid, paper-sized type, titles on the left, a colour-blind-aware
+# cycle.
 STYLE = {"figure.facecolor": "white", "axes.facecolor": "white", "axes.edgecolor": "#cccccc", "axes.linewidth": 1.0,
-         "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e3e3e3", "grid.linewidth": 0.8, "text.color": "#262626",
-         "axes.labelcolor": "#262626", "xtick.color": "#262626", "ytick.color": "#262626", "xtick.major.size": 0, "ytick.major.size": 0,
-         "font.size": 10.5, "axes.labelsize": 10.5, "axes.titlesize": 10, "axes.titlelocation": "left", "xtick.labelsize": 9.5,
-         "ytick.labelsize": 9.5, "legend.fontsize": 9.5, "lines.linewidth": 1.3, "lines.markersize": 5,
-         "axes.prop_cycle": ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd"]}
+         "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e3e3e3", "grid.linewidth": 0.8,
+         "text.color": "#262626", "axes.labelcolor": "#262626", "xtick.color": "#262626", "ytick.color": "#262626",
+         "xtick.major.size": 0, "ytick.major.size": 0, "font.size": 10.5, "axes.labelsize": 10.5, "axes.titlesize": 10,
+         "axes.titlelocation": "left", "xtick.labelsize": 9.5, "ytick.labelsize": 9.5, "legend.fontsize": 9.5,
+         "lines.linewidth": 1.3, "lines.markersize": 5,
+         "axes.prop_cycle": ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c",
+                             "#ccb974", "#64b5cd"]}
 
 def _style():
     "pyplot with the report's style applied (matplotlib only: a page imports no plotting library beyond it)."
@@ -268,7 +271,8 @@ def category_names(view) -> dict:
 
 # %% ../../nbs/40_report.ipynb #25ee76ef
 def _heatmap(ax, d: pd.DataFrame, fmt: str, cmap: str, vmin: float, vmax: float, colorbar: str | None = None):
-    "Cells of `d` coloured on [vmin, vmax] and written with `fmt` (`d`: rounded to an integer); a colour bar titled `colorbar`."
+    """Cells of `d` coloured on [vmin, vmax] and written with `fmt` (`d`: rounded to an integer); a colour bar titled
+    `colorbar`."""
     a = d.to_numpy(dtype=float)
     mesh = ax.pcolormesh(a, cmap=cmap, vmin=vmin, vmax=vmax, edgecolors="white", linewidth=0.5)
     ax.set_xlim(0, a.shape[1]); ax.set_ylim(a.shape[0], 0); ax.grid(False)
@@ -279,14 +283,15 @@ def _heatmap(ax, d: pd.DataFrame, fmt: str, cmap: str, vmin: float, vmax: float,
         if np.isnan(v): continue
         r, g, b, _ = mesh.cmap(mesh.norm(v))
         ink = "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.45 else "#262626"         # dark cells take white text
-        ax.text(j + 0.5, i + 0.5, format(int(round(v)), fmt) if fmt.endswith("d") else format(v, fmt), ha="center", va="center",
-                fontsize=8, color=ink)
+        text = format(int(round(v)), fmt) if fmt.endswith("d") else format(v, fmt)
+        ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=8, color=ink)
     if colorbar: ax.figure.colorbar(mesh, ax=ax, label=colorbar, shrink=0.8)
     return mesh
 
 # %% ../../nbs/40_report.ipynb #4ad0391a
 def _step_hist(ax, groups: list, bins):
-    "One outlined, lightly filled histogram per (values, label, colour) in `groups`, each in percent of its own non-missing values."
+    """One outlined, lightly filled histogram per (values, label, colour) in `groups`, each in percent of its own
+    non-missing values."""
     for values, label, colour in groups:
         x = np.asarray(values, dtype=float)
         x = x[~np.isnan(x)]
@@ -608,7 +613,7 @@ def plot_heatmap(view: RunView, model: str) -> Figure:
                                                      "delta_shuffled": "Δ_shuf\n(donor's chart)"})
     lim = max(float(np.nanmax(np.abs(d.to_numpy()))) if d.size else 0.0, 1e-6)
     fig, ax = plt.subplots(figsize=(6.5, 0.36 * len(d) + 1.6))
-    _heatmap(ax, d, "+.3f", "RdBu_r", -lim, lim, colorbar="mean shift")                     # text colour follows the cell
+    _heatmap(ax, d, "+.3f", "RdBu_r", -lim, lim, colorbar="mean shift")          # text colour follows the cell
     ax.set_ylabel(""); ax.set_title(f"{model}: mean shifts per category"); ax.tick_params(axis="x", labelsize=8, rotation=0)
     fig.tight_layout()
     return Figure(fig, "Mean shift per category (red: the category becomes more likely with context, blue: less likely). A model that "
@@ -662,7 +667,8 @@ def plot_scores(view: RunView, model: str, condition: str) -> Figure:
     fig, ax = plt.subplots(figsize=(7, 3.4))
     if len(s):
         order = list(dict.fromkeys([CONTEXT_FREE, condition]))
-        _step_hist(ax, [(s.loc[s["condition"] == c, "score"], c, colour) for c, colour in zip(order, (_SHUF, _CORRECT))], np.linspace(0, 1, 21))
+        groups = [(s.loc[s["condition"] == c, "score"], c, colour) for c, colour in zip(order, (_SHUF, _CORRECT))]
+        _step_hist(ax, groups, np.linspace(0, 1, 21))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     ax.set_xlabel("score"); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: scores, {condition.replace('_', ' ')}")
     fig.tight_layout()
@@ -930,8 +936,8 @@ def plot_shifts(view: RunView, model: str) -> Figure:
                       pd.DataFrame({"|Δ|": d["delta_shuffled"].abs(), "chart": "a donor's"})], ignore_index=True).dropna()
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     top = max(float(long["|Δ|"].quantile(0.995)) if len(long) else 0.0, 0.01)
-    _step_hist(ax, [(long.loc[long["chart"] == c, "|Δ|"], c, colour) for c, colour in (("the patient's own", _CORRECT), ("a donor's", _SHUF))],
-               np.linspace(0, top, 31))
+    charts = (("the patient's own", _CORRECT), ("a donor's", _SHUF))
+    _step_hist(ax, [(long.loc[long["chart"] == c, "|Δ|"], c, colour) for c, colour in charts], np.linspace(0, top, 31))
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=4, frameon=False)
     r = _role_rows(view, "replicate_noise", model)
     if len(r):

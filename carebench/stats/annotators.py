@@ -31,8 +31,9 @@ def _agreement(a, b, eps) -> tuple:
     return float(np.mean(sa == sb)), kappa(sa, sb), icc2_1(np.column_stack([a, b])) if len(a) > 1 else np.nan
 
 def _agreement_reps(a, b, eps, w) -> np.ndarray:
-    """`_agreement` of many bootstrap replicates at once (replicates × 3). Row r of `w` counts how often replicate r drew each
-    value, so a pair drawn twice weighs 2: the same statistics as on the drawn values themselves, without building them."""
+    """`_agreement` of many bootstrap replicates at once (replicates × 3). Row r of `w` counts how often replicate r
+    drew each value, so a pair drawn twice weighs 2: the same statistics as on the drawn values themselves, without
+    building them."""
     sa, sb = sign_eps(a, eps), sign_eps(b, eps)
     W = w.sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -59,7 +60,8 @@ def delta_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, categorie
                                   n_patients=0)
                              for name in [*categories, "all"] for m in ("sign_agreement", "kappa", "icc")])
     rng = rng_for(seed, "delta_agreement")
-    drawn = np.array([np.bincount(rng.integers(0, len(ids), len(ids)), minlength=len(ids)) for _ in range(n_boot)], float)
+    drawn = np.array([np.bincount(rng.integers(0, len(ids), len(ids)), minlength=len(ids)) for _ in range(n_boot)],
+                     float)                                            # replicates × patients: how often each is drawn
     lo, hi = (1 - level) / 2, 1 - (1 - level) / 2
     out = []
     for j, name in enumerate([*categories, "all"]):

@@ -144,7 +144,7 @@ def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
             WQ = weights @ np.hstack([S ** 2, S * n, n ** 2, n])         # one pass over the resamples for every moment
             scale = WQ[:, :M] + reps ** 2 * WQ[:, 2 * M:3 * M]
             var = WQ[:, :M] - 2 * reps * WQ[:, M:2 * M] + reps ** 2 * WQ[:, 2 * M:3 * M]
-            var = np.where(var <= 1e-10 * scale, 0.0, var)           # no spread, up to the rounding of the three sums above
+            var = np.where(var <= 1e-10 * scale, 0.0, var)           # no spread, up to the rounding of the sums
             se_b = np.sqrt(P / (P - 1) * var) / WQ[:, 3 * M:]
             t = np.clip((reps - est) / se_b, -1e12, 1e12)
         # a resample of one distinct patient has no spread: its t is undefined and left out (with 3 patients that is 1 resample

@@ -190,8 +190,9 @@ def _sums(inp: EndpointInput, values, mask=None):
 
 def confirmatory_flags(inp: EndpointInput, settings: AnalysisConfig) -> np.ndarray:
     "Confirmatory flag per category and overall (C+1): enough non-zero Δ_ref cells and enough patients having them."
-    moved, _ = _sums(inp, inp.nonzero.astype(float))                 # per patient: how many of its cells have Δ_ref ≠ 0
-    return (moved.sum(0) >= settings.confirmatory_min_nonzero) & ((moved > 0).sum(0) >= settings.confirmatory_min_patients)
+    moved, _ = _sums(inp, inp.nonzero.astype(float))        # per patient: how many of its cells have Δ_ref ≠ 0
+    enough_cells = moved.sum(0) >= settings.confirmatory_min_nonzero
+    return enough_cells & ((moved > 0).sum(0) >= settings.confirmatory_min_patients)
 
 def signflip_power(S, n, effect: float, alpha: float, floor) -> np.ndarray:
     """Normal approximation of the one-sided cluster sign-flip test's power when the true mean contrast is `effect`: the sum
@@ -264,7 +265,7 @@ class Endpoint:
     paired: bool = False            # compared between models on the same pairs and under perturbations
     family: int | None = None       # its position in the confirmatory fixed sequence (None: not in the family)
     bounds: tuple = (-math.inf, math.inf)   # the range the parameter can take: interval end points are kept inside it
-    part_bounds: dict = field(default_factory=dict)   # the same for the named values reported with an interval (`ci_<name>`)
+    part_bounds: dict = field(default_factory=dict)   # the same for named values with an interval (`ci_<name>`)
 
 ENDPOINTS: dict[str, Endpoint] = {}
 MEAN_CONTRASTS: dict = {}   # every endpoint with `cells`: name -> (inp, ε) -> (values, mask)
@@ -279,7 +280,8 @@ def _values_mask(cells: Callable, inp, eps) -> tuple:
 
 def register_endpoint(name: str, label: str = "", formula: str = "", null_value: float = 0.0,
                       role: str = "confirmatory", cells: Callable | None = None, paired: bool = False,
-                      family: int | None = None, bounds: tuple = (-math.inf, math.inf), part_bounds: dict | None = None):
+                      family: int | None = None, bounds: tuple = (-math.inf, math.inf),
+                      part_bounds: dict | None = None):
     """Decorator: register an endpoint function under `name` with its metadata; the contrast tables and the family
     (every list that names endpoints) follow the registration, so a new endpoint is one registration."""
     def deco(fn):
@@ -337,8 +339,9 @@ def alignment_cells(inp: EndpointInput, eps: float) -> Cells:
                                                 ("mean_alignment", R * inp.delta_model)))
 
 @register_endpoint("directional_alignment", label="directional alignment",
-                   formula="sign agreement, correct − donor's chart", cells=alignment_cells, paired=True, family=2, bounds=(-1, 1),
-                   part_bounds={"sign_agreement_rate": (0, 1), "sign_agreement_rate_shuffled": (0, 1), "mean_alignment": (-1, 1)})
+                   formula="sign agreement, correct − donor's chart", cells=alignment_cells, paired=True, family=2,
+                   bounds=(-1, 1), part_bounds={"sign_agreement_rate": (0, 1), "sign_agreement_rate_shuffled": (0, 1),
+                                                "mean_alignment": (-1, 1)})
 def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     """Agreement rate (R·Δ ≥ ε) with the correct chart minus with a donor's chart on non-zero Δ_ref cells; interval;
     cluster sign-flip."""
@@ -363,7 +366,8 @@ def sensitivity_cells(inp: EndpointInput, eps: float) -> Cells:
 
 @register_endpoint("context_sensitivity", label="context sensitivity", formula="mean |Δ_model| − mean |Δ_shuf|",
                    cells=sensitivity_cells, family=3, bounds=(-1, 1),
-                   part_bounds=dict.fromkeys(("mean_abs_delta", "mean_abs_delta_shuffled", "unchanged_rate", "unchanged_rate_shuffled"), (0, 1)))
+                   part_bounds=dict.fromkeys(("mean_abs_delta", "mean_abs_delta_shuffled", "unchanged_rate",
+                                              "unchanged_rate_shuffled"), (0, 1)))
 def context_sensitivity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     """Mean |Δ_model| − mean |Δ_shuf| over all cells (|Δ_shuf| per donor, averaged); interval; cluster sign-flip test
     of > 0."""
@@ -393,8 +397,9 @@ def _average_ranks(v) -> np.ndarray:
     return sums[inv] / counts[inv]
 
 # %% ../../nbs/15_endpoints.ipynb #58068893
-@register_endpoint("class_correspondence", label="class correspondence", formula="Pearson r of category means", role="descriptive",
-                   bounds=(-1, 1), part_bounds={"pearson_r_shuffled": (-1, 1), "difference": (-2, 2)})
+@register_endpoint("class_correspondence", label="class correspondence", formula="Pearson r of category means",
+                   role="descriptive", bounds=(-1, 1),
+                   part_bounds={"pearson_r_shuffled": (-1, 1), "difference": (-2, 2)})
 def class_correspondence(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Pearson r (and Spearman ρ) of per-category mean Δ_ref and mean Δ_model, and for Δ_shuf; bootstrap intervals; no test."
     C, lvl = len(inp.categories), rs.settings.ci_level
@@ -440,7 +445,8 @@ def brier_contrast_cells(inp: EndpointInput, eps: float) -> Cells:
 
 @register_endpoint("brier_improvement", label="Brier improvement", formula="Brier(shuffled) − Brier(correct)",
                    cells=brier_contrast_cells, family=4, bounds=(-1, 1),
-                   part_bounds={**dict.fromkeys(("brier_free", "brier_correct", "brier_shuffled"), (0, 1)), "improvement_over_free": (-1, 1)})
+                   part_bounds={**dict.fromkeys(("brier_free", "brier_correct", "brier_shuffled"), (0, 1)),
+                                "improvement_over_free": (-1, 1)})
 def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     "Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster sign-flip test."
     c = brier_contrast_cells(inp, effective_epsilon(rs.settings.epsilon))
@@ -498,15 +504,18 @@ def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
 
 # %% ../../nbs/15_endpoints.ipynb #239d1f77
 def within_bounds(result, bounds: tuple, part_bounds: dict | None = None):
-    """`result` (an `EndpointResult`) with every interval end point and one-sided bound moved inside `bounds` (lower, upper), and
-    the interval `ci_<name>` of each named value in `part_bounds` inside its own."""
+    """`result` (an `EndpointResult`) with every interval end point and one-sided bound moved inside `bounds` (lower,
+    upper), and the interval `ci_<name>` of each named value in `part_bounds` inside its own."""
     if not isinstance(result, EndpointResult): return result
+    part_bounds = part_bounds or {}
     fix = lambda x, b: x if x is None or math.isnan(x) else min(max(float(x), b[0]), b[1])
-    parts = lambda v: {k: tuple(fix(x, part_bounds[k[3:]]) for x in c) if k.startswith("ci_") and k[3:] in (part_bounds or {}) else c
-                       for k, c in v.items()}
-    one = lambda e: dataclasses.replace(e, ci=tuple(fix(x, bounds) for x in e.ci), lower_bound=fix(e.lower_bound, bounds),
-                                        values=parts(e.values))
-    return dataclasses.replace(result, overall=one(result.overall), per_category={k: one(e) for k, e in result.per_category.items()})
+    part = lambda k: part_bounds.get(k[3:]) if k.startswith("ci_") else None
+    inside = lambda k, c: c if part(k) is None else tuple(fix(x, part(k)) for x in c)
+    one = lambda e: dataclasses.replace(e, ci=tuple(fix(x, bounds) for x in e.ci),
+                                        lower_bound=fix(e.lower_bound, bounds),
+                                        values={k: inside(k, c) for k, c in e.values.items()})
+    per_category = {k: one(e) for k, e in result.per_category.items()}
+    return dataclasses.replace(result, overall=one(result.overall), per_category=per_category)
 
 # %% ../../nbs/15_endpoints.ipynb #d21dafd0
 def run_endpoints(inp: EndpointInput, settings: AnalysisConfig, seed: int, stream: str, names=None) -> dict:
@@ -516,7 +525,8 @@ def run_endpoints(inp: EndpointInput, settings: AnalysisConfig, seed: int, strea
     if unknown: raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
     with threadpool_limits(1):             # small matrix products: BLAS threads cost more than they give
         rs = Resampling.build(settings, seed, stream, inp.n_patients)
-        return {n: within_bounds(ENDPOINTS[n].fn(inp, rs), ENDPOINTS[n].bounds, ENDPOINTS[n].part_bounds) for n in names}
+        return {n: within_bounds(ENDPOINTS[n].fn(inp, rs), ENDPOINTS[n].bounds, ENDPOINTS[n].part_bounds)
+                for n in names}
 
 # %% ../../nbs/15_endpoints.ipynb #1ee98310
 def family_decisions(results: dict, alpha: float) -> dict:

@@ -37,8 +37,8 @@ class Difference:
         f = lambda x: None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
         return dict(difference=f(self.estimate), ci_difference=[f(self.ci[0]), f(self.ci[1])], p_difference=f(self.p_value),
                     se_difference=f(self.se), df_difference=f(self.df), difference_method=self.method,
-                    n_patients_in_distribution=self.n_patients_a, n_patients_shifted=self.n_patients_b, difference_scale=self.scale,
-                    p_difference_floor=f(self.p_floor))
+                    n_patients_in_distribution=self.n_patients_a, n_patients_shifted=self.n_patients_b,
+                    difference_scale=self.scale, p_difference_floor=f(self.p_floor))
 
 # %% ../../nbs/18_shift.ipynb #0ea94e22
 def replicate_moments(W, S, n, P) -> tuple:
@@ -49,7 +49,8 @@ def replicate_moments(W, S, n, P) -> tuple:
     with np.errstate(invalid="ignore", divide="ignore"):
         theta = Q[:, :M] / Q[:, M:2 * M]
         var = Q[:, 2 * M:3 * M] - 2 * theta * Q[:, 3 * M:4 * M] + theta ** 2 * Q[:, 4 * M:]
-        var = np.where(var <= 1e-10 * (Q[:, 2 * M:3 * M] + theta ** 2 * Q[:, 4 * M:]), 0.0, var)   # no spread, up to rounding
+        scale = Q[:, 2 * M:3 * M] + theta ** 2 * Q[:, 4 * M:]
+        var = np.where(var <= 1e-10 * scale, 0.0, var)                  # no spread, up to the rounding of the sums
         se = np.sqrt(P / (P - 1) * var) / Q[:, M:2 * M]
     return theta, se
 
@@ -110,7 +111,8 @@ def _replicate_difference(d, se, nu, reps, ra, rb, PA, PB, lo, hi, how) -> Diffe
         t0 = d / se                    # equal-tailed, as the interval: p ≤ 1 − level exactly when it excludes 0
         p = float(min(1.0, 2 * min(1 + (t >= t0).sum(), 1 + (t <= t0).sum()) / (len(t) + 1))) if len(t) else math.nan
         r = t
-    return Difference(float(d), ci, p, float(se), how, int(PA), int(PB), float(nu), p_floor=2 / (len(r) + 1) if len(r) else math.nan)
+    return Difference(float(d), ci, p, float(se), how, int(PA), int(PB), float(nu),
+                      p_floor=2 / (len(r) + 1) if len(r) else math.nan)
 
 # %% ../../nbs/18_shift.ipynb #e952382c
 SHIFT_CONTRASTS = MEAN_CONTRASTS      # every registered mean endpoint (the table grows with each registration)
