@@ -27,10 +27,10 @@ from ..stats.measures import cohens_kappa
 from ..evaluation.scores import read_csv_text
 
 # %% auto #0
-__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'STYLE', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'AUTHOR',
-           'read_table', 'RunView', 'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names',
-           'ReportParameterError', 'pick', 'mock_models', 'track_models', 'track_hint', 'failed_models', 'banner',
-           'dataset_table', 'delta_ref_table', 'observer_agreement', 'aggregation_table', 'observer_reliability',
+__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'AUTHOR', 'read_table',
+           'RunView', 'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names', 'ReportParameterError',
+           'pick', 'mock_models', 'track_models', 'track_hint', 'failed_models', 'banner', 'dataset_table',
+           'delta_ref_table', 'observer_agreement', 'aggregation_table', 'observer_reliability',
            'aggregation_sensitivity_table', 'emulation_summary', 'emulation_cost', 'emulation_agreement',
            'emulation_endpoints_table', 'plot_emulation_agreement', 'endpoint_table', 'endpoint_definitions',
            'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap',
@@ -225,20 +225,20 @@ def _plt():
 
 # The report's one style: white axes under a light grid, paper-sized type, titles on the left, a colour-blind-aware
 # cycle.
-STYLE = {"figure.facecolor": "white", "axes.facecolor": "white", "axes.edgecolor": "#cccccc", "axes.linewidth": 1.0,
-         "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e3e3e3", "grid.linewidth": 0.8,
-         "text.color": "#262626", "axes.labelcolor": "#262626", "xtick.color": "#262626", "ytick.color": "#262626",
-         "xtick.major.size": 0, "ytick.major.size": 0, "font.size": 10.5, "axes.labelsize": 10.5, "axes.titlesize": 10,
-         "axes.titlelocation": "left", "xtick.labelsize": 9.5, "ytick.labelsize": 9.5, "legend.fontsize": 9.5,
-         "lines.linewidth": 1.3, "lines.markersize": 5,
-         "axes.prop_cycle": ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c",
-                             "#ccb974", "#64b5cd"]}
+_STYLE = {"figure.facecolor": "white", "axes.facecolor": "white", "axes.edgecolor": "#cccccc", "axes.linewidth": 1.0,
+          "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e3e3e3", "grid.linewidth": 0.8,
+          "text.color": "#262626", "axes.labelcolor": "#262626", "xtick.color": "#262626", "ytick.color": "#262626",
+          "xtick.major.size": 0, "ytick.major.size": 0, "font.size": 10.5, "axes.labelsize": 10.5, "axes.titlesize": 10,
+          "axes.titlelocation": "left", "xtick.labelsize": 9.5, "ytick.labelsize": 9.5, "legend.fontsize": 9.5,
+          "lines.linewidth": 1.3, "lines.markersize": 5,
+          "axes.prop_cycle": ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c",
+                              "#ccb974", "#64b5cd"]}
 
 def _style():
     "pyplot with the report's style applied (matplotlib only: a page imports no plotting library beyond it)."
     plt = _plt()
     from cycler import cycler
-    plt.rcParams.update({**STYLE, "axes.prop_cycle": cycler(color=STYLE["axes.prop_cycle"])})
+    plt.rcParams.update({**_STYLE, "axes.prop_cycle": cycler(color=_STYLE["axes.prop_cycle"])})
     return plt
 
 class Figure:
