@@ -19,6 +19,12 @@ lic = licenses[cfg["license"]]
 min_python = cfg["min_python"]
 
 
+def builtin_tracks():
+    "One entry point per room of carebench/tracks/ (a folder holding track.py): a new built-in track is its folder."
+    return [f"{p.parent.name}=carebench.tracks.{p.parent.name}.track"
+            for p in sorted((HERE / "carebench" / "tracks").glob("*/track.py"))]
+
+
 def reqs(key):
     return cfg.get(key, "").split()
 
@@ -43,6 +49,7 @@ setuptools.setup(
     ] + ["Programming Language :: Python :: " + v for v in py_versions[py_versions.index(min_python):]],
     packages=setuptools.find_packages(include=["carebench*"]),
     include_package_data=True,
+    package_data={"carebench": ["tracks/*/*.ipynb"]},      # each track's report page templates, in its room
     python_requires=">=" + min_python,
     install_requires=reqs("requirements"),
     extras_require={
@@ -51,9 +58,9 @@ setuptools.setup(
         "formats": reqs("formats_requirements"),     # the FHIR and OMOP adapters (fhir.resources, SQLAlchemy, DuckDB)
         "vllm": ["vllm"],
     },
-    # the built-in tracks, found by the config loader like any other package's tracks (carebench.core.config.section_classes)
+    # the built-in tracks (each room of carebench/tracks/), found by the config loader like any other package's tracks
     entry_points={"console_scripts": cfg["console_scripts"].split(),
-                  "carebench.tracks": cfg["tracks"].split(),
+                  "carebench.tracks": builtin_tracks(),
                   "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     zip_safe=False,
 )

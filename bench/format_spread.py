@@ -14,7 +14,7 @@ import pandas as pd
 
 from carebench.core.config import load_config
 from carebench.tracks.runner import run_tracks
-from carebench.tracks.settings import ModelConfig
+from carebench.models.backends import ModelConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 ENDPOINTS = ("context_specificity", "directional_alignment", "context_sensitivity")

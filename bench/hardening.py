@@ -26,7 +26,8 @@ from carebench.core.config import parse_section, redact_text           # noqa: E
 from carebench.core.vocab import SHARES                                 # noqa: E402
 from carebench.models.backends import BackendContext, Request, make_backend   # noqa: E402
 from carebench.models.prompts import build_prompt                       # noqa: E402
-from carebench.tracks.settings import ModelConfig, ReasoningConfig      # noqa: E402
+from carebench.models.backends import ModelConfig
+from carebench.tracks.reasoning.settings import ReasoningConfig      # noqa: E402
 import carebench.models.openai_backend                                  # noqa: E402,F401
 
 

@@ -48,21 +48,31 @@ def long_functions(limit: int = 40) -> list:
     return sorted(out, reverse=True)
 
 
+def _defines(src: str) -> bool:
+    "Whether an export cell defines something (a function, class or name), not only imports."
+    try: body = ast.parse(src).body
+    except SyntaxError: return True
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)) for n in body)
+
+
 def export_cells() -> tuple:
-    sizes, with_example, total = [], 0, 0
+    "Sizes of the export cells; how many are followed by an example, of all and of those that define something."
+    sizes, with_example, total, defining, defining_ex = [], 0, 0, 0, 0
     example = re.compile(r"\b(test_eq|test_fail|test_close|test_ne|assert)\b")
-    for nb in sorted(NBS.glob("*.ipynb")):
+    for nb in sorted(NBS.rglob("*.ipynb")):
         cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
         for i, c in enumerate(cells):
             src = "".join(c["source"])
             if c["cell_type"] != "code" or not src.startswith("#| export"): continue
             total += 1; sizes.append(len(src.splitlines()) - 1)
+            defines = _defines(src); defining += defines
             for d in cells[i + 1:]:
                 s = "".join(d["source"])
                 if d["cell_type"] != "code": continue
                 if s.startswith("#| export"): break
-                if example.search(s) or (s.strip() and not s.lstrip().startswith("#|")): with_example += 1; break
-    return sizes, with_example, total
+                if example.search(s) or (s.strip() and not s.lstrip().startswith("#|")):
+                    with_example += 1; defining_ex += defines; break
+    return sizes, with_example, total, defining, defining_ex
 
 
 def prose_per_code(module: Path) -> float:
@@ -71,7 +81,7 @@ def prose_per_code(module: Path) -> float:
     if not m: return float("nan")
     cells = json.loads((NBS / m.group(1)).read_text(encoding="utf-8"))["cells"]
     words = sum(len("".join(c["source"]).split()) for c in cells if c["cell_type"] == "markdown")
-    code = sum(1 for c in cells if c["cell_type"] == "code" for l in c["source"] if l.strip())
+    code = sum(1 for c in cells if c["cell_type"] == "code" for l in "".join(c["source"]).splitlines() if l.strip())
     return words / max(code, 1)
 
 
@@ -81,10 +91,14 @@ def main():
     largest = max(src, key=lines)
     long_lines = sum(1 for f in src for l in f.read_text(encoding="utf-8").splitlines() if len(l) > 120)
     lits, funcs = track_literals(), long_functions()
-    sizes, ex, total = export_cells()
+    sizes, ex, total, defining, defining_ex = export_cells()
     print(f"package: {len(src)} modules, {sum(map(lines, src)):,} lines")
+    rooms = sorted({f.relative_to(PKG).parts[1] for f in tracks if len(f.relative_to(PKG).parts) > 2})
     print(f"carebench/tracks/: {len(tracks)} files, {sum(map(lines, tracks)):,} lines, "
-          f"{len({f.parent for f in tracks})} folder(s)")
+          f"{len({f.parent for f in tracks})} folder(s); rooms: {', '.join(rooms) or 'none'}")
+    for room in rooms:
+        files = [f for f in tracks if f.relative_to(PKG).parts[1] == room]
+        print(f"   {room}/: {len(files)} modules, {sum(map(lines, files)):,} lines")
     print(f"track names as string literals in shared layers: {len(lits)}")
     for l in lits[:30]: print(f"   {l}")
     print(f"largest module: {largest.relative_to(PKG).as_posix()} {lines(largest):,} lines "
@@ -93,7 +107,8 @@ def main():
     print(f"functions over 40 lines: {len(funcs)}: " + ", ".join(f"{n} {l}" for l, n in funcs[:12]))
     print(f"code lines over 120 characters: {long_lines:,}")
     print(f"export cells: {total}, median {statistics.median(sizes):.0f} lines, {sum(s > 25 for s in sizes)} over 25 lines; "
-          f"followed by an example: {ex / total:.0%}")
+          f"followed by an example: {ex / total:.0%}; of the {defining} that define something (not only imports): "
+          f"{defining_ex / defining:.0%}")
 
 
 if __name__ == "__main__":

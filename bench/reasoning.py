@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 
 from carebench.core.config import load_config
-from carebench.tracks.settings import ModelConfig
+from carebench.models.backends import ModelConfig
 from carebench.adapters.load import load_dataset
 from carebench.models.backends import BackendContext, make_backend
 from carebench.tracks.donors import assign_donors
-from carebench.tracks.reasoning import plan_requests
+from carebench.tracks.reasoning.track import plan_requests
 from carebench.models.tiny_model import build_tiny_causal_lm
 from carebench.models.hf_backend import _render
 

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import Ridge
 
-from carebench.tracks.settings import RepresentationConfig
+from carebench.tracks.representation.settings import RepresentationConfig
 from carebench.adapters.load import load_dataset
 from carebench.adapters.synth import SynthParams, write_synthetic
 from carebench.tracks.donors import assign_donors
-from carebench.tracks.encoders import TextEncoder
-from carebench.tracks.representation import nested_cv, track1_inputs
+from carebench.models.encoders import TextEncoder
+from carebench.tracks.representation.track import nested_cv, track1_inputs
 
 
 class RefitRidge:

@@ -280,7 +280,7 @@ def analyze_command(args) -> int:
 
 # %% ../nbs/50_cli.ipynb #9020ffdc
 def _configure_run(p):
-    from carebench.tracks.runner import track_names                  # the built-in tracks register themselves
+    from carebench.tracks.track import track_names                   # the registry finds every track's room
     p.add_argument("config", help="the config file (YAML)")
     p.add_argument("--track", action="append", choices=track_names(), help="run only this track (repeatable; default: every configured track)")
     p.add_argument("--model", action="append", help="run only this model id (repeatable); an id not in the config needs --backend")
@@ -346,7 +346,9 @@ def _configure_emulate(p):
 
 @register_command("emulate", "LLM raters with personas as observers: emulated reference, agreement, the alternative-annotator test", _configure_emulate)
 def emulate_command(args) -> int:
-    from carebench.tracks.reasoning_emulation import emulate
+    from carebench.tracks.track import registered_tracks
+    emulate = next((t.emulator for _, t in sorted(registered_tracks().items()) if t.emulator), None)
+    if emulate is None: raise UsageError("no installed track emulates observers")
     s = emulate(args.config, out=args.out, run=args.run, cache_path=args.cache, quiet=args.quiet, command=["carebench", *sys.argv[1:]])
     c = s["cost"]
     print(f"emulation by {s['model']}: {len(s['raters'])} raters, {s['n_pairs_complete']} of {s['n_pairs']} pairs labelled by every rater; "
@@ -378,7 +380,7 @@ def _listing(kind: str) -> list:
     "Rows (name, description) of one registry."
     if kind == "endpoints":
         from carebench.stats.endpoints import ENDPOINTS
-        from carebench.tracks.runner import track_names              # the built-in tracks register themselves
+        from carebench.tracks.track import track_names               # the registry finds every track's room
         from carebench.tracks.track import TRACKS
         serving = lambda n: ", ".join(t for t in track_names() if TRACKS[t].serves(n))     # the tracks declare it
         return [dict(name=n, label=e.label, role=e.role, tracks=serving(n), formula=e.formula)
@@ -391,7 +393,7 @@ def _listing(kind: str) -> list:
         import carebench.adapters.load                                 # the built-in adapters register themselves
         return [dict(name=n, description=(c.__doc__ or "").strip().splitlines()[0]) for n, c in ADAPTERS.items()]
     if kind == "tracks":
-        from carebench.tracks.runner import track_names              # the built-in tracks register themselves
+        from carebench.tracks.track import track_names               # the registry finds every track's room
         from carebench.tracks.track import registered_tracks
         t = registered_tracks()
         return [dict(name=n, title=t[n].title, section=n, pages=", ".join(pg[0] for pg in t[n].pages)) for n in track_names()]

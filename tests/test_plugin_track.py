@@ -32,8 +32,9 @@ def test_a_track_of_another_package_runs_with_its_own_page(tmp_path):
     assert "toy" in json.loads((run / "endpoints.json").read_text())["models"]
     # its page: in the report's plan, executed from the notebook its package ships (the shared pages are tested elsewhere)
     code = ("import sys; from carebench.report.pages import load_run; from carebench.report.site import page_plan, "
-            "execute_pages; v = load_run(sys.argv[1]); plan = [p for p in page_plan(v) if p.name == 'toy']; "
-            "done = execute_pages(v, plan); print(plan[0].template, done['toy'][1])")
+            "execute_pages, template_path, templates_dir; v = load_run(sys.argv[1]); plan = [p for p in page_plan(v) "
+            "if p.name == 'toy']; done = execute_pages(v, plan); print(template_path(templates_dir(), plan[0].template), "
+            "done['toy'][1])")
     r = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True, text=True, timeout=600,
                        env={**os.environ, **env})
     assert r.returncode == 0, r.stderr[-2000:]

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import EXAMPLE_SITE_TEMPLATES as SITE, ROOT
 
-TEMPLATES = sorted((ROOT / "reports").glob("*.ipynb"))
+# the shared templates, then the pages each track ships in its room
+TEMPLATES = sorted((ROOT / "reports").glob("*.ipynb")) + sorted((ROOT / "carebench" / "tracks").glob("*/*.ipynb"))
 
 
 def _code_cells(path):
@@ -18,7 +19,10 @@ def _code_cells(path):
 
 def test_there_are_templates():
     assert SITE < {p.stem for p in TEMPLATES}
-    assert {p.stem for p in TEMPLATES} == {"overview", "input", "failures", "model", "condition", "representation", "adaptation", "perturbations", "emulation", "shift", "comparison", "provenance", "tripod", "validity"}
+    assert {p.stem for p in TEMPLATES} == {"overview", "input", "failures", "model", "condition", "representation", "adaptation",
+                                           "perturbations", "emulation", "shift", "comparison", "provenance", "tripod", "validity"}
+    from carebench.report.site import page_templates      # the report finds the tracks' pages through the registry
+    assert {p.resolve() for p in page_templates()} == {p.resolve() for p in TEMPLATES}
 
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)

@@ -23,7 +23,7 @@ from ..core.errors import (CategoryColumnError, ConditionMismatchError, ConfigEr
                                    MissingSnapshotError, MissingTableError, MissingValueError, ObserverCountError,
                                    SnapshotError, DataError, NearDuplicateIdError)
 from ..core.inputs import file_problem, head_problem
-from ..core.text import canonical_id
+from ..core.text import canonical_id, show_item
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
 from .base import load_checked, register_adapter
 from .dataset import Dataset, Patient
@@ -316,9 +316,7 @@ def _show(v: str) -> str:
     "A label cell's value for a message: short values as they are, longer ones (possibly patient text) only by length."
     return repr(v) if len(v) <= 10 else f"(a text of {len(v)} characters)"
 
-def _show_item(v: str) -> str:
-    "An item for a message: EHR items are short names (`Sertraline 50 mg`), shown up to 40 characters; longer ones by length."
-    return repr(v) if len(v) <= 40 else f"(an item of {len(v)} characters)"
+
 
 def _show_id(v: str) -> str:
     "An id (patient, observer) for a message: quoted, cut to 40 characters."
@@ -463,7 +461,7 @@ def _mismatches(free: ParsedTable, corr: ParsedTable, bad: dict, columns: Column
     for (p, i), rows in bad.items():
         a, b, o, row = rows[0]
         column = culprit(a, b, p, o, i)
-        value = {columns.patient: _show_id(p), columns.observer: _show_id(o), columns.item: _show_item(i)}[column]
+        value = {columns.patient: _show_id(p), columns.observer: _show_id(o), columns.item: show_item(i)}[column]
         err = ConditionMismatchError(f"patient {_show_id(p)}, observer {_show_id(o)}: no row with the same patient, observer and item in "
                                      f"table '{b.table}'; the value {value} of this column has no counterpart there "
                                      f"({total} row(s) differ between the conditions)", a.loc(row, column))
@@ -498,7 +496,7 @@ def check_spellings(tables: list, columns: ColumnNames, snapshots: dict | None =
     def meet(kind, scope, value, loc):
         first = seen.setdefault((kind, scope, canonical_id(value)), (value, loc))
         if first[0] != value:
-            show = _show_item if kind == "item" else _show_id
+            show = show_item if kind == "item" else _show_id
             raise NearDuplicateIdError(f"{kind} {show(value)} and {show(first[0])} ({first[1]}) differ only by {_how(value, first[0])}: "
                                        "spell each id the same everywhere", loc)
     for pid in snapshots or {}: meet("patient", None, pid, Location(str(snapshot_file) if snapshot_file else "snapshots"))

@@ -9,7 +9,7 @@ import unicodedata
 from functools import lru_cache
 
 # %% auto #0
-__all__ = ['normalize_text', 'contains_phrase', 'canonical_id']
+__all__ = ['normalize_text', 'contains_phrase', 'canonical_id', 'show_item']
 
 # %% ../../nbs/02_text.ipynb #e5427b87
 _WORD = re.compile(r"[^\W_]+")
@@ -32,3 +32,8 @@ def canonical_id(value: str) -> str:
     """The spelling-insensitive form of an id (NFKC, surrounding whitespace removed): two ids with the same canonical form
     but different spellings are near-duplicates, refused by the adapters (ids are otherwise opaque: `001` is not `1`)."""
     return unicodedata.normalize("NFKC", str(value)).strip()
+
+# %% ../../nbs/02_text.ipynb #34a140a3
+def show_item(item: str) -> str:
+    "An item for a message: shown (quoted) up to 40 characters, a longer one only by its length."
+    return repr(item) if len(item) <= 40 else f"(an item of {len(item)} characters)"

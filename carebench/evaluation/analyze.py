@@ -20,8 +20,11 @@ from ..core.csvio import write_csv
 from ..core.runs import RunFolder, atomic_write, create_run, write_json
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, PROTOCOL_VERSION, SHUFFLED_CONTEXT
 from ..core.errors import ConfigError
-from ..stats.endpoints import (CONTRASTS, ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS, PRIMARY, EndpointInput, check_analysis, model_contrast,
-                                      family_decisions, results_to_dict, run_endpoints, to_jsonable)
+from ..stats.endpoints import (CONTRASTS, ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS, PRIMARY, EndpointInput,
+                                       family_decisions, results_to_dict,
+                                       run_endpoints, to_jsonable)
+from ..stats.resources import check_analysis
+from ..stats.contrasts import model_contrast
 from ..adapters.dataset import Dataset, adapter_manifest
 from ..adapters.load import load_dataset, run_inputs
 from .scores import ScoreValidationError, read_scores, score_cells, score_matrices, validate_scores

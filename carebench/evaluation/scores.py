@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.csvio import release_arrow_memory, release_memory
+from ..core.text import show_item
 from ..core.errors import DataError, EmptyTableError, InputFileError
 from ..core.inputs import file_problem, head_problem
 from ..core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
@@ -254,7 +255,7 @@ def _missing_cells(df: pd.DataFrame, ds: Dataset, cells: ScoreCells) -> pd.DataF
                 i, j = divmod(int(miss[0]), C)
                 want = have.size
                 item = ds.pair_item[i]
-                shown = repr(item) if len(item) <= 40 else f"(an item of {len(item)} characters)"
+                shown = show_item(item)
                 out.append(dict(check="missing_cells", row=None, column="score", model=model, condition=cond,
                                 patient_id=ds.pair_patient[i], item=item, category=ds.categories[j],
                                 message=f"model {model!r}: {len(miss)} of {want} pair × category cells have no {cond} score; the first is "

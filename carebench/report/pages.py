@@ -4,316 +4,58 @@
 
 # %% ../../nbs/40_report.ipynb #73ff1cb6
 from __future__ import annotations
-import html
+import hashlib
 import json
 import math
 import os
-import re
-from functools import cached_property
 from pathlib import Path
-
 import numpy as np
 import pandas as pd
-import yaml
-
 import carebench
-from ..core.config import load_config
-from ..core.inputs import file_problem
-from ..core.runs import RunFolder, RunFolderError, read_json_file
-from ..core.errors import CareBenchError
-from ..core.vocab import CONDITIONS, CONTEXT_FREE, PROTOCOL_VERSION
+from ..core.vocab import CONTEXT_FREE
 from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
-from ..evaluation.scores import read_csv_text
+from ..evaluation.view import (_CORRECT, _DOWN, _NULL, _SHUF, _UP, Figure, RunView, _below, _estimates_by, _heatmap,
+                                       _label, _role_rows, _step_hist, _style, category_names)
+# the toolkit the report templates import from this module (`from carebench.report.pages import load_run, table`)
+from ..evaluation.view import ReportParameterError, Table, _plt, load_run, pick, read_table, table  # noqa: F401
+
 
 # %% auto #0
-__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'AUTHOR', 'read_table',
-           'RunView', 'load_run', 'example_run', 'Table', 'table', 'Figure', 'category_names', 'ReportParameterError',
-           'pick', 'mock_models', 'track_models', 'track_hint', 'failed_models', 'banner', 'dataset_table',
-           'delta_ref_table', 'observer_agreement', 'aggregation_table', 'observer_reliability',
-           'aggregation_sensitivity_table', 'emulation_summary', 'emulation_cost', 'emulation_agreement',
-           'emulation_endpoints_table', 'plot_emulation_agreement', 'endpoint_table', 'endpoint_definitions',
-           'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap',
-           'plot_class_scatter', 'plot_agreement', 'plot_scores', 'fusion_table', 'plot_fusion', 'secondary_table',
-           'plot_ablation', 'reliability_table', 'plot_reliability', 'learning_curve_table', 'plot_learning_curve',
-           'fits_table', 'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'perturbation_table',
-           'plot_field_importance', 'format_spread_table', 'plot_format_spread', 'replicate_table', 'plot_shifts',
-           'comparison_table', 'models_table', 'plot_comparison', 'shift_name', 'shift_sizes_table',
-           'shift_prevalence_table', 'shift_length_table', 'shift_vocabulary_table', 'shift_endpoint_table',
-           'plot_shift', 'plot_prevalence_shift', 'provenance_table', 'compute_table', 'tripod_checklist']
-
-# %% ../../nbs/40_report.ipynb #2b76feca
-TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
-                "error_kind", "message", "endpoint", "scope", "check", "column", "fusion", "donor_patient_id"}
-
-def read_table(path) -> pd.DataFrame:
-    """A CSV of a run folder: ids and other text columns as text (`001` stays `001`, an item `NA` stays `NA`), every other column
-    as numbers when all its non-empty cells are numbers (an empty cell, e.g. a delta left out, is then NaN)."""
-    problem = file_problem(path)
-    if problem: raise RunFolderError(f"{path}: {problem}")
-    df = read_csv_text(path, TEXT_COLUMNS)                  # Arrow's reader for the large ones, text columns as categories
-    for c in df.columns:
-        if c in TEXT_COLUMNS: continue
-        filled = df[c] != ""
-        num = pd.to_numeric(df[c].where(filled), errors="coerce")
-        if num[filled].notna().all(): df[c] = num
-    return df
-
-# %% ../../nbs/40_report.ipynb #0af6616e
-class RunView:
-    "A run folder read by roles: manifest, endpoints, scores, errors, call summary, adapter manifest, resolved config."
-    def __init__(self, path):
-        self.run = RunFolder(path)
-        self.path = self.run.path
-        self.manifest = self.run.manifest
-
-    def has(self, role: str) -> bool: return role in self.run.artifacts
-    def _json(self, role): return read_json_file(self.run.artifact(role))
-    def _csv(self, role): return read_table(self.run.artifact(role))
-
-    @cached_property
-    def endpoints(self) -> dict: return self._json("endpoints")
-    @cached_property
-    def adapter(self) -> dict: return self._json("adapter_manifest") if self.has("adapter_manifest") else {}
-    @cached_property
-    def config(self) -> dict: return yaml.safe_load(self.run.artifact("resolved_config").read_text(encoding="utf-8"))
-    @cached_property
-    def scores(self) -> pd.DataFrame: return self._csv("scores") if self.has("scores") else pd.DataFrame()
-    @cached_property
-    def errors(self) -> pd.DataFrame: return self._csv("errors") if self.has("errors") else pd.DataFrame()
-    @cached_property
-    def calls(self) -> pd.DataFrame: return self._csv("call_summary") if self.has("call_summary") else pd.DataFrame()
-    @property
-    def models(self) -> list: return list(self.endpoints["models"])
-    @property
-    def dry_run(self) -> bool: return bool(self.manifest.get("dry_run"))
-
-    @cached_property
-    def _slugs(self) -> dict:
-        "model → the folder name the analysis gave it (read once from the per-model endpoint files)."
-        out = {}
-        for r in self.run.artifacts:
-            if r.startswith("endpoints."):
-                out.update({m: r.split(".", 1)[1] for m in json.loads(self.run.artifact(r).read_text())["models"]})
-        return out
-
-    def model_slug(self, model: str) -> str:
-        "The folder name the analysis gave `model`."
-        return self._slugs[model]
-
-    def cell_deltas(self, model: str) -> pd.DataFrame:
-        "The paired cell deltas of one model."
-        return self._csv(f"paired_cell_deltas.{self.model_slug(model)}")
-
-    @cached_property
-    def dataset(self):
-        "The run's dataset, reloaded through its resolved config (absolute paths), for observer-level views."
-        from carebench.adapters.load import load_dataset
-        return load_dataset(load_config(self.run.artifact("resolved_config")))
-
-def load_run(path) -> RunView:
-    "Open a run folder for reporting (pages show every value whole: hashes, commands and paths are not cut to fit)."
-    pd.set_option("display.max_colwidth", None)
-    return RunView(path)
+__all__ = ['RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'source_digest', 'example_run', 'mock_models', 'track_models',
+           'track_hint', 'failed_models', 'banner', 'dataset_table', 'delta_ref_table', 'observer_agreement',
+           'aggregation_table', 'observer_reliability', 'aggregation_sensitivity_table', 'endpoint_table',
+           'endpoint_definitions', 'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref',
+           'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement', 'plot_scores', 'plot_shifts',
+           'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'comparison_table', 'models_table',
+           'plot_comparison']
 
 # %% ../../nbs/40_report.ipynb #48aaeadc
+def source_digest() -> str:
+    "A digest of the package's code and page templates: what an example run was made by."
+    root, h = Path(carebench.__file__).resolve().parent, hashlib.sha256()
+    for f in sorted(root.rglob("*.py")) + sorted(root.rglob("*.ipynb")):
+        h.update(f.relative_to(root).as_posix().encode()); h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
 def example_run(folder=None) -> Path:
-    "A finished run of the bundled example (dry_run), made once and reused: the default of every report template."
+    """A finished run of the bundled example (dry_run): the default of every report template. It is made once per state of
+    the code and reused; processes that ask at the same time (report pages, notebooks under test) wait for one to make it."""
+    import fcntl
     folder = Path(folder or os.environ.get("CAREBENCH_EXAMPLE_RUN") or Path.home()/".cache"/"carebench"/"example_run")
-    m = json.loads((folder/"run_manifest.json").read_text()) if (folder/"run_manifest.json").exists() else {}
-    if m.get("completed") and m.get("protocol_version") == PROTOCOL_VERSION and m.get("carebench_version") == carebench.__version__:
-        return folder                                                     # made by this protocol and version: reused
-    import shutil
-    from carebench.tracks.runner import run_tracks
-    shutil.rmtree(folder, ignore_errors=True)
-    root = Path(carebench.__file__).resolve().parents[1]
-    run_tracks(root/"data"/"example"/"config.yaml", out=folder, cache_path=folder.parent/"example_cache.sqlite")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    stamp, digest = folder.parent/f".{folder.name}.source", source_digest()
+    with open(folder.parent/f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        m = json.loads((folder/"run_manifest.json").read_text()) if (folder/"run_manifest.json").exists() else {}
+        if m.get("completed") and stamp.is_file() and stamp.read_text() == digest: return folder   # made by this code
+        import shutil
+        from carebench.tracks.runner import run_tracks
+        shutil.rmtree(folder, ignore_errors=True)
+        root = Path(carebench.__file__).resolve().parents[1]
+        run_tracks(root/"data"/"example"/"config.yaml", out=folder, cache_path=folder.parent/"example_cache.sqlite")
+        stamp.write_text(digest)
     return folder
-
-# %% ../../nbs/40_report.ipynb #ad33f245
-def _plain(v) -> bool: return v is None or (isinstance(v, float) and math.isnan(v))
-
-COLUMN_NAMES = {"n_pairs": "pairs", "n_patients": "patients", "n_cells": "cells", "ci_level": "CI level", "mean_abs_change": "mean |change|",
-                "sign_agreement_rate": "sign agreement", "sign_agreement_rate_full_context": "sign agreement, whole context",
-                "mean_abs_delta_model": "mean |Δ_model|", "icc2_1": "ICC(2,1)", "ccc": "CCC", "ece_free": "ECE, context-free",
-                "ece_correct": "ECE, with the chart", "entropy_free": "entropy, context-free", "entropy_correct": "entropy, with the chart",
-                "entropy_change": "entropy change", "n_train_patients": "training patients", "brier_free": "Brier, context-free",
-                "brier_correct": "Brier, with the chart", "mean_alignment": "mean alignment", "validation_patients": "validation patients",
-                "n_cases": "cases", "epochs_run": "epochs run", "best_epoch": "best epoch", "best_valid_loss": "best validation loss",
-                "adapter_sha256": "adapter sha256"}
-
-def _column_format(col: pd.Series, digits: int):
-    """How one column's cells are written: integers as integers (counts), other numbers to `digits` decimals (tiny ones in
-    e-notation; rates and shares always as decimals)."""
-    vals = [v for v in col if not _plain(v)]
-    nums = [v for v in vals if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))]
-    rate = re.search(r"\b(rate|share|estimate|p|mean|sd|brier|κ|observed|ece|entropy)\b", str(col.name).lower()) is not None
-    integral = not rate and len(nums) == len(vals) and all(float(v).is_integer() for v in nums)
-    def fmt(v):
-        if _plain(v): return "–"                                          # does not apply (never "NaN" or "None")
-        if isinstance(v, (bool, np.bool_)): return "yes" if v else "no"
-        if isinstance(v, (list, tuple)): return ", ".join(map(str, v))
-        if isinstance(v, (int, np.integer)) or (integral and isinstance(v, (float, np.floating))): return f"{int(v):,}"
-        if isinstance(v, (float, np.floating)):
-            v = 0.0 if abs(v) < 1e-12 else float(v)                       # rounding noise is 0, never "-0.0000"
-            return f"{v:.1e}" if v != 0 and abs(v) < 0.5 * 10 ** -digits else f"{v:.{digits}f}"
-        return str(v)
-    return fmt, bool(nums) and len(nums) == len(vals)
-
-MAX_ROWS = 2000        # a page shows at most this many rows of a table (a browser chokes on 50,000); the caption says so
-
-class Table:
-    """A table as a page shows it: no index column and no empty header row (the index becomes ordinary columns), numbers
-    rounded, "–" where a value does not apply, long values wrapped (never cut), and a caption that says what to read."""
-    def __init__(self, df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False,
-                 max_rows: int | None = MAX_ROWS):
-        named = df.index.nlevels > 1 or df.index.name is not None
-        frame = (df.reset_index() if named else df.reset_index(drop=True)) if len(df.columns) or named else df
-        if {"CI low", "CI high"} <= set(frame.columns):            # one interval column: [low, high]
-            at = list(frame.columns).index("CI low")
-            z = lambda x: 0.0 if abs(x) < 1e-12 else x
-            ci = [("–" if _plain(a) or _plain(b) else f"[{z(a):.{digits}f}, {z(b):.{digits}f}]") for a, b in zip(frame["CI low"], frame["CI high"])]
-            frame = frame.drop(columns=["CI low", "CI high"])
-            frame.insert(at, "CI", ci)
-        self.frame = frame.rename(columns=COLUMN_NAMES)
-        self.caption, self.digits, self.empty, self.collapsed, self.max_rows = caption, digits, empty, collapsed, max_rows
-
-    def _formats(self) -> list: return [_column_format(self.frame[c], self.digits) for c in self.frame.columns]
-
-    def rows(self, formats=None, limit: int | None = None) -> list:
-        "The cells as the page writes them (header first; the first `limit` rows when given)."
-        fmts = [f for f, _ in formats or self._formats()]
-        body = self.frame if limit is None else self.frame.head(limit)
-        return [list(map(str, self.frame.columns))] + [[f(v) for f, v in zip(fmts, r)] for r in body.itertuples(index=False)]
-
-    def _repr_html_(self) -> str:
-        esc = html.escape
-        cap = f'<p class="cb-caption">{esc(self.caption)}</p>' if self.caption else ""
-        if self.frame.empty: return f'<p class="cb-empty"><em>{esc(self.empty)}</em></p>'
-        formats = self._formats()                                   # once per column, for the cells and their alignment
-        numeric = [n for _, n in formats]
-        head, *body = self.rows(formats, self.max_rows)
-        n = len(self.frame)
-        note = f'<p class="cb-caption">The first {len(body):,} of {n:,} rows are shown.</p>' if len(body) < n else ""
-        long = lambda v: max(map(len, v.split()), default=0) > 24          # a hash or a path: may break anywhere, never widen the page
-        td = lambda v, n: (f'<td style="text-align:{"right" if n else "left"}'
-                           f'{";word-break:break-all;min-width:12em" if long(v) else ""}">{esc(v)}</td>')
-        out = ('<div style="overflow-x:auto"><table class="cb-table"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
-               + "".join("<tr>" + "".join(td(v, n) for v, n in zip(r, numeric)) + "</tr>" for r in body) + "</tbody></table></div>")
-        folded = self.collapsed is True or (not isinstance(self.collapsed, bool) and n > self.collapsed)
-        if folded:
-            shown = f"; the first {len(body):,} shown" if len(body) < n else ""
-            return f"<details><summary>{esc(self.caption or 'table')} ({n:,} rows{shown})</summary>{out}</details>"
-        return out + note + cap
-
-    def __repr__(self) -> str:
-        shown = self.frame if self.max_rows is None else self.frame.head(self.max_rows)
-        more = f"\n(the first {len(shown):,} of {len(self.frame):,} rows)" if len(shown) < len(self.frame) else ""
-        return (self.caption + "\n" if self.caption else "") + (shown.to_string(index=False) + more if len(self.frame) else self.empty)
-
-def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False,
-          max_rows: int | None = MAX_ROWS) -> Table:
-    """Show `df` on a page (see `Table`); `empty` is said instead of an empty table, `collapsed` folds the table under its caption
-    (`True`), or when it has more rows than a number."""
-    return Table(df, caption, digits, empty, collapsed, max_rows)
-
-# %% ../../nbs/40_report.ipynb #4c57c511
-def _plt():
-    "pyplot, imported on first use: the backend is the environment's (inline in a kernel, Agg in a headless script)."
-    import matplotlib.pyplot as plt
-    return plt
-
-# The report's one style: white axes under a light grid, paper-sized type, titles on the left, a colour-blind-aware
-# cycle.
-_STYLE = {"figure.facecolor": "white", "axes.facecolor": "white", "axes.edgecolor": "#cccccc", "axes.linewidth": 1.0,
-          "axes.grid": True, "axes.axisbelow": True, "grid.color": "#e3e3e3", "grid.linewidth": 0.8,
-          "text.color": "#262626", "axes.labelcolor": "#262626", "xtick.color": "#262626", "ytick.color": "#262626",
-          "xtick.major.size": 0, "ytick.major.size": 0, "font.size": 10.5, "axes.labelsize": 10.5, "axes.titlesize": 10,
-          "axes.titlelocation": "left", "xtick.labelsize": 9.5, "ytick.labelsize": 9.5, "legend.fontsize": 9.5,
-          "lines.linewidth": 1.3, "lines.markersize": 5,
-          "axes.prop_cycle": ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c",
-                              "#ccb974", "#64b5cd"]}
-
-def _style():
-    "pyplot with the report's style applied (matplotlib only: a page imports no plotting library beyond it)."
-    plt = _plt()
-    from cycler import cycler
-    plt.rcParams.update({**_STYLE, "axes.prop_cycle": cycler(color=_STYLE["axes.prop_cycle"])})
-    return plt
-
-class Figure:
-    """A figure as a page shows it: one PNG and, under it, the caption that says what to read from it (the same in JupyterLab,
-    papermill outputs and the site). The matplotlib figure stays available as `.fig`."""
-    def __init__(self, fig, caption: str = ""):
-        self.fig, self.caption = fig, caption
-        _plt().close(fig)                                   # shown once, by this object, not again by the inline backend
-
-    @property
-    def axes(self): return self.fig.axes
-
-    def png(self, dpi: int = 110) -> bytes:
-        import io
-        buf = io.BytesIO()
-        self.fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-        return buf.getvalue()
-
-    def _repr_html_(self) -> str:
-        import base64
-        img = base64.b64encode(self.png()).decode()
-        return (f'<figure class="cb-figure" style="margin:8px 0"><img style="max-width:100%" alt="{html.escape(self.caption)}" '
-                f'src="data:image/png;base64,{img}"><figcaption class="cb-caption">{html.escape(self.caption)}</figcaption></figure>')
-
-    def __repr__(self) -> str: return f"Figure: {self.caption}"
-
-def category_names(view) -> dict:
-    "Category key → display name, in the label space's order: every table and figure uses these names, in this order."
-    return {r["key"]: r.get("name") or r["key"] for r in view.adapter.get("label_space") or []}
-
-# %% ../../nbs/40_report.ipynb #25ee76ef
-def _heatmap(ax, d: pd.DataFrame, fmt: str, cmap: str, vmin: float, vmax: float, colorbar: str | None = None):
-    """Cells of `d` coloured on [vmin, vmax] and written with `fmt` (`d`: rounded to an integer); a colour bar titled
-    `colorbar`."""
-    a = d.to_numpy(dtype=float)
-    mesh = ax.pcolormesh(a, cmap=cmap, vmin=vmin, vmax=vmax, edgecolors="white", linewidth=0.5)
-    ax.set_xlim(0, a.shape[1]); ax.set_ylim(a.shape[0], 0); ax.grid(False)
-    ax.set_xticks(np.arange(a.shape[1]) + 0.5, [str(c) for c in d.columns])
-    ax.set_yticks(np.arange(a.shape[0]) + 0.5, [str(i) for i in d.index], rotation=0)
-    for side in ax.spines.values(): side.set_visible(False)
-    for (i, j), v in np.ndenumerate(a):
-        if np.isnan(v): continue
-        r, g, b, _ = mesh.cmap(mesh.norm(v))
-        ink = "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.45 else "#262626"         # dark cells take white text
-        text = format(int(round(v)), fmt) if fmt.endswith("d") else format(v, fmt)
-        ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=8, color=ink)
-    if colorbar: ax.figure.colorbar(mesh, ax=ax, label=colorbar, shrink=0.8)
-    return mesh
-
-# %% ../../nbs/40_report.ipynb #4ad0391a
-def _step_hist(ax, groups: list, bins):
-    """One outlined, lightly filled histogram per (values, label, colour) in `groups`, each in percent of its own
-    non-missing values."""
-    for values, label, colour in groups:
-        x = np.asarray(values, dtype=float)
-        x = x[~np.isnan(x)]
-        if not len(x): continue
-        w = np.full(len(x), 100 / len(x))
-        ax.hist(x, bins=bins, weights=w, histtype="stepfilled", color=colour, alpha=0.25)
-        ax.hist(x, bins=bins, weights=w, histtype="step", color=colour, linewidth=1.5, label=label)
-
-# %% ../../nbs/40_report.ipynb #787b960e
-class ReportParameterError(CareBenchError, ValueError):
-    "A report template was given a parameter value that the run does not have."
-
-def pick(view: RunView, model: str | None = None, condition: str | None = None) -> tuple:
-    """The model (default: the run's first) and condition a page shows, checked against the run: a wrong `-p` value of
-    papermill ends with one message listing what the run has, not a KeyError deep in a cell."""
-    model = view.models[0] if model is None and view.models else model
-    if model not in view.models:
-        raise ReportParameterError(f"no model {model!r} in {view.path} (its models: {', '.join(map(repr, view.models)) or 'none'}); "
-                                   "the templates' parameters are run_dir, model and condition")
-    if condition is not None and condition not in CONDITIONS:
-        raise ReportParameterError(f"no condition {condition!r} (conditions: {', '.join(CONDITIONS)})")
-    return model, condition
 
 # %% ../../nbs/40_report.ipynb #80cf6343
 def mock_models(view: RunView) -> list:
@@ -410,80 +152,13 @@ def observer_reliability(view: RunView) -> pd.DataFrame:
     out = pd.DataFrame({"mean": g.mean(), "lowest": low["reliability"], "lowest in": low["category"], "highest": g.max()})
     return out.sort_values("mean", ascending=False)
 
-def _estimates_by(view: RunView, role: str, by: str) -> tuple:
-    "An artifact of estimates per model and endpoint (long), and its estimates with one column per value of `by`; None if absent."
-    if not view.has(role): return None, None
-    s = pd.read_csv(view.run.artifact(role), dtype={"model": str})
-    if s.empty: return None, None
-    t = s.pivot_table(index=["model", "endpoint"], columns=by, values="estimate", sort=False)
-    return s, t[list(dict.fromkeys(s[by]))]
-
 def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
     "Per model and endpoint, the estimate under each aggregation policy and the largest move from the run's own; empty if none."
     s, t = _estimates_by(view, "aggregation_sensitivity", "policy")
     if s is None: return pd.DataFrame()
     return t.assign(**{"largest move": s.assign(a=s["change"].abs()).groupby(["model", "endpoint"], sort=False)["a"].max()})
 
-# %% ../../nbs/40_report.ipynb #125270d5
-def emulation_summary(view: RunView) -> pd.DataFrame:
-    "Per rater of `carebench emulate`: persona, the alternative-annotator test's winning rate, mean advantage and verdict."
-    s = json.loads(view.run.artifact("emulation").read_text())
-    rows = [dict(rater=r["id"], persona=r["persona"], **{"winning rate": s["verdicts"][r["id"]]["winning_rate"],
-                 "mean advantage": s["verdicts"][r["id"]]["mean_advantage"],
-                 "can replace an observer": "yes" if s["verdicts"][r["id"]]["passes"] else "no"}) for r in s["raters"]]
-    return pd.DataFrame(rows).set_index("rater")
-
-def emulation_cost(view: RunView) -> pd.DataFrame:
-    "What the emulation cost: model, calls, from the cache, failed, tokens, seconds, device."
-    c = json.loads(view.run.artifact("emulation").read_text())["cost"]
-    return pd.DataFrame([(k.replace("_", " "), v) for k, v in c.items()], columns=["field", "value"]).set_index("field")
-
-def emulation_agreement(view: RunView, pooled: bool = True) -> pd.DataFrame:
-    """The agreement table (`emulation_agreement.csv`): pooled over categories, each comparison's sign agreement, κ and ICC with
-    intervals; or (`pooled=False`) per category, the emulated-vs-human and human-vs-human estimates side by side."""
-    a = pd.read_csv(view.run.artifact("emulation_agreement"))
-    if pooled:
-        t = a[a["category"] == "all"].copy()
-        t["value"] = [f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in zip(t["estimate"], t["ci_low"], t["ci_high"])]
-        return t.pivot_table(index="comparison", columns="measure", values="value", aggfunc="first", sort=False)
-    t = a[(a["category"] != "all") & (a["measure"] == "sign_agreement")]
-    return t.pivot_table(index="category", columns="comparison", values="estimate", sort=False)
-
-def emulation_endpoints_table(view: RunView) -> pd.DataFrame:
-    "Every model endpoint against the human and the emulated reference, side by side (empty without model scores)."
-    e, t = _estimates_by(view, "emulation_endpoints", "reference")
-    return pd.DataFrame() if e is None else t.assign(difference=t.get("emulated") - t.get("human"))
-
-def plot_emulation_agreement(view: RunView):
-    "Sign agreement of Δ per category: emulated vs human reference beside human observer vs human observer, with intervals."
-    plt = _plt()
-    a = pd.read_csv(view.run.artifact("emulation_agreement"))
-    a = a[(a["measure"] == "sign_agreement") & (a["category"] != "all")]
-    comps = [c for c in dict.fromkeys(a["comparison"]) if not c.startswith("rater ")]
-    cats = list(dict.fromkeys(a["category"]))
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(cats) + 1.2))
-    for k, comp in enumerate(comps):
-        t = a[a["comparison"] == comp].set_index("category").reindex(cats)
-        y = np.arange(len(cats)) + (k - (len(comps) - 1) / 2) * 0.25
-        ax.errorbar(t["estimate"], y, xerr=[t["estimate"] - t["ci_low"], t["ci_high"] - t["estimate"]], fmt="o", capsize=2, label=comp)
-    ax.set_yticks(np.arange(len(cats)), [view.dataset.label_space[c].name if c in view.dataset.categories else c for c in cats])
-    ax.set_xlabel("sign agreement of Δ (patient-cluster interval)"); ax.set_xlim(0, 1.02); ax.invert_yaxis()
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(cats)), ncol=2, fontsize=8, frameon=False); fig.tight_layout()
-    return Figure(fig, "How often the emulated Δ_ref has the sign of the human one, per category, beside how often two human observers "
-                       "agree: an emulation as good as a second physician sits among the human–human points.")
-
 # %% ../../nbs/40_report.ipynb #42aea9fb
-def _label(name: str) -> str:
-    "An endpoint's label from the registry (capitalised), or its name."
-    e = ENDPOINTS.get(name)
-    return (e.label[:1].upper() + e.label[1:]) if e else name
-
-def _role_rows(view: RunView, role: str, model: str) -> pd.DataFrame:
-    "One model's rows of a track artifact (empty when the run has none)."
-    if not view.has(role): return pd.DataFrame()
-    d = view._csv(role)
-    return d[d["model"] == model].drop(columns="model")
-
 def _endpoints(view, model) -> dict: return {k: v for k, v in view.endpoints["models"][model].items() if k not in NON_ENDPOINT_KEYS}
 
 def _validity(view, model, name) -> dict:
@@ -556,12 +231,6 @@ NO_CALLS = ("This model makes no language-model calls: its scores are prediction
             "patients it was not fitted on, so there are no calls, tokens or parse failures to count.")
 
 # %% ../../nbs/40_report.ipynb #114c5707
-_UP, _DOWN, _CORRECT, _SHUF, _NULL = "#2b8cbe", "#e34a33", "#2b8cbe", "#9e9e9e", "#e34a33"
-
-def _below(ax, ncol: int = 3):
-    "The legend under the axes, never over the data."
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=ncol, frameon=False, fontsize=8)
-
 def plot_delta_ref(view: RunView) -> Figure:
     "Stacked bars: per category (label-space order), pairs whose reference label went up and down; the confirmatory threshold dotted."
     plt = _style()
@@ -675,134 +344,29 @@ def plot_scores(view: RunView, model: str, condition: str) -> Figure:
     return Figure(fig, "The distribution of the model's scores over every pair and category, beside the context-free scores. Mass moving "
                        "between the two outlines is what the chart changes; identical outlines mean it changed nothing overall.")
 
-# %% ../../nbs/40_report.ipynb #9217e9a6
-def _secondary(view: RunView) -> dict: return view._json("representation_secondary") if view.has("representation_secondary") else {}
-
-def _heads(view: RunView) -> pd.DataFrame:
-    d = pd.DataFrame(_secondary(view).get("fusion_heads", []))
-    if d.empty: return d
-    d["head"] = d["fusion"] + d["rank"].map(lambda r: "" if _plain(r) else f" r={int(r)}")
-    return d
-
-def fusion_table(view: RunView) -> pd.DataFrame:
-    """One row per fusion head (and rank): the penalty λ with the best mean inner-fold Brier, that Brier, the worst over the λ grid,
-    and how many outer folds chose the head (an integer, once per head)."""
-    d = _heads(view)
-    if d.empty: return d
-    best = d.loc[d.groupby("head", sort=False)["brier"].idxmin()].set_index("head")
-    out = pd.DataFrame({"best λ": best["lam"], "inner Brier at best λ": best["brier"], "worst over λ": d.groupby("head")["brier"].max(),
-                        "chosen (outer folds)": best["chosen_in_outer_folds"].astype(int)})
-    return out.sort_values("inner Brier at best λ")
-
-def plot_fusion(view: RunView) -> Figure:
-    "Mean inner-fold Brier of every head over the λ grid (lower is better); the heads the outer folds chose are marked."
+# %% ../../nbs/40_report.ipynb #57a31c2f
+def plot_shifts(view: RunView, model: str) -> Figure:
+    """The distribution of |Δ_model| (the patient's own chart) and |Δ_shuf| (a donor's) over cells, with the replicate noise's mean
+    and 95th percentile as reference lines when the run has replicates."""
     plt = _style()
-    d = _heads(view)
+    d = view.cell_deltas(model)
+    long = pd.concat([pd.DataFrame({"|Δ|": d["delta_model"].abs(), "chart": "the patient's own"}),
+                      pd.DataFrame({"|Δ|": d["delta_shuffled"].abs(), "chart": "a donor's"})], ignore_index=True).dropna()
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    for head, g in d.groupby("head", sort=False):
-        mean = g.groupby("lam")["brier"].mean()
-        ax.plot(mean.index, mean.to_numpy(), marker="o", label=head)
-    ax.set_xscale("log"); ax.set_xlabel("ridge penalty λ"); ax.set_ylabel("mean inner-fold Brier"); ax.set_title("Fusion heads over the penalty grid")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)
+    top = max(float(long["|Δ|"].quantile(0.995)) if len(long) else 0.0, 0.01)
+    charts = (("the patient's own", _CORRECT), ("a donor's", _SHUF))
+    _step_hist(ax, [(long.loc[long["chart"] == c, "|Δ|"], c, colour) for c, colour in charts], np.linspace(0, top, 31))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=4, frameon=False)
+    r = _role_rows(view, "replicate_noise", model)
+    if len(r):
+        ax.axvline(r["mean_abs"].iloc[0], color=_NULL, ls=":", lw=1.5); ax.axvline(r["q95_abs"].iloc[0], color=_NULL, ls="--", lw=1.5)
+        ax.text(r["q95_abs"].iloc[0], ax.get_ylim()[1] * 0.95, " retest 95%", color=_NULL, fontsize=8, va="top")
+    ax.set_xlim(0, top); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: how far the scores move with a chart")
     fig.tight_layout()
-    chosen = fusion_table(view)["chosen (outer folds)"]
-    return Figure(fig, "Each line is one fusion head scored in the inner folds at every penalty (cells where the observers agree; lower "
-                       f"is better). The outer folds chose {', '.join(f'{h} ({n})' for h, n in chosen[chosen > 0].items())}: a head that "
-                       "wins only at one end of the grid would ask for a wider grid.")
-
-def secondary_table(view: RunView, key: str) -> pd.DataFrame:
-    "One of Track 1's secondary tables: `agreement`, `repeated_vs_novel`, `ablation`, or `calibration` (one row)."
-    v = _secondary(view).get(key)
-    return pd.DataFrame([v] if isinstance(v, dict) else (v or []))
-
-def plot_ablation(view: RunView) -> Figure:
-    "Per snapshot field: mean absolute change of the correct-context score when that field is blanked."
-    plt = _style()
-    d = secondary_table(view, "ablation").sort_values("mean_abs_change", ascending=False)
-    fig, ax = plt.subplots(figsize=(7, 0.34 * len(d) + 1.3))
-    ax.barh(d["field"].str.replace("_", " "), d["mean_abs_change"], color=_DOWN)
-    ax.invert_yaxis(); ax.set_xlabel("mean |score change| when the field is left out"); ax.set_title("Per-field context ablation")
-    fig.tight_layout()
-    return Figure(fig, "How much the correct-context scores move when one snapshot field is left out of the context: the longest bar is "
-                       "the field the head leans on most (descriptive; the sign agreement with and without each field is in the table).")
-
-# %% ../../nbs/40_report.ipynb #60c44bb9
-def _reference_long(view: RunView) -> pd.DataFrame:
-    "The reference labels in long form: patient_id, item, category, y_free, y_correct (observer means)."
-    ds = view.dataset
-    n, C = ds.y_free.shape
-    return pd.DataFrame({"patient_id": np.repeat(ds.pair_patient.astype(str), C), "item": np.repeat(ds.pair_item.astype(str), C),
-                         "category": np.tile(np.array(ds.categories, dtype=object), n),
-                         "y_free": ds.y_free.ravel(), "y_correct": ds.y_correct.ravel()})
-
-def reliability_table(view: RunView, model: str, bins: int = 10, n_boot: int = 500) -> pd.DataFrame:
-    """Reliability of one model's scores: per condition (context-free scores against the context-free reference, correct-context
-    scores against the correct-context reference) and score bin, the cells, the mean score, the observed share of observers saying
-    yes, and its 95% interval from resampling whole patients (seeded by the run's seed)."""
-    ref = _reference_long(view)
-    s = view.scores[(view.scores["model"] == model) & view.scores["condition"].isin([CONTEXT_FREE, "correct_context"])]
-    m = s.merge(ref, on=["patient_id", "item", "category"], how="inner")
-    m["observed"] = np.where(m["condition"] == CONTEXT_FREE, m["y_free"], m["y_correct"])
-    m["bin"] = np.minimum((m["score"].to_numpy(float) * bins).astype(int), bins - 1)
-    pats = sorted(m["patient_id"].unique())
-    rng = np.random.default_rng(int(view.manifest.get("seeds", {}).get("analysis", 0) or 0))
-    W = rng.multinomial(len(pats), np.full(len(pats), 1 / len(pats)), size=n_boot) if pats else np.zeros((n_boot, 0))
-    rows = []
-    for cond, g in m.groupby("condition", sort=False):
-        pidx = pd.Index(pats).get_indexer(g["patient_id"])
-        for b, gb in g.groupby("bin"):
-            pi = pidx[g["bin"].to_numpy() == b]
-            cnt = np.bincount(pi, minlength=len(pats)); tot = np.bincount(pi, weights=gb["observed"].to_numpy(float), minlength=len(pats))
-            bc, bt = W @ cnt, W @ tot
-            boot = bt[bc > 0] / bc[bc > 0]
-            lo, hi = (np.quantile(boot, [0.025, 0.975]) if len(boot) else (np.nan, np.nan))
-            rows.append(dict(condition=cond, bin=f"{b / bins:.1f}–{(b + 1) / bins:.1f}", cells=len(gb), mean_score=gb["score"].mean(),
-                             observed=gb["observed"].mean(), ci_low=lo, ci_high=hi, patients=int((cnt > 0).sum())))
-    return pd.DataFrame(rows)
-
-def plot_reliability(view: RunView, model: str) -> Figure:
-    "Reliability diagram: observed share of yes against the mean score per bin, both conditions, with patient-cluster intervals."
-    plt = _style()
-    d = reliability_table(view, model)
-    fig, ax = plt.subplots(figsize=(5.8, 5))
-    ax.plot([0, 1], [0, 1], color="#999", ls="--", lw=1, label="perfect calibration")
-    for (cond, g), color in zip(d.groupby("condition", sort=False), (_SHUF, _CORRECT)):
-        ax.errorbar(g["mean_score"], g["observed"], yerr=[g["observed"] - g["ci_low"], g["ci_high"] - g["observed"]], fmt="o-",
-                    color=color, capsize=3, label=cond.replace("_", " "))
-    ax.set_xlim(0, 1); ax.set_ylim(0, 1); ax.set_xlabel("mean score in the bin"); ax.set_ylabel("share of observers saying yes")
-    ax.set_title(f"{model}: reliability"); _below(ax, 3); fig.tight_layout()
-    return Figure(fig, "Scores binned by tenths: points on the dashed diagonal are calibrated (a score of 0.3 means three observers in "
-                       "ten say yes). Bars are 95% intervals from resampling whole patients; bins with few cells have wide bars.")
-
-# %% ../../nbs/40_report.ipynb #d256bac6
-def learning_curve_table(view: RunView) -> pd.DataFrame:
-    "Track 2's learning curve: held-out quality at each share of the outer folds' training patients (empty without Track 2)."
-    return view._csv("adaptation_learning_curve").set_index("share") if view.has("adaptation_learning_curve") else pd.DataFrame()
-
-def plot_learning_curve(view: RunView) -> Figure:
-    "Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training patients."
-    plt = _style()
-    d = learning_curve_table(view)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    if d.empty:
-        for ax in axes: ax.text(0.5, 0.5, "no Track 2 in this run", ha="center", va="center"); ax.set_axis_off()
-        return Figure(fig, "This run has no Track 2 (adaptation.enabled is false).")
-    n = d["n_train_patients"]
-    axes[0].plot(n, d["brier_free"], "o-", color=_SHUF, label="context-free"); axes[0].plot(n, d["brier_correct"], "o-", color=_CORRECT, label="with the chart")
-    axes[0].set_xlabel("training patients (mean over outer folds)"); axes[0].set_ylabel("held-out Brier (lower is better)"); _below(axes[0], 2)
-    axes[1].plot(n, d["mean_alignment"], "o-", color=_DOWN); axes[1].axhline(0, color="#333", ls="--", lw=1)
-    axes[1].set_xlabel("training patients (mean over outer folds)"); axes[1].set_ylabel("mean sign(Δ_ref)·Δ_model")
-    axes[0].set_title("Held-out Brier"); axes[1].set_title("Alignment with the observers' shifts")
-    fig.tight_layout()
-    return Figure(fig, "Refits on shares of each outer fold's training patients. Left: held-out Brier with and without the chart (a gap "
-                       "that widens with more patients means the model learns to use the chart); right: the mean shift in the observers' "
-                       "direction (above the dashed line: with them).")
-
-def fits_table(view: RunView) -> pd.DataFrame:
-    "Every model Track 2 fitted: training and validation patients, epochs, validation losses, adapter and its sha256."
-    if not view.has("adaptation_fits"): return pd.DataFrame()
-    d = pd.DataFrame(view._json("adaptation_fits")["fits"])
-    return d.drop(columns=[c for c in ("valid_losses", "adapter") if c in d]).set_index("key")   # the adapter folder is named by its key
+    return Figure(fig, "Per cell, how far the model's score moved when a chart was added: the patient's own (blue) or a donor's (grey). "
+                       + ("The red lines are the test–retest null, the same context-free prompt asked again: its mean (dotted) and 95th "
+                          "percentile (dashed); shifts left of them are what the model does with no context change at all."
+                          if len(r) else track_hint(view, model, "shifts")))
 
 # %% ../../nbs/40_report.ipynb #691698e5
 def contrast_table(view: RunView) -> pd.DataFrame:
@@ -851,105 +415,6 @@ def failure_messages(view: RunView, per_kind: int = 3) -> pd.DataFrame:
                                                                                                       ascending=[True, True, False])
     return g.groupby(["model", "error_kind"]).head(per_kind).set_index(["model", "error_kind"])
 
-# %% ../../nbs/40_report.ipynb #bad42906
-def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
-    """The robustness table of one model: per perturbation and contrast endpoint, the endpoint unperturbed and perturbed, the change
-    with its patient-cluster interval, the one-sided p-value that the perturbation lowers it, and the pairs it changed."""
-    if not view.has("perturbation_effects"): return pd.DataFrame()
-    d = view._csv("perturbation_effects")
-    d = d[d["model"] == model].drop(columns=["model", "ci_level"])
-    d["endpoint"] = d["endpoint"].map(_label)
-    return d.rename(columns={"ci_low": "CI low", "ci_high": "CI high", "p_lower": "p (lowers it)", "min_attainable_p": "smallest attainable p",
-                             "n_pairs_changed": "pairs changed"}).set_index(["perturbation", "endpoint"])
-
-def plot_field_importance(view: RunView, model: str, endpoint: str = "Context specificity") -> Figure | None:
-    "What leaving out each snapshot field (`drop:FIELD`) changes in `endpoint`, most costly first, with patient-cluster intervals."
-    plt = _style()
-    t = perturbation_table(view, model)
-    if t.empty: return None
-    d = t.xs(endpoint, level="endpoint").reset_index()
-    d = d[d["perturbation"].str.startswith("drop:")].sort_values("change")
-    if d.empty: return None
-    fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(d) + 1.6))
-    y = np.arange(len(d))
-    ax.barh(y, d["change"], color=[_DOWN if hi < 0 else _SHUF for hi in d["CI high"]], height=0.6)
-    ax.errorbar(d["change"], y, xerr=[d["change"] - d["CI low"], d["CI high"] - d["change"]], fmt="none", ecolor="#333", capsize=3)
-    ax.axvline(0, color="#333", lw=1)
-    ax.set_yticks(y); ax.set_yticklabels(d["perturbation"].str.removeprefix("drop:").str.replace("_", " ")); ax.invert_yaxis()
-    ax.set_xlabel(f"change of {endpoint.lower()} when the field is left out"); ax.set_title(f"{model}: which field of the chart matters")
-    fig.tight_layout()
-    return Figure(fig, "Each bar is the change of the endpoint when one snapshot field is left out of the patient's own chart (the "
-                       "donor's chart untouched), with its patient-cluster interval. The top, red bars are fields whose removal costs "
-                       "alignment beyond chance: the model used them the way the observers did.")
-
-# %% ../../nbs/40_report.ipynb #9585d9cd
-def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
-    """Per endpoint of one model: the main estimate, its range over the K prompt formats, the raw between-format SD, the SD beyond
-    sampling noise with its patient-cluster interval (mean-contrast endpoints), and whether the effect lies within the range."""
-    d = _role_rows(view, "format_spread", model)
-    if d.empty: return d
-    d["endpoint"] = d["endpoint"].map(_label)
-    return d.drop(columns=["ci_level"]).rename(columns={
-        "estimate": "main format", "n_formats": "formats", "min": "format min", "max": "format max", "sd": "between-format SD",
-        "spread": "SD beyond noise", "spread_ci_low": "CI low", "spread_ci_high": "CI high", "effect_within_spread": "effect within range",
-        "n_patients": "patients"}).set_index("endpoint")
-
-def plot_format_spread(view: RunView, model: str) -> Figure | None:
-    "Every endpoint's estimate under each prompt format with its interval (the main format filled), the endpoint's null dashed."
-    plt = _style()
-    d = _role_rows(view, "format_endpoints", model)
-    if d.empty: return None
-    names = list(dict.fromkeys(d["endpoint"]))
-    fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names) + 1, 0.32 * d["format"].nunique() + 2), squeeze=False, sharey=True)
-    for ax, name in zip(axes[0], names):
-        e = d[d["endpoint"] == name].sort_values("format")
-        y = e["format"].to_numpy()
-        ax.errorbar(e["estimate"], y, xerr=[e["estimate"] - e["ci_low"], e["ci_high"] - e["estimate"]], fmt="none", ecolor="#777", capsize=2)
-        ax.scatter(e["estimate"], y, c=[_CORRECT if f == 0 else "white" for f in y], edgecolors=_CORRECT, zorder=3, s=30)
-        null = ENDPOINTS[name].null_value if name in ENDPOINTS else None
-        if null is not None: ax.axvline(null, color=_NULL, ls="--", lw=1)
-        ax.set_title(_label(name), fontsize=9); ax.tick_params(labelsize=8)
-    axes[0][0].set_yticks(sorted(d["format"].unique())); axes[0][0].set_yticklabels([f"format {int(k)}" for k in sorted(d["format"].unique())])
-    axes[0][0].invert_yaxis()
-    fig.suptitle(f"{model}: every endpoint under each prompt format", fontsize=10); fig.tight_layout()
-    return Figure(fig, "Each endpoint estimated again under every prompt format (wording, field separator, answer layout, category "
-                       "order), with its patient-cluster interval; the filled dot is the main prompt, the dashed line the endpoint's "
-                       "null. An effect no larger than the spread of the dots is not a finding about the chart.")
-
-def replicate_table(view: RunView, model: str) -> pd.DataFrame:
-    "The test–retest null of one model: |Δ| between replicates of the context-free condition, beside the run's |Δ_model| and |Δ_shuf|."
-    d = _role_rows(view, "replicate_noise", model)
-    if d.empty: return d
-    d = d.drop(columns=["ci_level"]).rename(columns={
-        "n_cells": "cells", "n_patients": "patients", "mean_abs": "mean |Δ retest|", "ci_low": "CI low", "ci_high": "CI high",
-        "median_abs": "median |Δ retest|", "q95_abs": "95th percentile", "share_moved": "share moved ≥ ε",
-        "mean_abs_delta_model": "mean |Δ_model|", "mean_abs_delta_shuffled": "mean |Δ_shuf|"}).iloc[0]
-    counts = ("replicates", "cells", "patients")
-    return pd.DataFrame({model: [int(v) if k in counts else float(v) for k, v in d.items()]}, index=pd.Index(d.index, name="measure"), dtype=object)
-
-def plot_shifts(view: RunView, model: str) -> Figure:
-    """The distribution of |Δ_model| (the patient's own chart) and |Δ_shuf| (a donor's) over cells, with the replicate noise's mean
-    and 95th percentile as reference lines when the run has replicates."""
-    plt = _style()
-    d = view.cell_deltas(model)
-    long = pd.concat([pd.DataFrame({"|Δ|": d["delta_model"].abs(), "chart": "the patient's own"}),
-                      pd.DataFrame({"|Δ|": d["delta_shuffled"].abs(), "chart": "a donor's"})], ignore_index=True).dropna()
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    top = max(float(long["|Δ|"].quantile(0.995)) if len(long) else 0.0, 0.01)
-    charts = (("the patient's own", _CORRECT), ("a donor's", _SHUF))
-    _step_hist(ax, [(long.loc[long["chart"] == c, "|Δ|"], c, colour) for c, colour in charts], np.linspace(0, top, 31))
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=4, frameon=False)
-    r = _role_rows(view, "replicate_noise", model)
-    if len(r):
-        ax.axvline(r["mean_abs"].iloc[0], color=_NULL, ls=":", lw=1.5); ax.axvline(r["q95_abs"].iloc[0], color=_NULL, ls="--", lw=1.5)
-        ax.text(r["q95_abs"].iloc[0], ax.get_ylim()[1] * 0.95, " retest 95%", color=_NULL, fontsize=8, va="top")
-    ax.set_xlim(0, top); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: how far the scores move with a chart")
-    fig.tight_layout()
-    return Figure(fig, "Per cell, how far the model's score moved when a chart was added: the patient's own (blue) or a donor's (grey). "
-                       + ("The red lines are the test–retest null, the same context-free prompt asked again: its mean (dotted) and 95th "
-                          "percentile (dashed); shifts left of them are what the model does with no context change at all."
-                          if len(r) else track_hint(view, model, "shifts")))
-
 # %% ../../nbs/40_report.ipynb #3f5a0a31
 def comparison_table(view: RunView) -> pd.DataFrame:
     """Every model's endpoints side by side, one row per (model, endpoint): estimate, interval, one-sided p and the fixed sequence's
@@ -996,192 +461,3 @@ def plot_comparison(view: RunView) -> Figure | None:
     return Figure(fig, "Each panel is one endpoint; each row one model (frozen, fine-tuned or prompted: the patients are the same). Dots "
                        "are estimates, bars their patient-cluster intervals, the dashed line the value under no effect. Whether two "
                        "models differ is the paired contrast below, not the overlap of these bars.")
-
-# %% ../../nbs/40_report.ipynb #1633d606
-def shift_name(view: RunView) -> str:
-    "What the run calls its shifted dataset (empty when the run has none)."
-    return (view.manifest.get("shift") or {}).get("name", "") if view.has("dataset_shift") else ""
-
-def _shift(view: RunView) -> dict: return view._json("dataset_shift") if view.has("dataset_shift") else {}
-
-def shift_sizes_table(view: RunView) -> pd.DataFrame:
-    "Patients, pairs, items, observers per pair and training items of both datasets."
-    s = _shift(view).get("sizes")
-    if not s: return pd.DataFrame()
-    return pd.DataFrame({"in-distribution": s["in_distribution"], shift_name(view) or "shifted": s["shifted"]}).rename(
-        index=lambda k: k.replace("_", " ")).rename_axis("size")
-
-def shift_prevalence_table(view: RunView) -> pd.DataFrame:
-    "Per category: the reference's mean label context-free and with the chart, and the share of non-zero Δ_ref, in both datasets."
-    rows = _shift(view).get("prevalence") or []
-    if not rows: return pd.DataFrame()
-    names = category_names(view)
-    d = pd.DataFrame(rows)
-    d["category"] = d["category"].map(lambda k: names.get(k, k))
-    return d.set_index("category").rename(columns=lambda c: c.replace("in_distribution_", "in-distribution, ").replace("shifted_", "shifted, ")
-                                          .replace("difference_", "difference, ").replace("_", " ").replace("nonzero delta ref", "non-zero Δ_ref share"))
-
-def shift_length_table(view: RunView) -> pd.DataFrame:
-    "Snapshot length per patient (entries, words, fields): mean and median in both datasets, and the ratio of the means."
-    rows = _shift(view).get("snapshot_length") or []
-    return pd.DataFrame(rows).set_index("measure").rename(columns=lambda c: c.replace("in_distribution_", "in-distribution ").replace("shifted_", "shifted ")
-                                                          .replace("_", " ")) if rows else pd.DataFrame()
-
-def shift_vocabulary_table(view: RunView) -> pd.DataFrame:
-    "Word types of the evaluation items and of the snapshots in both datasets, their Jaccard overlap and the shifted words' coverage."
-    v = _shift(view).get("vocabulary")
-    if not v: return pd.DataFrame()
-    rows = [dict(texts=k, **{"word types, in-distribution": v[k]["types_in_distribution"], "word types, shifted": v[k]["types_shifted"],
-                             "Jaccard overlap": v[k]["jaccard"], "share of shifted words seen in-distribution": v[k]["shifted_tokens_covered"]})
-            for k in ("items", "snapshots")]
-    return pd.DataFrame(rows).set_index("texts")
-
-# %% ../../nbs/40_report.ipynb #f0a5db35
-def shift_endpoint_table(view: RunView, per_category: bool = False) -> pd.DataFrame:
-    "Per model and endpoint (overall, or per category): in-distribution, shifted, and the difference with its interval and p-value."
-    if not view.has("shift_endpoints"): return pd.DataFrame()
-    d = view._csv("shift_endpoints")
-    d = d[d["scope"] != "overall"] if per_category else d[d["scope"] == "overall"]
-    names = category_names(view)
-    def cell(col):                      # "estimate [CI low, CI high]": one column per quantity keeps the table inside the page
-        f = lambda x: "–" if _plain(x) else f"{0.0 if abs(x) < 5e-4 else x:.3f}"
-        return [f(e) + ("" if _plain(a) or _plain(b) else f" [{f(a)}, {f(b)}]") for e, a, b in zip(d[col], d[f"{col}_ci_low"], d[f"{col}_ci_high"])]
-    log = d["difference_scale"].fillna("estimate") == "log odds ratio"
-    out = pd.DataFrame({"model": d["model"], "endpoint": [_label(e) + (" (difference of logs)" if g else "") for e, g in zip(d["endpoint"], log)],
-                        **({"category": d["scope"].map(lambda k: names.get(k, k))} if per_category else {}),
-                        "in-distribution [CI]": cell("in_distribution"), "shifted [CI]": cell("shifted"), "difference [CI]": cell("difference"),
-                        "p": d["p_difference"],          # per category, the patients with cells (overall: the sizes table's)
-                        **({"patients": [f"{a} / {b}" for a, b in zip(d["n_patients_in_distribution"], d["n_patients_shifted"])]} if per_category else {})})
-    return out.set_index(["model", "endpoint", *(["category"] if per_category else [])])
-
-# %% ../../nbs/40_report.ipynb #b381bdac
-def plot_shift(view: RunView) -> Figure | None:
-    """Per model, one row per endpoint: the in-distribution and the shifted estimate with their intervals (left), and the
-    difference with its interval (right); endpoints differenced on another scale (odds ratios) are in the table only."""
-    plt = _style()
-    if not view.has("shift_endpoints"): return None
-    d = view._csv("shift_endpoints")
-    d = d[(d["scope"] == "overall") & (d["difference_scale"].fillna("estimate") == "estimate")]
-    if d.empty: return None
-    models = list(dict.fromkeys(d["model"]))
-    n = d.groupby("model").size().max()
-    fig, axes = plt.subplots(len(models), 2, figsize=(10, (0.5 * n + 1.3) * len(models)), squeeze=False,
-                             gridspec_kw={"width_ratios": [3, 2]})
-    for (left, right), model in zip(axes, models):
-        s = d[d["model"] == model].reset_index(drop=True)
-        for y, r in s.iterrows():
-            for off, col, lab, c in ((-0.15, "in_distribution", "in-distribution", _CORRECT), (0.15, "shifted", shift_name(view) or "shifted", _DOWN)):
-                left.plot([r[f"{col}_ci_low"], r[f"{col}_ci_high"]], [y + off] * 2, color=c, lw=2, label=lab if y == 0 else None)
-                left.plot([r[col]], [y + off], "o", color=c, ms=6)
-            right.plot([r["difference_ci_low"], r["difference_ci_high"]], [y, y], color="#333", lw=2)
-            right.plot([r["difference"]], [y], "o", color="#333", ms=6)
-        labels = [_label(e) for e in s["endpoint"]]
-        for ax in (left, right):
-            ax.set_yticks(range(len(s))); ax.set_ylim(len(s) - 0.5, -0.5)
-        left.set_yticklabels(labels, fontsize=8); right.set_yticklabels([])
-        left.axvline(0, color=_NULL, ls="--", lw=1); right.axvline(0, color=_NULL, ls="--", lw=1)
-        left.set_title(f"{model}: estimate and interval"); right.set_title("shifted − in-distribution")
-        _below(left, 2)
-    fig.tight_layout()
-    return Figure(fig, "Left: each endpoint in-distribution (blue: cross-fitted on the main dataset) and on the shifted dataset (red), "
-                       "with patient-cluster intervals. Right: the difference and its interval from two independent patient resamplings; "
-                       "a bar clear of the dashed line says the endpoint does not hold its level under the shift.")
-
-def plot_prevalence_shift(view: RunView) -> Figure | None:
-    "Per category, the reference's mean label with the chart in both datasets (bars), the categories in the label space's order."
-    plt = _style()
-    t = shift_prevalence_table(view)
-    if t.empty: return None
-    fig, ax = plt.subplots(figsize=(7.5, 0.36 * len(t) + 1.8))
-    y = np.arange(len(t))
-    ax.barh(y - 0.2, t["in-distribution, correct context"], height=0.4, color=_CORRECT, label="in-distribution")
-    ax.barh(y + 0.2, t["shifted, correct context"], height=0.4, color=_DOWN, label=shift_name(view) or "shifted")
-    ax.set_yticks(y); ax.set_yticklabels(t.index); ax.invert_yaxis(); ax.set_xlabel("share of pairs labelled with the category (with the chart)")
-    ax.set_title("Label prevalence per category"); _below(ax, 2); fig.tight_layout()
-    return Figure(fig, "How often the observers put each category on an item once they saw the chart, in each dataset: a different case "
-                       "mix shows as bars of different lengths.")
-
-# %% ../../nbs/40_report.ipynb #c87f0c0c
-def provenance_table(view: RunView) -> pd.DataFrame:
-    "Run id, command, code version, seeds, package versions and the sha256 of every input."
-    m = view.manifest
-    rows = [("run id", m["run_id"]), ("protocol version", m["protocol_version"]), ("carebench", m["carebench_version"]),
-            ("git commit", f"{(m.get('git') or {}).get('commit')} (dirty: {(m.get('git') or {}).get('dirty')})"),
-            ("command", " ".join(m.get("command", []))), ("python / platform", f"{m.get('python')} / {m.get('platform')}"),
-            ("created / finished (UTC)", f"{m.get('created_utc')} / {m.get('finished_utc')}"), ("dry run", m.get("dry_run", False)),
-            ("ε (unchanged threshold)", m.get("epsilon")), ("seeds", json.dumps(m.get("seeds")))]
-    rows += [(f"package {k}", v) for k, v in (m.get("packages") or {}).items() if v]
-    rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)") for i in m.get("inputs", [])]
-    rows += [(f"shifted input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)")   # a run with a shift section
-             for i in (m.get("shift") or {}).get("inputs", [])]
-    return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
-
-def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> pd.DataFrame:
-    """What the run cost (TRIPOD-LLM's compute item): per Track 3 model and condition the requests, distinct prompts, the share
-    served from the response cache, calls asked, failures, prompt and generated tokens, wall time and device; with `fitted`, per
-    fitted model of the other tracks (Tracks 1 and 2) its wall time, device and work instead. With `tokens`, per Track 3 model
-    and condition the tokens instead (two tables fit a page where one would not): the prompts' in full, those served from a
-    prefix cache, those computed, and those generated."""
-    m, rows = view.manifest, []
-    if fitted:
-        for name in m.get("tracks", []):
-            rec = m.get(name)
-            if isinstance(rec, dict) and "seconds" in rec and "model" in rec:
-                work = "; ".join(f"{k.replace('_', ' ')}: {rec[k]}" for k in ("forward_passes", "texts_embedded", "fits", "epochs_run") if k in rec)
-                rows.append({"model": rec["model"], "track": name, "seconds": rec["seconds"], "device": rec.get("device", "unknown"), "work": work})
-        return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
-    for c in m.get("compute") or [{**c, "condition": "all", "requests": c["n_requests"], "unique_prompts": c["n_unique"],
-                                    "asked": c["n_asked"], "failed": c["n_failed"]} for c in m.get("calls", [])]:   # runs before compute.csv
-        variant = [v for v in (c.get("perturbation") or "", f"format {c['format']}" if c.get("format") else "",
-                               f"replicate {c['replicate']}" if c.get("replicate") else "") if v]
-        row = {"model": c["model"], "condition": " · ".join([c["condition"], *variant])}
-        if tokens: row.update({"prompt tokens": c.get("prompt_tokens"), "from a prefix cache": c.get("cached_tokens"),
-                               "computed": c.get("computed_tokens"), "generated tokens": c.get("completion_tokens")})
-        else: row.update({"requests": c["requests"], "distinct prompts": c["unique_prompts"], "cache hit rate": c.get("cache_hit_rate"),
-                          "asked": c["asked"], "failed": c["failed"], "seconds": c.get("seconds"), "device": c.get("device", "unknown")})
-        rows.append(row)
-    return pd.DataFrame(rows).set_index(["model", "condition"]) if rows else pd.DataFrame()
-
-# %% ../../nbs/40_report.ipynb #98b57672
-AUTHOR = "for the author"
-
-def _model_facts(x: dict) -> list:
-    "What a model's record says of its backend, revision and scoring (a track of another package may record less)."
-    scoring = [f"scoring {x['scoring_mode']}"] if "scoring_mode" in x else []
-    return [f"backend {x['backend']}" if "backend" in x else f"track {x.get('track', 'n/a')}",
-            f"revision {x.get('revision') or 'not pinned'}", *scoring]
-
-def tripod_checklist(view: RunView) -> pd.DataFrame:
-    "TRIPOD-LLM items filled from the run's manifests; what a run cannot know is marked for the author."
-    m, c = view.manifest, view.adapter.get("counts", {})
-    models = m.get("models", [])
-    calls = {x["model"]: x for x in m.get("calls", [])}
-    fmt_model = lambda x: f"{x['id']} ({', '.join(_model_facts(x))})"
-    prompts = view.run.artifact("prompt_templates").name if view.has("prompt_templates") else None
-    rows = [
-        ("Title and abstract", "Identify the study as evaluating an LLM for sensitive-data classification with patient context", AUTHOR, ""),
-        ("Background", "Rationale and objectives", AUTHOR, ""),
-        ("Data", "Source of data and participants (observers)", f"{view.adapter.get('adapter')} dataset; inputs hashed in the manifest", "manifest"),
-        ("Data", "Data counts and flow", f"{c.get('n_patients')} patients, {c.get('n_pairs')} pairs, {c.get('observers_per_pair')} observers per pair; "
-                                          f"dropped pairs: {len(view.adapter.get('dropped', []))}; leakage check: {view.adapter.get('leakage')}", "adapter manifest"),
-        ("Data", "Reference standard (observer labels, aggregation)", (view.adapter.get("aggregation") or {}).get("reference_label", ""), "adapter manifest"),
-        ("Model", "Name and version of each LLM", "; ".join(fmt_model(x) for x in models) or "n/a", "run manifest"),
-        ("Model", "Inference settings (temperature, max tokens, seed)", "; ".join(f"{x['id']}: {json.dumps(x.get('generation'))}" for x in models), "run manifest"),
-        ("Model", "Prompts (full templates)", f"{prompts} in the run folder; context before item; conditions differ only in the context", "prompt templates"),
-        ("Model", "Output parsing and handling of failures", "JSON parsing with one repair request, or next-token P(yes); failures by kind in errors.csv "
-                                                            "and call_summary.csv; pairs with a failed call left out of that model's endpoints", "run"),
-        ("Analysis", "Statistical methods", f"protocol {m['protocol_version']}: patient-cluster bootstrap CIs, cluster sign-flip and within-patient "
-                                              f"permutation tests, BH over confirmatory categories; ε = {m.get('epsilon')}; seeds {json.dumps(m.get('seeds'))}", "run manifest"),
-        ("Results", "Calls, failures and compute (tokens, time, device)",
-         "; ".join(f"{k}: {v['n_unique']} calls ({v['n_from_cache']} from the cache), {v['n_failed']} failed, {v.get('prompt_tokens', 'n/a')} prompt "
-                   f"and {v.get('completion_tokens', 'n/a')} generated tokens, {v['seconds']} s on {v.get('device', 'unknown')}" for k, v in calls.items())
-         + "".join(f"; {model}: {r['seconds']} s on {r['device']}" for model, r in compute_table(view, fitted=True).iterrows())
-         + " (per condition on the provenance page)", "run manifest"),
-        ("Results", "Performance / endpoints with uncertainty", "endpoints.json, per-endpoint CSVs and the endpoints pages", "analysis"),
-        ("Discussion", "Limitations (incl. synthetic or dry-run data)", "dry run: mock scores, not model performance" if view.dry_run else AUTHOR,
-         "run manifest" if view.dry_run else ""),
-        ("Other", "Code availability", f"carebench {m['carebench_version']}, git {(m.get('git') or {}).get('commit')}", "run manifest"),
-        ("Other", "Data availability", AUTHOR, ""),
-        ("Other", "Ethics approval, funding, conflicts of interest", AUTHOR, ""),
-    ]
-    return pd.DataFrame(rows, columns=["section", "item", "content", "source"])

@@ -5,8 +5,10 @@
 # %% ../../nbs/41_site.ipynb #6343aeee
 from __future__ import annotations
 import html
+import importlib.resources
 import logging
 import os
+import re
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -24,8 +26,8 @@ from .pages import RunView, load_run
 from ..tracks.track import registered_tracks
 
 # %% auto #0
-__all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'template_path', 'execute_pages', 'navigation',
-           'quarto_project', 'build_offline_site', 'check_finished', 'build_report']
+__all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'template_path', 'page_templates', 'execute_pages',
+           'navigation', 'quarto_project', 'build_offline_site', 'check_finished', 'build_report']
 
 # %% ../../nbs/41_site.ipynb #822bd2be
 class ReportError(CareBenchError):
@@ -71,10 +73,22 @@ def templates_dir() -> Path:
     return d
 
 # %% ../../nbs/41_site.ipynb #7b039962
+_RESOURCE = re.compile(r"(?P<package>[A-Za-z_][\w.]*):(?P<name>[^/\\:]+\.ipynb)")
+
 def template_path(tdir: Path, template: str) -> Path:
-    """A page's template: a notebook a track ships in its own package (a path ending in `.ipynb`, so a track of
-    another package brings its page), else `<template>.ipynb` among the report templates `tdir`."""
+    """A page's template: `package:name.ipynb`, a notebook shipped inside a package (a track's room, built in or installed
+    from another package, brings its pages this way); a path ending in `.ipynb`; else `<template>.ipynb` among the shared
+    report templates `tdir`."""
+    m = _RESOURCE.fullmatch(str(template))
+    if m: return Path(str(importlib.resources.files(m["package"]) / m["name"]))
     return Path(template) if str(template).endswith(".ipynb") else Path(tdir)/f"{template}.ipynb"
+
+def page_templates() -> list:
+    "Every report template: the shared ones (`reports/`), then each registered track's pages, in the registry's order."
+    from carebench.tracks.track import registered_tracks, track_names
+    tdir, tracks = templates_dir(), registered_tracks()
+    own = [template_path(tdir, page[2]) for name in track_names() for page in getattr(tracks[name], "pages", ())]
+    return sorted(tdir.glob("*.ipynb")) + own
 
 def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
     "Run every page's template with papermill into `RUN/report/pages/` (a few kernels at a time); page name → (path, error or None)."

@@ -10,19 +10,16 @@ import math
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable
-
 import numpy as np
 from statistics import NormalDist
 from threadpoolctl import threadpool_limits
-
 from ..core.config import AnalysisConfig, quote_value
 from ..core.errors import ConfigError
 from ..core.seeds import rng_for
-from ..core.vocab import PROTOCOL_VERSION
 from .bootstrap import BootstrapDraws, cluster_sums, ratio_bootstrap
 from .measures import effective_epsilon
 from .multiplicity import bh_adjust, holm_adjust
-from .signflip import SignFlips, flip_block, signflip_test
+from .signflip import SignFlips, signflip_test
 
 # %% auto #0
 __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'EndpointInput', 'to_jsonable',
@@ -30,8 +27,8 @@ __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON
            'register_endpoint', 'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells',
            'directional_alignment', 'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells',
            'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'within_bounds',
-           'run_endpoints', 'family_decisions', 'resampling_memory', 'check_analysis', 'model_contrast',
-           'register_mean_endpoint', 'unregister_endpoint', 'results_to_dict', 'demo_input']
+           'run_endpoints', 'family_decisions', 'register_mean_endpoint', 'unregister_endpoint', 'results_to_dict',
+           'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -544,44 +541,6 @@ def family_decisions(results: dict, alpha: float) -> dict:
         else: decisions[name] = "not rejected"; going = False
     return {"primary": PRIMARY if PRIMARY in results else None, "order": order, "alpha": alpha,
             "rule": "fixed sequence at alpha: an endpoint is confirmed only when it and every endpoint before it reject", "decisions": decisions}
-
-# %% ../../nbs/15_endpoints.ipynb #2a4db014
-def resampling_memory(settings: AnalysisConfig, items_per_patient, n_categories: int, n_target_cells: int) -> dict:
-    """Estimated peak bytes of one model's resampling, by the setting that drives each part (measured with tracemalloc over
-    designs of 30–2,000 patients, 1,000–100,000 resamples and 10,000–200,000 flips, and rounded up): bootstrap counts (2 bytes a
-    patient and resample, at most 64 MB), a block of them, and the replicates of every interval (`n_bootstrap`); sign-flip
-    patterns as bits, a block of them as floats, and their null sums (`n_permutations`)."""
-    P, C1, B, R = len(list(items_per_patient)), n_categories + 1, settings.n_bootstrap, settings.n_permutations
-    flips = 2 ** P if P < 63 and 2 ** P <= R else R
-    return {"n_bootstrap": min(2 * B * P, 64 * 2 ** 20) + 24 * 256 * P + 8 * B * 64 * C1,
-            "n_permutations": flips * -(-P // 8) + 24 * min(flips, flip_block(P)) * P + 24 * flips * C1}
-
-def check_analysis(settings: AnalysisConfig, items_per_patient, n_categories: int, n_target_cells: int, names=None):
-    """What can be checked before any model is asked: every endpoint name is registered, and the resampling fits in
-    `analysis.max_memory_gb`. A `ConfigError` names the key to change."""
-    names = tuple(names or settings.endpoints)
-    unknown = [n for n in names if n not in ENDPOINTS]
-    if unknown: raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
-    need = resampling_memory(settings, items_per_patient, n_categories, n_target_cells)
-    if sum(need.values()) > settings.max_memory_gb * 2 ** 30:
-        key = max(need, key=need.get)
-        raise ConfigError(f"the resampling would need about {sum(need.values()) / 2 ** 30:,.1f} GB for {len(list(items_per_patient))} patients, "
-                          f"above analysis.max_memory_gb = {settings.max_memory_gb:g}: lower analysis.{key} "
-                          f"(now {getattr(settings, key):,}) or raise analysis.max_memory_gb", key=f"analysis.{key}")
-
-# %% ../../nbs/15_endpoints.ipynb #02552378
-def model_contrast(a: EndpointInput, b: EndpointInput, settings: AnalysisConfig, seed: int, stream: str,
-                   endpoint: str = "context_specificity") -> Estimate:
-    """Endpoint of model A minus model B on the same pairs (both inputs with `canonical=False`, rows in the same order): paired
-    patient-cluster interval and one-sided p-value (A > B)."""
-    if a.canonical or b.canonical: raise ValueError("a model contrast needs inputs built with canonical=False (rows in the pairs' order)")
-    if a.delta_ref.shape != b.delta_ref.shape or not np.array_equal(a.cluster, b.cluster) or not np.array_equal(a.delta_ref, b.delta_ref):
-        raise ValueError("a model contrast needs both models' inputs on the same pairs")
-    eps = effective_epsilon(settings.epsilon)
-    (xa, mask), (xb, _) = CONTRASTS[endpoint](a, eps), CONTRASTS[endpoint](b, eps)
-    with threadpool_limits(1):
-        rs = Resampling.build(settings, seed, stream, a.n_patients)
-        return _tested(a, rs, xa - xb, mask, lambda j: {})[-1]
 
 # %% ../../nbs/15_endpoints.ipynb #352060d9
 def register_mean_endpoint(name: str, cells: Callable, statistic: str, null_hypothesis: str,

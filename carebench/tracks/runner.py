@@ -22,10 +22,9 @@ from ..adapters.load import load_dataset, load_shifted, run_inputs
 from ..evaluation.analyze import Analysis, check_sensitivity, write_analysis
 from ..evaluation.shift import write_shift
 from ..evaluation.scores import concat_scores
-from ..stats.endpoints import check_analysis
+from ..stats.resources import check_analysis
 from .donors import assign_donors
 from .track import TRACKS, RunContext, configured_tracks, track_names
-import carebench.tracks.reasoning, carebench.tracks.representation, carebench.tracks.adaptation   # the built-in tracks register themselves
 
 # %% auto #0
 __all__ = ['check_shift', 'Preflight', 'preflight', 'run_and_merge', 'run_shift', 'run_tracks']

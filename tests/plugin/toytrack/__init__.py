@@ -36,7 +36,7 @@ def toy_job(ctx, out_file) -> dict:
 @register_track
 class ToyTrack(Track):
     name, title, section, order = "toy", "A toy track", ToySettings, 90
-    pages = (("toy", "Toy track", str(Path(__file__).with_name("toy_page.ipynb"))),)
+    pages = (("toy", "Toy track", "toytrack:toy_page.ipynb"),)       # a notebook this package ships beside its module
 
     def model_names(self): return ["toy"]
     def jobs(self, run_path, quiet=True): return [Job("toy", toy_job, (self.ctx, Path(run_path) / "toy.csv"))]
