@@ -6,9 +6,13 @@
 from __future__ import annotations
 import argparse
 import dataclasses
+import inspect
 import json
+import os
+import shutil
 import signal
 import sys
+import textwrap
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable
@@ -18,13 +22,14 @@ from .core.config import redact_text
 from .core.errors import CareBenchError
 from .core.config import load_config
 # Everything heavier (numpy, pandas, the tracks, the report) is imported inside the command that needs it, and only the
-# subcommand being run configures its arguments: `carebench --help` and `carebench list` start in a fraction of a second.
+# subcommand being run configures its arguments: `carebench --help` and `carebench list` start in a fraction of a
+# second.
 
 # %% auto #0
-__all__ = ['COMMANDS', 'BENCH', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging', 'Terminated',
-           'main', 'synth', 'validation_report', 'format_report', 'validate', 'convert_command', 'analyze_command',
-           'shift_summary', 'run_command', 'emulate_command', 'report_command', 'list_command', 'cache_command',
-           'bench_suites', 'bench_command', 'simulate_command']
+__all__ = ['COMMANDS', 'LISTINGS', 'BENCH', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging',
+           'Terminated', 'main', 'synth', 'validation_report', 'format_report', 'validate', 'convert_command',
+           'analyze_command', 'shift_summary', 'run_command', 'emulate_command', 'report_command', 'summary_line',
+           'print_rows', 'list_command', 'cache_command', 'bench_suites', 'bench_command', 'simulate_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -57,7 +62,8 @@ def _common(top: bool) -> argparse.ArgumentParser:
     return p
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    "The `carebench` argument parser with every registered subcommand (`only`: configure that subcommand's arguments alone)."
+    ("The `carebench` argument parser with every registered subcommand (`only`: configure that subcommand's arguments "
+     "alone).")
     p = argparse.ArgumentParser(prog="carebench", description="CAREBench: do models shift their sensitive-data judgments "
                                 "with patient context the way physicians do?", parents=[_common(True)])
     p.add_argument("--version", action="version", version=f"carebench {carebench.__version__}")
@@ -69,8 +75,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 def configure_logging(verbose: int = 0, quiet: bool = False):
-    """The `carebench` logger on stderr: warnings by default, what is being done with `-v`, details with `-vv`, errors only with
-    `-q`. Messages name counts, files and models, never snapshot or item text."""
+    """The `carebench` logger on stderr: warnings by default, what is being done with `-v`, details with `-vv`, errors
+    only with `-q`. Messages name counts, files and models, never snapshot or item text."""
     import logging
     log = logging.getLogger("carebench")
     level = logging.ERROR if quiet else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
@@ -93,12 +99,17 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(next((a for a in argv if a in COMMANDS), "")).parse_args(argv)
     configure_logging(args.verbose, args.quiet)
-    try: previous = signal.signal(signal.SIGTERM, _terminate)     # Slurm's and kill's SIGTERM: the same clean stop as Ctrl-C
+    # Slurm's and kill's SIGTERM: the same clean stop as Ctrl-C
+    try: previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError: previous = None                            # not the main thread: leave signals alone
     try: return args._run(args)
     except CareBenchError as e:
         print("error: " + redact_text(" ".join(str(e).split())), file=sys.stderr)
         return 2
+    except BrokenPipeError:          # the reader went away (`carebench list | head`): stop quietly, as other tools do
+        try: os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError): pass
+        return 141
     except OSError as e:             # a file or model the user named cannot be read or written
         msg = f"{e.strerror or e}: {e.filename}" if e.filename else str(e)
         print("error: " + redact_text(" ".join(msg.split())), file=sys.stderr)
@@ -125,7 +136,8 @@ _SYNTH_ARGS = dict(seed="seed of every random choice", patients="number of patie
 def _floats(text: str) -> tuple:
     "A comma-separated list of numbers (`--observer-noise 0.01,0.05,0.25`)."
     try: return tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError: raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text[:40]!r}") from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text[:40]!r}") from None
 
 def _configure_synth(p):
     from carebench.adapters.synth import SynthParams
@@ -188,7 +200,8 @@ def format_report(r: dict) -> str:
     for c in r["categories"]:
         lines.append(f"  {c:<{w}} {r['delta_ref_up'][c]:>4} {r['delta_ref_down'][c]:>5} {r['nonzero_delta_ref'][c]:>9}")
     lines += [f"note: {n}" for n in r["notes"]]
-    if r["n_dropped"]: lines.append(f"dropped pairs: {r['n_dropped']} (on_mismatch: drop; listed in the adapter manifest)")
+    if r["n_dropped"]:
+        lines.append(f"dropped pairs: {r['n_dropped']} (on_mismatch: drop; listed in the adapter manifest)")
     if "tracks" in r:
         per = "; ".join(f"{t}: {len(ms)} model(s)" for t, ms in r.get("track_models", {}).items())
         lines.append(f"run settings: tracks {', '.join(r['tracks']) or 'none configured'}{'; ' + per if per else ''}; "
@@ -216,7 +229,8 @@ def validate(args) -> int:
     from carebench.tracks.track import TRACKS
     config = load_config(args.config)
     ds = load_dataset(config)
-    shifted = load_shifted(config) if config.shift is not None else None      # the shift section's dataset, checked the same way
+    # the shift section's dataset, checked the same way
+    shifted = load_shifted(config) if config.shift is not None else None
     # what `run` would check before asking any model
     plan = preflight(config, ds, require_track=False, shifted=shifted,
                      reach=args.check_endpoints)
@@ -273,7 +287,8 @@ def analyze_command(args) -> int:
         data = res.results[model].get("data", {})
         for name, r in res.results[model].items():
             if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"]))
-        if data.get("n_pairs_excluded"): print(f"  ({data['n_pairs_excluded']} pair(s) left out: no score in some condition)")
+        if data.get("n_pairs_excluded"):
+            print(f"  ({data['n_pairs_excluded']} pair(s) left out: no score in some condition)")
     print(f"results: {res.run.artifact('endpoints')}")
     print(f"summary: {res.run.artifact('summary')}")
     return 0
@@ -293,7 +308,8 @@ def _configure_run(p):
     p.add_argument("--limit", type=int, metavar="N", help="smoke test: only the first N evaluation patients (at least 2; recorded in the run)")
 
 def shift_summary(run) -> str:
-    "The shift evaluation in a few lines: per model and endpoint, in-distribution → shifted and the difference with its interval."
+    ("The shift evaluation in a few lines: per model and endpoint, in-distribution → shifted and the difference with "
+     "its interval.")
     import pandas as pd
     t = pd.read_csv(run.artifact("shift_endpoints"))
     t = t[t["scope"] == "overall"]
@@ -332,7 +348,8 @@ def run_command(args) -> int:
     print(f"run folder: {res.run.path}")
     print(f"results: {res.run.artifact('endpoints')}")
     if not args.no_report: print(f"report: {build_report(res.run.path, quiet=args.quiet)}")
-    for model in silent: print(f"warning: every call of {model} failed (see errors.csv): it has no results", file=sys.stderr)
+    for model in silent:
+        print(f"warning: every call of {model} failed (see errors.csv): it has no results", file=sys.stderr)
     return 1 if silent else 0
 
 # %% ../nbs/50_cli.ipynb #81dba1da
@@ -375,44 +392,65 @@ def report_command(args) -> int:
     print(f"report: {build_report(args.run_dir, quiet=args.quiet, quarto=args.quarto)}")
     return 0
 
-# %% ../nbs/50_cli.ipynb #f18de667
-def _listing(kind: str) -> list:
-    "Rows (name, description) of one registry."
-    if kind == "endpoints":
-        from carebench.stats.endpoints import ENDPOINTS
-        from carebench.tracks.track import track_names               # the registry finds every track's room
-        from carebench.tracks.track import TRACKS
-        serving = lambda n: ", ".join(t for t in track_names() if TRACKS[t].serves(n))     # the tracks declare it
-        return [dict(name=n, label=e.label, role=e.role, tracks=serving(n), formula=e.formula)
-                for n, e in ENDPOINTS.items()]
-    if kind == "backends":
-        from carebench.models.backends import BACKENDS
-        return [dict(name=n, description=(c.__doc__ or "").strip().splitlines()[0]) for n, c in BACKENDS.items()]
-    if kind == "adapters":
-        from carebench.adapters.base import ADAPTERS
-        import carebench.adapters.load                                 # the built-in adapters register themselves
-        return [dict(name=n, description=(c.__doc__ or "").strip().splitlines()[0]) for n, c in ADAPTERS.items()]
-    if kind == "tracks":
-        from carebench.tracks.track import track_names               # the registry finds every track's room
-        from carebench.tracks.track import registered_tracks
-        t = registered_tracks()
-        return [dict(name=n, title=t[n].title, section=n, pages=", ".join(pg[0] for pg in t[n].pages)) for n in track_names()]
-    from carebench.stats.simulate import SCENARIOS
-    return [dict(name=n, null_for=", ".join(s.nulls) or "(alternative)", description=s.description) for n, s in SCENARIOS.items()]
+# %% ../nbs/50_cli.ipynb #023e9b3b
+def summary_line(obj) -> str:
+    "An object's docstring up to its first blank line, as one line: what a listing says of it."
+    return " ".join((inspect.getdoc(obj) or "").split("\n\n")[0].split())
 
+# %% ../nbs/50_cli.ipynb #fd481ca9
+def _list_endpoints() -> list:
+    from carebench.stats.endpoints import ENDPOINTS
+    from carebench.tracks.track import TRACKS, track_names     # the registry finds every track's room
+    serving = lambda n: ", ".join(t for t in track_names() if TRACKS[t].serves(n))     # the tracks declare it
+    return [dict(name=n, label=e.label, role=e.role, tracks=serving(n), formula=e.formula) for n, e in ENDPOINTS.items()]
+
+def _list_backends() -> list:
+    from carebench.models.backends import BACKENDS
+    import carebench.models.hf_backend, carebench.models.vllm_backend, carebench.models.openai_backend  # they register
+    return [dict(name=n, description=summary_line(c)) for n, c in BACKENDS.items()]
+
+def _list_adapters() -> list:
+    from carebench.adapters.base import ADAPTERS
+    import carebench.adapters.load                                 # the built-in adapters register themselves
+    return [dict(name=n, description=summary_line(c)) for n, c in ADAPTERS.items()]
+
+def _list_tracks() -> list:
+    from carebench.tracks.track import registered_tracks, track_names
+    t = registered_tracks()
+    return [dict(name=n, title=t[n].title, section=n, pages=", ".join(pg[0] for pg in t[n].pages)) for n in track_names()]
+
+def _list_scenarios() -> list:
+    from carebench.stats.simulate import SCENARIOS
+    return [dict(name=n, null_for=", ".join(s.nulls) or "(alternative)", description=s.description)
+            for n, s in SCENARIOS.items()]
+
+LISTINGS = {"endpoints": _list_endpoints, "backends": _list_backends, "adapters": _list_adapters,
+            "tracks": _list_tracks, "scenarios": _list_scenarios}
+
+# %% ../nbs/50_cli.ipynb #a2f00f63
+def print_rows(rows: list, width: int | None = None) -> None:
+    "A table of rows (dicts): every column but the last as wide as its longest value, the last wrapped to the terminal."
+    keys = list(rows[0]) if rows else ["name"]
+    widths = {k: max([len(k), *(len(str(r[k])) for r in rows)]) for k in keys[:-1]}
+    indent = sum(widths.values()) + 2 * len(widths)
+    room = max(30, (width or shutil.get_terminal_size((100, 24)).columns) - indent)
+    print("  ".join([*(k.ljust(widths[k]) for k in keys[:-1]), keys[-1]]))
+    for r in rows:
+        lines = textwrap.wrap(str(r[keys[-1]]), room) or [""]
+        print("  ".join([*(str(r[k]).ljust(widths[k]) for k in keys[:-1]), lines[0]]).rstrip())
+        for line in lines[1:]: print(" " * indent + line)
+
+# %% ../nbs/50_cli.ipynb #b4638532
 def _configure_list(p):
-    p.add_argument("what", nargs="?", default="endpoints", choices=("endpoints", "backends", "adapters", "tracks", "scenarios"),
-                   help="which registry (default: endpoints)")
+    p.add_argument("what", nargs="?", default="endpoints", choices=tuple(LISTINGS), help="which registry (default: endpoints)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of text")
 
-@register_command("list", "list the registered endpoints, backends, dataset adapters, tracks or simulation scenarios", _configure_list)
+@register_command("list", "list the registered endpoints, backends, dataset adapters, tracks or simulation scenarios",
+                  _configure_list)
 def list_command(args) -> int:
-    rows = _listing(args.what)
-    if args.json: print(json.dumps(rows, indent=2, ensure_ascii=False)); return 0
-    keys = list(rows[0]) if rows else ["name"]
-    width = {k: min(60, max([len(k), *(len(str(r[k])) for r in rows)])) for k in keys}
-    print("  ".join(k.ljust(width[k]) for k in keys))
-    for r in rows: print("  ".join(str(r[k])[:width[k]].ljust(width[k]) for k in keys).rstrip())
+    rows = LISTINGS[args.what]()
+    if args.json: print(json.dumps(rows, indent=2, ensure_ascii=False))
+    else: print_rows(rows)
     return 0
 
 # %% ../nbs/50_cli.ipynb #66fc7dd0
@@ -427,7 +465,8 @@ def cache_command(args) -> int:
     from carebench.models.cache import ResponseCache, default_cache_path
     path = args.cache or (load_config(args.config).reasoning.cache if args.config else None) or default_cache_path()
     if not Path(path).exists(): raise UsageError(f"no response cache at {path}")
-    with ResponseCache(path, readonly=True) as c: rows = c.status()      # reads only: a foreign file is refused unchanged
+    # reads only: a foreign file is refused unchanged
+    with ResponseCache(path, readonly=True) as c: rows = c.status()
     table = {}
     for r in rows: table.setdefault((r["model"], r["backend"], r["mode"]), {})[r["status"]] = r["n"]
     if args.json:
@@ -495,7 +534,8 @@ def simulate_command(args) -> int:
     from carebench.core.config import ExecutorConfig
     from carebench.stats.simulate import SCENARIOS, StudySettings, simulation_study, write_study
     out = Path(args.out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())): raise UsageError(f"{out} exists and is not an empty folder")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"{out} exists and is not an empty folder")
     kw = {k: v for k, v in dict(datasets=args.datasets, n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
                                 ci_method=args.ci_method, seed=args.seed).items() if v is not None}
     if args.scenarios:
@@ -504,7 +544,8 @@ def simulate_command(args) -> int:
         if unknown: raise UsageError(f"unknown scenario {unknown[0]!r} (known: {', '.join(SCENARIOS)})")
     if args.patients:
         kw["patients"] = _ints(args.patients)
-        if not kw["patients"] or min(kw["patients"]) < 3: raise UsageError("--patients: every number of patients must be at least 3")
+        if not kw["patients"] or min(kw["patients"]) < 3:
+            raise UsageError("--patients: every number of patients must be at least 3")
     for k in ("datasets", "n_bootstrap", "n_permutations"):
         if k in kw and kw[k] < 1: raise UsageError(f"--{k.replace('_', '-')} must be at least 1")
     study = StudySettings.quick(**kw) if args.quick else StudySettings(**kw)

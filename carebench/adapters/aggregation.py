@@ -27,7 +27,8 @@ __all__ = ['AGGREGATIONS', 'ADJUDICATION_COLUMNS', 'Aggregated', 'register_aggre
 # %% ../../nbs/28_aggregation.ipynb #18baf5b9
 @dataclass(frozen=True)
 class Aggregated:
-    "What a policy made: the reference per labelled condition, each observer's estimated reliability (latent-class policies), notes."
+    ("What a policy made: the reference per labelled condition, each observer's estimated reliability (latent-class "
+     "policies), notes.")
     reference: dict
     reliability: pd.DataFrame | None = None     # observer, category, reliability
     notes: tuple = ()
@@ -75,7 +76,8 @@ class MajorityAggregation(Aggregation):
 ADJUDICATION_COLUMNS = ("patient_id", "item", "condition", "category", "label")
 
 def read_adjudication(path) -> pd.DataFrame:
-    "The adjudication table as text, with each row's spreadsheet number (`row`); a missing file or column is a typed error."
+    ("The adjudication table as text, with each row's spreadsheet number (`row`); a missing file or column is a typed "
+     "error.")
     p = Path(path)
     if problem := file_problem(p) or head_problem(p):
         raise InputFileError(f"cannot read the adjudication table ({problem})", file=str(p))
@@ -83,7 +85,8 @@ def read_adjudication(path) -> pd.DataFrame:
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
         raise InputFileError(f"the adjudication table is not a readable UTF-8 CSV file ({type(e).__name__})", file=str(p)) from None
     missing = [c for c in ADJUDICATION_COLUMNS if c not in df.columns]
-    if missing: raise MissingColumnError(f"no column {missing[0]!r} (the adjudication table needs {', '.join(ADJUDICATION_COLUMNS)})", file=str(p))
+    if missing:
+        raise MissingColumnError(f"no column {missing[0]!r} (the adjudication table needs {', '.join(ADJUDICATION_COLUMNS)})", file=str(p))
     df = df[list(ADJUDICATION_COLUMNS)].apply(lambda col: col.str.strip()).assign(row=np.arange(len(df)) + 2)
     df.attrs["file"] = str(p)
     return df
@@ -100,7 +103,8 @@ def _decisions(ds: Dataset, table: pd.DataFrame) -> dict:
         if r.condition not in LABELLED_CONDITIONS:
             raise AdjudicationError(f"unknown condition {quote_value(r.condition)} ({' or '.join(LABELLED_CONDITIONS)})", at("condition"))
         if r.category not in cat: raise AdjudicationError(f"unknown category {quote_value(r.category)}", at("category"))
-        if r.label not in ("0", "1"): raise LabelValueError(f"the label must be 0 or 1, not {quote_value(r.label)}", at("label"))
+        if r.label not in ("0", "1"):
+            raise LabelValueError(f"the label must be 0 or 1, not {quote_value(r.label)}", at("label"))
         key = (r.condition, pair[(r.patient_id, r.item)], cat[r.category])
         if key in out and out[key][0] != int(r.label):
             raise DuplicateRowError(f"row {out[key][1]} adjudicates the same cell with the other label", at("label"))
@@ -134,7 +138,8 @@ class AdjudicatedAggregation(Aggregation):
 
 # %% ../../nbs/28_aggregation.ipynb #eea2a0e0
 class _LatentClass(Aggregation):
-    "A crowd-kit latent-class model fitted per category on both labelled conditions; the reference is its most probable label."
+    ("A crowd-kit latent-class model fitted per category on both labelled conditions; the reference is its most "
+     "probable label.")
     package, values = "crowdkit", "0, 1 (the most probable true label)"
 
     def _fit(self, df: pd.DataFrame): raise NotImplementedError
@@ -148,7 +153,8 @@ class _LatentClass(Aggregation):
                               f"{ds.observers_per_pair}): a latent-class model weighs observers by how they agree with "
                               "one another", key="dataset.aggregation")
         n, conds = ds.n_pairs, LABELLED_CONDITIONS
-        workers = np.vstack([ds.observers] * len(conds)).astype(str)          # an observer is the same worker in both conditions
+        # an observer is the same worker in both conditions
+        workers = np.vstack([ds.observers] * len(conds)).astype(str)
         tasks = np.repeat(np.arange(n * len(conds)), ds.observers_per_pair)
         ref, rel, ids = {c: np.zeros((n, len(ds.categories))) for c in conds}, [], np.unique(workers)
         for j, key in enumerate(ds.categories):
@@ -172,11 +178,14 @@ class DawidSkeneAggregation(_LatentClass):
         from crowdkit.aggregation import DawidSkene
         return DawidSkene(n_iter=100).fit(df)
     def _reliability(self, model, workers):
-        e, prior = model.errors_, model.priors_           # P(observed label | true label): rows (worker, observed), columns true
+        # P(observed label | true label): rows (worker, observed), columns true
+        e, prior = model.errors_, model.priors_
         seen = set(e.index.get_level_values(0))
-        # crowd-kit keeps only the (worker, observed label) rows that occur: an observer who never gave label x reads x with 0
+        # crowd-kit keeps only the (worker, observed label) rows that occur: an observer who never gave label x reads x
+        # with 0
         at = lambda w, x: float(e.loc[(w, x), x]) if (w, x) in e.index and x in e.columns else (0.0 if w in seen else np.nan)
-        return {w: float(prior.get(0, 0) * at(w, 0) + prior.get(1, 0) * at(w, 1)) for w in workers}   # P(a correct label)
+        # P(a correct label)
+        return {w: float(prior.get(0, 0) * at(w, 0) + prior.get(1, 0) * at(w, 1)) for w in workers}
 
 @register_aggregation
 class OneCoinAggregation(_LatentClass):

@@ -40,13 +40,14 @@ CONVERTERS = {"long": _to_long,
 
 # %% ../../nbs/2d_convert.ipynb #aa485f9e
 def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path:
-    """Write the dataset `config` describes in format `to` (`long`, `fhir`, `omop`; tables as `fmt`, csv or parquet) into
-    folder `out` (new or empty), with a `config.yaml` that reads it. Returns the new config's path."""
+    """Write the dataset `config` describes in format `to` (`long`, `fhir`, `omop`; tables as `fmt`, csv or parquet)
+    into folder `out` (new or empty), with a `config.yaml` that reads it. Returns the new config's path."""
     if to not in CONVERTERS: raise ConfigError(f"unknown target format {to!r} (known: {', '.join(CONVERTERS)})")
     if fmt not in ("csv", "parquet"): raise ConfigError(f"unknown table format {fmt!r} (csv or parquet)")
     if not isinstance(config, Config): config = load_config(config)
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())): raise ConfigError(f"{out} exists and is not an empty folder")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ConfigError(f"{out} exists and is not an empty folder")
     ds = load_dataset(config)
     extra = sorted({f for p in ds.patients for f, _ in p.snapshot} - set(SNAPSHOT_FIELDS))
     if extra and to != "long":
@@ -58,8 +59,10 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
     except BaseException: shutil.rmtree(work, ignore_errors=True); raise
     raw = yaml.safe_load(Path(config.source).read_text(encoding="utf-8")) if config.source else {}
     d = raw.get("dataset") or {}
-    for k in ("aggregation", "adjudication"):             # the reference travels along (column headers of the source format do not)
-        if d.get(k) is not None: section[k] = str((Path(config.source).parent/d[k]).resolve()) if k == "adjudication" else d[k]
+    # the reference travels along (column headers of the source format do not)
+    for k in ("aggregation", "adjudication"):
+        if d.get(k) is not None:
+            section[k] = str((Path(config.source).parent/d[k]).resolve()) if k == "adjudication" else d[k]
     new = {"dataset": section, **{k: v for k, v in raw.items() if k != "dataset"}}
     src = f"{Path(config.source).parent.name}/{Path(config.source).name}" if config.source else "a dataset"
     head = (f"# {src} converted to the {to} format by `carebench convert` (nbs/2d_convert.ipynb).\n"

@@ -20,7 +20,8 @@ __all__ = ['order_snapshot', 'Patient', 'Dataset', 'first_patients', 'nonzero_de
 
 # %% ../../nbs/20_dataset.ipynb #f69ffe00
 def order_snapshot(fields: Mapping) -> tuple:
-    "Snapshot fields as an ordered tuple of `(field, value)`: canonical fields first, extras after; lists become tuples."
+    ("Snapshot fields as an ordered tuple of `(field, value)`: canonical fields first, extras after; lists become "
+     "tuples.")
     def value(name, v):
         if isinstance(v, str): return v
         if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v): return tuple(v)
@@ -36,7 +37,8 @@ class Patient:
     snapshot: tuple = ()
 
     def __post_init__(self):
-        if not isinstance(self.id, str) or not self.id: raise ValueError(f"patient id must be non-empty text, got {self.id!r}")
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError(f"patient id must be non-empty text, got {self.id!r}")
         object.__setattr__(self, "snapshot", order_snapshot(dict(self.snapshot)))
 
     @property
@@ -65,7 +67,8 @@ def _frozen(a, dtype=None) -> np.ndarray:
 # %% ../../nbs/20_dataset.ipynb #79d86154
 @dataclass(frozen=True, eq=False)
 class Dataset:
-    "Evaluation pairs with per-observer labels in both labelled conditions, training items, patients and the label space."
+    ("Evaluation pairs with per-observer labels in both labelled conditions, training items, patients and the label "
+     "space.")
     label_space: LabelSpace
     patients: tuple                    # Patient objects: evaluation patients first, then training-only ones
     pair_patient: np.ndarray           # (n_pairs,) patient id of each evaluation pair
@@ -83,8 +86,10 @@ class Dataset:
         C, n = len(self.label_space), len(self.pair_item)
         set_ = lambda k, v: object.__setattr__(self, k, v)
         set_("patients", tuple(self.patients))
-        for k in ("pair_patient", "pair_item", "observers", "train_patient", "train_item"): set_(k, _frozen(getattr(self, k), object))
-        if set(self.labels) != set(LABELLED_CONDITIONS): raise ValueError(f"labels must be given for {LABELLED_CONDITIONS}")
+        for k in ("pair_patient", "pair_item", "observers", "train_patient", "train_item"):
+            set_(k, _frozen(getattr(self, k), object))
+        if set(self.labels) != set(LABELLED_CONDITIONS):
+            raise ValueError(f"labels must be given for {LABELLED_CONDITIONS}")
         set_("labels", MappingProxyType({c: _frozen(self.labels[c], np.uint8) for c in LABELLED_CONDITIONS}))
         tl = np.zeros((len(self.train_item), 1, C)) if self.train_labels is None else self.train_labels
         set_("train_labels", _frozen(tl, np.uint8))
@@ -94,21 +99,25 @@ class Dataset:
         if len(self.pair_patient) != n or self.observers.ndim != 2 or len(self.observers) != n:
             raise ValueError("pair_patient, pair_item and observers must have one entry per pair")
         for c, a in self.labels.items():
-            if a.shape != (n, self.observers.shape[1], C): raise ValueError(f"labels[{c!r}] has shape {a.shape}, expected {(n, self.observers.shape[1], C)}")
+            if a.shape != (n, self.observers.shape[1], C):
+                raise ValueError(f"labels[{c!r}] has shape {a.shape}, expected {(n, self.observers.shape[1], C)}")
             if a.max() > 1: raise ValueError(f"labels[{c!r}] must be 0/1")
         if self.train_labels.shape[::2] != (len(self.train_item), C) or len(self.train_patient) != len(self.train_item):
             raise ValueError("training patients, items and labels disagree in length")
         if self.origins and len(self.origins) != n: raise ValueError("origins needs one Location per pair")
         if self.reference is not None:       # set by a reference aggregation policy (`28_aggregation`)
-            if set(self.reference) != set(LABELLED_CONDITIONS): raise ValueError(f"reference must be given for {LABELLED_CONDITIONS}")
+            if set(self.reference) != set(LABELLED_CONDITIONS):
+                raise ValueError(f"reference must be given for {LABELLED_CONDITIONS}")
             set_("reference", MappingProxyType({c: _frozen(self.reference[c], float) for c in LABELLED_CONDITIONS}))
             for c, a in self.reference.items():
-                if a.shape != (n, C) or not ((a >= 0) & (a <= 1)).all(): raise ValueError(f"reference[{c!r}] must be (n_pairs, C) in [0, 1]")
+                if a.shape != (n, C) or not ((a >= 0) & (a <= 1)).all():
+                    raise ValueError(f"reference[{c!r}] must be (n_pairs, C) in [0, 1]")
         ids = [p.id for p in self.patients]
         if len(set(ids)) != len(ids): raise ValueError("patient ids must be unique")
         missing = sorted(set(self.pair_patient) - set(ids))
         if missing: raise ValueError(f"pairs refer to unknown patients: {missing[:5]}")
-        if len(set(zip(self.pair_patient, self.pair_item))) != n: raise ValueError("(patient, item) pairs must be unique")
+        if len(set(zip(self.pair_patient, self.pair_item))) != n:
+            raise ValueError("(patient, item) pairs must be unique")
 
     # --- sizes and lookups
     @property
@@ -136,10 +145,12 @@ class Dataset:
 
     # --- reference labels
     def y(self, condition: str) -> np.ndarray:
-        "Reference label per pair × category in a labelled condition: the aggregation policy's, by default the observers' mean."
+        ("Reference label per pair × category in a labelled condition: the aggregation policy's, by default the "
+         "observers' mean.")
         if condition not in self.labels: raise KeyError(f"no reference labels for condition {condition!r}")
         return self.reference[condition] if self.reference is not None else self.labels[condition].mean(axis=1)
-    @cached_property                   # the dataset never changes: computed once, kept read-only (a loop may read them per pair)
+    # the dataset never changes: computed once, kept read-only (a loop may read them per pair)
+    @cached_property
     def y_free(self) -> np.ndarray: return _frozen(self.y(CONTEXT_FREE))
     @cached_property
     def y_correct(self) -> np.ndarray: return _frozen(self.y(CORRECT_CONTEXT))
@@ -162,8 +173,8 @@ class Dataset:
 
 # %% ../../nbs/20_dataset.ipynb #6b268bdb
 def first_patients(ds: Dataset, n: int) -> Dataset:
-    """The dataset restricted to its first `n` evaluation patients (order of first appearance) with their pairs and training
-    items, for smoke tests of a real model (`--limit`); the restriction is noted in the provenance."""
+    """The dataset restricted to its first `n` evaluation patients (order of first appearance) with their pairs and
+    training items, for smoke tests of a real model (`--limit`); the restriction is noted in the provenance."""
     keep = set(ds.patient_ids[:n])
     if len(keep) == ds.n_patients: return ds
     m, t = np.isin(ds.pair_patient, list(keep)), np.isin(ds.train_patient, list(keep))
@@ -182,7 +193,8 @@ def nonzero_delta_ref(ds: Dataset) -> dict:
 
 # %% ../../nbs/20_dataset.ipynb #71140831
 def dataset_summary(ds: Dataset) -> dict:
-    "Counts that describe a dataset: patients, pairs, observers, Δ_ref per category (up, down, non-zero), training items."
+    ("Counts that describe a dataset: patients, pairs, observers, Δ_ref per category (up, down, non-zero), training "
+     "items.")
     d = ds.delta_ref
     return dict(
         n_patients=ds.n_patients, n_pairs=ds.n_pairs, observers_per_pair=ds.observers_per_pair,
@@ -199,7 +211,8 @@ def adapter_manifest(ds: Dataset) -> dict:
     "The adapter manifest of a dataset: label space, counts, aggregation policy, inputs, notes, drops, leakage."
     K = ds.observers_per_pair
     prov = dict(ds.provenance)
-    policy = prov.pop("aggregation", None) or {}                # a policy other than the mean says what it did (`28_aggregation`)
+    # a policy other than the mean says what it did (`28_aggregation`)
+    policy = prov.pop("aggregation", None) or {}
     return dict(
         adapter=prov.pop("adapter", None), label_space=ds.label_space.to_records(), counts=dataset_summary(ds),
         aggregation={**dict(policy="mean", reference_label="mean of the observers' 0/1 labels per (patient, item) pair and category",

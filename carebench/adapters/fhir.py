@@ -52,7 +52,8 @@ def fhir_files(path: Path) -> list[Path]:
     return [path]
 
 def element_path(loc) -> str:
-    "A validation error's location as a FHIR element path: `('code', 'coding', 0, 'system')` -> `code.coding[0].system`."
+    ("A validation error's location as a FHIR element path: `('code', 'coding', 0, 'system')` -> "
+     "`code.coding[0].system`.")
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -61,22 +62,28 @@ def element_path(loc) -> str:
 # %% ../../nbs/2b_fhir.ipynb #fafa4186
 def _model(rtype: str):
     try: from fhir.resources.R4B import get_fhir_model_class     # lazy: pydantic models of every resource type
-    except ImportError: raise ConfigError("the fhir adapter validates resources with fhir.resources: pip install 'carebench[formats]'",
-                                          None, "dataset.adapter") from None
+    except ImportError:
+        raise ConfigError("the fhir adapter validates resources with fhir.resources: pip install 'carebench[formats]'",
+                          None, "dataset.adapter") from None
     try: return get_fhir_model_class(rtype)
     except (ValueError, KeyError): return None
 
 def validate_resource(data, where: Location):
-    "A resource (a JSON object) as its `fhir.resources` model; a `FhirError` names the resource and the failing element."
-    if not isinstance(data, dict): raise FhirError(f"expected a resource (a JSON object), got {type(data).__name__}", where)
+    ("A resource (a JSON object) as its `fhir.resources` model; a `FhirError` names the resource and the failing "
+     "element.")
+    if not isinstance(data, dict):
+        raise FhirError(f"expected a resource (a JSON object), got {type(data).__name__}", where)
     rtype, rid = data.get("resourceType"), data.get("id")
-    if not isinstance(rtype, str) or not rtype: raise FhirError("no resourceType", dataclasses.replace(where, element="resourceType"))
+    if not isinstance(rtype, str) or not rtype:
+        raise FhirError("no resourceType", dataclasses.replace(where, element="resourceType"))
     name = f"{rtype}/{rid}" if isinstance(rid, str) and rid else f"{rtype} (no id)"
     model = _model(rtype)
-    if model is None: raise FhirError(f"unknown resourceType {rtype[:60]!r}", dataclasses.replace(where, resource=name, element="resourceType"))
+    if model is None:
+        raise FhirError(f"unknown resourceType {rtype[:60]!r}", dataclasses.replace(where, resource=name, element="resourceType"))
     from pydantic import ValidationError
     try: return model.model_validate(data)
-    except RecursionError: raise FhirError("the resource is nested too deeply to validate", dataclasses.replace(where, resource=name)) from None
+    except RecursionError:
+        raise FhirError("the resource is nested too deeply to validate", dataclasses.replace(where, resource=name)) from None
     except ValidationError as e:
         err = e.errors()[0]
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
@@ -91,13 +98,16 @@ class Resource:
     where: Location
     full_url: str | None = None
     @property
-    def key(self) -> str: return f"{self.model.get_resource_type()}/{self.model.id}" if self.model.id else f"{self.model.get_resource_type()} (no id)"
+    def key(self) -> str:
+        return f"{self.model.get_resource_type()}/{self.model.id}" if self.model.id else f"{self.model.get_resource_type()} (no id)"
 
 def _json(text: str, where: Location):
     try: return json.loads(text, parse_float=Decimal)
-    except json.JSONDecodeError as e: raise FhirError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", where) from None
+    except json.JSONDecodeError as e:
+        raise FhirError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", where) from None
     except RecursionError: raise FhirError("the JSON is nested too deeply", where) from None
-    except ValueError as e: raise FhirError(f"unreadable JSON value ({str(e)[:120]})", where) from None     # e.g. an integer of 5,000 digits
+    # e.g. an integer of 5,000 digits
+    except ValueError as e: raise FhirError(f"unreadable JSON value ({str(e)[:120]})", where) from None
 
 def _unbundle(data, where: Location) -> list:
     "A Bundle's resources (its envelope validated without them), or the resource itself."
@@ -109,7 +119,8 @@ def _unbundle(data, where: Location) -> list:
         out = []
         for e in entries:
             if "resource" not in e: continue
-            if isinstance(e["resource"], dict) and e["resource"].get("resourceType") == "Bundle": out += _unbundle(e["resource"], where)  # nested
+            if isinstance(e["resource"], dict) and e["resource"].get("resourceType") == "Bundle":
+                out += _unbundle(e["resource"], where)  # nested
             else: out.append(Resource(validate_resource(e["resource"], where), where, e.get("fullUrl")))
         return out
     return [Resource(validate_resource(data, where), where)]
@@ -122,9 +133,11 @@ def read_resources(path: Path) -> list[Resource]:
             raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(f))
         try: text = f.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=str(f)) from None
-        except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=str(f)) from None
+        except OSError as e:
+            raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=str(f)) from None
         if f.suffix.lower() == ".ndjson":
-            for n, line in enumerate(text.split("\n"), 1):          # lines end at \n only: U+2028 inside a string is text
+            # lines end at \n only: U+2028 inside a string is text
+            for n, line in enumerate(text.split("\n"), 1):
                 if line.strip(): out += _unbundle(_json(line, Location(str(f), row=n)), Location(str(f), row=n))
         else: out += _unbundle(_json(text, Location(str(f))), Location(str(f)))
     if not out: raise FhirError("no FHIR resource found", file=str(path))
@@ -140,7 +153,8 @@ def concept_text(concept, term: Terminology, where: Location, element: str) -> s
     "A CodeableConcept rendered through the terminology; one with neither text nor code is a `FhirError` at `element`."
     codings, text = codings_of(concept)
     try: return term.render(codings, text)
-    except ValueError: raise FhirError("the concept has neither a text nor a code", dataclasses.replace(where, element=element)) from None
+    except ValueError:
+        raise FhirError("the concept has neither a text nor a code", dataclasses.replace(where, element=element)) from None
 
 def quantity_text(q) -> str:
     "A Quantity as written: `13.2 g/dL`."
@@ -150,7 +164,8 @@ def quantity_text(q) -> str:
 # %% ../../nbs/2b_fhir.ipynb #74e5eb3a
 FHIR_FIELDS: dict = {}
 def fhir_field(*types):
-    "Decorator: register a function `(resource, Resource, terminology, resources) -> (field, text)` for resource `types`."
+    ("Decorator: register a function `(resource, Resource, terminology, resources) -> (field, text)` for resource "
+     "`types`.")
     def deco(fn):
         for t in types: FHIR_FIELDS[t] = fn
         return fn
@@ -171,7 +186,8 @@ def _allergy(m, r, term, res):
 
 @fhir_field("MedicationStatement", "MedicationRequest")
 def _medication(m, r, term, res):
-    if m.medicationCodeableConcept is not None: name = concept_text(m.medicationCodeableConcept, term, _where(r), "medicationCodeableConcept")
+    if m.medicationCodeableConcept is not None:
+        name = concept_text(m.medicationCodeableConcept, term, _where(r), "medicationCodeableConcept")
     else:
         ref = m.medicationReference.reference if m.medicationReference is not None else None
         med = res.get(ref)
@@ -192,7 +208,8 @@ def value_text(m, term, where) -> str:
     if m.valueInteger is not None: return f" {m.valueInteger}"
     if m.valueString is not None: return f": {m.valueString}"
     if m.valueBoolean is not None: return f": {'yes' if m.valueBoolean else 'no'}"
-    if m.valueCodeableConcept is not None: return ": " + concept_text(m.valueCodeableConcept, term, where, "valueCodeableConcept")
+    if m.valueCodeableConcept is not None:
+        return ": " + concept_text(m.valueCodeableConcept, term, where, "valueCodeableConcept")
     return ""
 
 @fhir_field("Observation")
@@ -223,7 +240,8 @@ def _impression(m, r, term, res):
     return "summary", text
 
 @fhir_field("Basic")
-def _basic(m, r, term, res): return None, concept_text(m.code, term, _where(r), "code")     # items only: no snapshot field
+# items only: no snapshot field
+def _basic(m, r, term, res): return None, concept_text(m.code, term, _where(r), "code")
 
 # %% ../../nbs/2b_fhir.ipynb #fe9bc4c1
 def _subject(m):
@@ -240,11 +258,13 @@ def patient_ids(resources: list, how: str) -> dict:
         if m.get_resource_type() != "Patient": continue
         if how == "identifier":
             pid = next((i.value for i in (m.identifier or ()) if i.value), None)
-            if not pid: raise FhirError("the Patient has no identifier value (patient_id: identifier)", _where(r, "identifier"))
+            if not pid:
+                raise FhirError("the Patient has no identifier value (patient_id: identifier)", _where(r, "identifier"))
         else:
             pid = m.id
             if not pid: raise FhirError("the Patient has no id (patient_id: id)", _where(r, "id"))
-        if pid in seen and seen[pid] != r.key: raise FhirError(f"two Patient resources have the id {pid!r} (the other: {seen[pid]})", _where(r, "id" if how == "id" else "identifier"))
+        if pid in seen and seen[pid] != r.key:
+            raise FhirError(f"two Patient resources have the id {pid!r} (the other: {seen[pid]})", _where(r, "id" if how == "id" else "identifier"))
         seen[pid] = r.key
         for ref in (f"Patient/{m.id}" if m.id else None, r.full_url):
             if ref: out[ref] = pid
@@ -273,7 +293,8 @@ def fhir_snapshots(resources: list, how: str, term: Terminology) -> tuple[dict, 
             continue
         element, ref = _subject(r.model)
         if not ref: raise FhirError(f"the {t} names no patient", _where(r, element))
-        if ref not in pids: raise FhirError(f"{ref!r} is no Patient resource that was read", _where(r, f"{element}.reference"))
+        if ref not in pids:
+            raise FhirError(f"{ref!r} is no Patient resource that was read", _where(r, f"{element}.reference"))
         fld, text = FHIR_FIELDS[t](r.model, r, term, refs)
         snap = fields[pids[ref]]
         if fld == "summary": snap[fld] = f"{snap[fld]} {text}" if fld in snap else text
@@ -284,8 +305,9 @@ def fhir_snapshots(resources: list, how: str, term: Terminology) -> tuple[dict, 
 
 # %% ../../nbs/2b_fhir.ipynb #3344e7ba
 def resolve_items(df, options: FhirOptions, term: Terminology) -> tuple:
-    """The long table with item cells that reference a resource of the items file (`Basic/item-3`) replaced by its text; and each
-    referenced item's codes (`item_codes`). A cell shaped like a reference to a known type that names no such resource is an error."""
+    """The long table with item cells that reference a resource of the items file (`Basic/item-3`) replaced by its text;
+    and each referenced item's codes (`item_codes`). A cell shaped like a reference to a known type that names no such
+    resource is an error."""
     if options.items is None: return df, []
     items = {r.key: r for r in read_resources(options.items)}
     col, refs, codes = options.columns.item, {}, []
@@ -294,10 +316,12 @@ def resolve_items(df, options: FhirOptions, term: Terminology) -> tuple:
         if v in refs: continue
         m = shaped.match(v)
         if not m or _model(m.group(1)) is None: continue
-        if v not in items: raise FhirError(f"the item {v!r} names no resource of {options.items}", Location(str(options.labels), row=int(df['row'].iat[i]), column=col))
+        if v not in items:
+            raise FhirError(f"the item {v!r} names no resource of {options.items}", Location(str(options.labels), row=int(df['row'].iat[i]), column=col))
         r = items[v]
         fn = FHIR_FIELDS.get(r.model.get_resource_type())
-        if fn is None: raise FhirError(f"a {r.model.get_resource_type()} cannot be an item (known: {', '.join(sorted(FHIR_FIELDS))})", _where(r))
+        if fn is None:
+            raise FhirError(f"a {r.model.get_resource_type()} cannot be an item (known: {', '.join(sorted(FHIR_FIELDS))})", _where(r))
         refs[v] = fn(r.model, r, term, items)[1]
         concept = getattr(r.model, "code", None)
         codes.append(dict(reference=v, codes=[f"{c.system}|{c.code}" for c in codings_of(concept)[0]] if concept is not None else []))
@@ -315,7 +339,8 @@ class FhirAdapter:
         return {**files, "labels": options.labels, **{k: v for k, v in extra.items() if v is not None}}
 
     def load(self, options: FhirOptions, label_space: LabelSpace) -> Dataset:
-        "Resources validated and rendered into snapshots; item references resolved; the long table checked and assembled."
+        ("Resources validated and rendered into snapshots; item references resolved; the long table checked and "
+         "assembled.")
         term = Terminology(options.terminology)
         snaps, notes = fhir_snapshots(read_resources(options.bundles), options.patient_id, term)
         df, item_codes = resolve_items(read_long(options.labels, options.columns), options, term)
@@ -329,18 +354,22 @@ def _cc(text: str) -> dict: return {"text": text}
 
 def fhir_entries(field_name: str, text: str, subject: dict) -> dict:
     "The resource for one snapshot entry (without id)."
-    if field_name == "summary": return {"resourceType": "ClinicalImpression", "status": "completed", "subject": subject, "summary": text}
+    if field_name == "summary":
+        return {"resourceType": "ClinicalImpression", "status": "completed", "subject": subject, "summary": text}
     if field_name == "medical_history":
         name, status = split_status(text)
         r = {"resourceType": "Condition", "subject": subject, "code": _cc(name)}
-        if status: r["clinicalStatus"] = {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/condition-clinical", "code": status}]}
+        if status:
+            r["clinicalStatus"] = {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/condition-clinical", "code": status}]}
         return r
     if field_name == "allergies":
         r = {"resourceType": "AllergyIntolerance", "patient": subject, "code": _cc(text)}
         if parts := split_parenthesis(text): r.update(code=_cc(parts[0]), reaction=[{"manifestation": [_cc(parts[1])]}])
         return r
-    if field_name == "medication_history": return {"resourceType": "MedicationStatement", "status": "active", "subject": subject, "medicationCodeableConcept": _cc(text)}
-    if field_name == "procedures": return {"resourceType": "Procedure", "status": "completed", "subject": subject, "code": _cc(text)}
+    if field_name == "medication_history":
+        return {"resourceType": "MedicationStatement", "status": "active", "subject": subject, "medicationCodeableConcept": _cc(text)}
+    if field_name == "procedures":
+        return {"resourceType": "Procedure", "status": "completed", "subject": subject, "code": _cc(text)}
     if field_name == "radiology":
         parts = split_conclusion(text)
         r = {"resourceType": "DiagnosticReport", "status": "final", "subject": subject, "code": _cc(parts[0] if parts else text),
@@ -348,7 +377,8 @@ def fhir_entries(field_name: str, text: str, subject: dict) -> dict:
         if parts: r["conclusion"] = parts[1]
         return r
     cat = {"labs": "laboratory", "social_history": "social-history"}.get(field_name)
-    if cat is None: raise ValueError(f"snapshot field {field_name!r} has no FHIR resource (fields: summary, {', '.join(_FIELDS_OUT)})")
+    if cat is None:
+        raise ValueError(f"snapshot field {field_name!r} has no FHIR resource (fields: summary, {', '.join(_FIELDS_OUT)})")
     r = {"resourceType": "Observation", "status": "final", "subject": subject, "code": _cc(text),
          "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/observation-category", "code": cat}]}]}
     if cat == "laboratory" and (parts := split_value(text)):
@@ -359,8 +389,9 @@ _FIELDS_OUT = ("medical_history", "allergies", "medication_history", "social_his
 
 # %% ../../nbs/2b_fhir.ipynb #04b61405
 def write_fhir(ds: Dataset, folder) -> dict:
-    """Write `ds` as FHIR into `folder`: `fhir/<n>.json` (a Bundle per patient), `items.ndjson` (an item per `Basic`) and
-    `labels.csv` (the long table, items by reference). Returns the config's `dataset` section (paths relative to `folder`)."""
+    """Write `ds` as FHIR into `folder`: `fhir/<n>.json` (a Bundle per patient), `items.ndjson` (an item per `Basic`)
+    and `labels.csv` (the long table, items by reference). Returns the config's `dataset` section (paths relative to
+    `folder`)."""
     from carebench.adapters.long import write_long
     folder = Path(folder); (folder/"fhir").mkdir(parents=True, exist_ok=True)
     width = len(str(len(ds.patients)))

@@ -17,8 +17,9 @@ __all__ = ['leaking_fields', 'Leak', 'find_leaks', 'check_leakage']
 # %% ../../nbs/21_leakage.ipynb #df40cf62
 @lru_cache(maxsize=4096)
 def _snapshot_index(snapshot: tuple) -> tuple:
-    """A snapshot's texts normalized once: `(blob, ((field, \" text \"), ...))`. `blob` joins the padded texts with newlines, which no
-    normalized phrase holds, so one search tells whether any text contains a phrase (the usual answer: no)."""
+    """A snapshot's texts normalized once: `(blob, ((field, \" text \"), ...))`. `blob` joins the padded texts with
+    newlines, which no normalized phrase holds, so one search tells whether any text contains a phrase (the usual
+    answer: no)."""
     texts = tuple((f, f" {normalize_text(t)} ") for f, v in snapshot for t in ((v,) if isinstance(v, str) else v))
     return "\n".join(t for _, t in texts), texts
 

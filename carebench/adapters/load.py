@@ -44,7 +44,8 @@ def load_dataset(config: Config | str | Path) -> Dataset:
     if not isinstance(config, Config): config = load_config(config)
     try:
         adapter, options = adapter_options(config)
-        ds = load_checked(adapter, options, config.labels)             # the contract's leakage check and provenance, for every adapter
+        # the contract's leakage check and provenance, for every adapter
+        ds = load_checked(adapter, options, config.labels)
         ds = _aggregated(ds, config)                                  # the configured reference (the mean: as it is)
         release_memory()                                              # what reading and checking the tables left behind
         return first_patients(ds, config.limit_patients) if config.limit_patients else ds
@@ -55,7 +56,8 @@ def load_dataset(config: Config | str | Path) -> Dataset:
 # %% ../../nbs/25_load.ipynb #1ed63f07
 def shifted_config(config: Config) -> Config:
     "The config whose `dataset` is the `shift` section's: the same label space, seed and settings."
-    if config.shift is None: raise ConfigError("no shift section: name the shifted dataset under shift.dataset", config.source, "shift")
+    if config.shift is None:
+        raise ConfigError("no shift section: name the shifted dataset under shift.dataset", config.source, "shift")
     return dataclasses.replace(config, dataset=config.shift.dataset, shift=None)
 
 def load_shifted(config: Config | str | Path) -> Dataset:

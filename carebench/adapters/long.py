@@ -20,7 +20,8 @@ from ..core.inputs import file_problem, head_problem
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
 from .base import register_adapter
 from .dataset import Dataset
-from .paired_context import (ColumnNames, PairedContextAdapter, RawTable, _train_items, check_spellings,
+from ..core.tables import RawTable
+from .paired_context import (ColumnNames, PairedContextAdapter, _train_items, check_spellings,
                                                match_conditions, parse_table, read_snapshots)
 
 # %% auto #0
@@ -43,7 +44,8 @@ class LongColumns:
 
 @dataclass(frozen=True, kw_only=True)
 class LabelTableOptions:
-    "The `dataset` keys of every adapter whose labels are a long table (long, fhir, omop): its columns and the pair checks."
+    ("The `dataset` keys of every adapter whose labels are a long table (long, fhir, omop): its columns and the pair "
+     "checks.")
     columns: LongColumns = field(default_factory=LongColumns)
     observers_per_pair: int = 2
     train_observers_per_pair: int | None = None
@@ -84,7 +86,8 @@ def read_long(path: Path, columns: LongColumns) -> pd.DataFrame:
                              f"file ({type(e).__name__})", file=str(path)) from None
     df.columns = [str(c).strip() for c in df.columns]
     for c in dataclasses.astuple(columns):
-        if c not in df.columns: raise MissingColumnError(f"no column {c!r} (the long format needs {', '.join(dataclasses.astuple(columns))})", file=str(path))
+        if c not in df.columns:
+            raise MissingColumnError(f"no column {c!r} (the long format needs {', '.join(dataclasses.astuple(columns))})", file=str(path))
     df = df[list(dataclasses.astuple(columns))].astype(str).apply(lambda s: s.str.strip())
     if not len(df): raise EmptyTableError("the long table has a header but no rows", file=str(path))
     return df.assign(row=np.arange(len(df)) + 2)
@@ -151,8 +154,9 @@ def check_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, 
 
 # %% ../../nbs/29_long.ipynb #6d798a94
 def pivot_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, file: str) -> dict:
-    """Each condition's rows as the wide `RawTable` paired_context parses (patient, observer, item, one column per category key),
-    a row per (patient, observer, item) in order of first appearance, numbered with the long row where its labels start."""
+    """Each condition's rows as the wide `RawTable` paired_context parses (patient, observer, item, one column per
+    category key), a row per (patient, observer, item) in order of first appearance, numbered with the long row where
+    its labels start."""
     c, keys, out = columns, label_space.keys, {}
     for cond in LONG_CONDITIONS:
         part = df[df[c.condition] == cond]
@@ -166,21 +170,24 @@ def pivot_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, 
 
 # %% ../../nbs/29_long.ipynb #7acabb8e
 def assemble_long(df: pd.DataFrame, options, label_space: LabelSpace, snaps: dict, snapshots_file) -> Dataset:
-    """A long table (as `read_long` returns it) checked, pivoted, then checked and assembled as paired_context does, with the
-    patients' snapshots `snaps` (read from `snapshots_file`). `options` carries `path`, `columns`, `observers_per_pair`,
-    `train_observers_per_pair` and `on_mismatch`: the long adapter's, and every adapter whose labels are a long table (FHIR, OMOP)."""
+    """A long table (as `read_long` returns it) checked, pivoted, then checked and assembled as paired_context does,
+    with the patients' snapshots `snaps` (read from `snapshots_file`). `options` carries `path`, `columns`,
+    `observers_per_pair`, `train_observers_per_pair` and `on_mismatch`: the long adapter's, and every adapter whose
+    labels are a long table (FHIR, OMOP)."""
     file, c = str(options.path), options.columns
     df, notes = check_long(df, c, label_space, file)
     raw = pivot_long(df, c, label_space, file)
     for cond in (CONTEXT_FREE, CORRECT_CONTEXT):
-        if cond not in raw: raise EmptyTableError(f"no {cond} rows: the long table needs both labelled conditions", file=file)
+        if cond not in raw:
+            raise EmptyTableError(f"no {cond} rows: the long table needs both labelled conditions", file=file)
     cols = ColumnNames(c.patient, c.observer, c.item)
     parsed = {k: parse_table(v, cols, label_space.keys) for k, v in raw.items()}
     check_spellings(list(parsed.values()), cols, snaps, snapshots_file)
     dropped = []
     pairs = match_conditions(parsed[CONTEXT_FREE], parsed[CORRECT_CONTEXT], cols, options.observers_per_pair, options.on_mismatch, dropped)
     if not len(pairs): raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs", file=file)
-    wide_options = SimpleNamespace(columns=cols, observers_per_pair=options.observers_per_pair,        # what the shared training
+    # what the shared training
+    wide_options = SimpleNamespace(columns=cols, observers_per_pair=options.observers_per_pair,
                                    train_observers_per_pair=options.train_observers_per_pair,          # check reads
                                    on_mismatch=options.on_mismatch)
     train = _train_items(parsed[TRAIN], wide_options, dropped) if TRAIN in parsed else None
@@ -210,16 +217,19 @@ class LongAdapter:
 
 # %% ../../nbs/29_long.ipynb #37917183
 def write_long(ds: Dataset, path, items: dict | None = None) -> Path:
-    """Write a dataset's labels in the long format (CSV, or Parquet for a `.parquet` path): both labelled conditions, then the
-    training labels, a row per category: the documented conversion of a paired_context dataset (its snapshots file serves both).
-    `items` renames items in the item column (FHIR: a reference to the item's resource)."""
+    """Write a dataset's labels in the long format (CSV, or Parquet for a `.parquet` path): both labelled conditions,
+    then the training labels, a row per category: the documented conversion of a paired_context dataset (its snapshots
+    file serves both). `items` renames items in the item column (FHIR: a reference to the item's resource)."""
     keys, rows = ds.categories, []
-    for cond in (CONTEXT_FREE, CORRECT_CONTEXT):             # pair by pair, as the wide tables list them: the same pair order
+    # pair by pair, as the wide tables list them: the same pair order
+    for cond in (CONTEXT_FREE, CORRECT_CONTEXT):
         lab = ds.labels[cond]
         for i, (p, item) in enumerate(zip(ds.pair_patient, ds.pair_item)):
-            for k in range(ds.observers_per_pair): rows += [(p, ds.observers[i, k], item, cond, key, int(lab[i, k, j])) for j, key in enumerate(keys)]
+            for k in range(ds.observers_per_pair):
+                rows += [(p, ds.observers[i, k], item, cond, key, int(lab[i, k, j])) for j, key in enumerate(keys)]
     for i, (p, item) in enumerate(zip(ds.train_patient, ds.train_item)):
-        for k in range(ds.train_labels.shape[1]): rows += [(p, f"train{k + 1}", item, TRAIN, key, int(ds.train_labels[i, k, j])) for j, key in enumerate(keys)]
+        for k in range(ds.train_labels.shape[1]):
+            rows += [(p, f"train{k + 1}", item, TRAIN, key, int(ds.train_labels[i, k, j])) for j, key in enumerate(keys)]
     df = pd.DataFrame(rows, columns=list(dataclasses.astuple(LongColumns())))
     if items: df["item"] = df["item"].map(lambda t: items.get(t, t))
     path = Path(path)

@@ -53,16 +53,20 @@ class OmopOptions(LabelTableOptions):
 
     def __post_init__(self):
         super().__post_init__()
-        if sum(v is not None for v in (self.tables, self.url, self.url_env)) != 1: raise ValueError("tables, url or url_env: give exactly one of them")
+        if sum(v is not None for v in (self.tables, self.url, self.url_env)) != 1:
+            raise ValueError("tables, url or url_env: give exactly one of them")
         for k, v in {**self.routes, **self.concept_routes}.items():
-            if v not in SNAPSHOT_FIELDS: raise ValueError(f"routes send {k!r} to {v!r}, not a snapshot field ({', '.join(SNAPSHOT_FIELDS)})")
-        if unknown := set(self.routes) - set(OMOP_TABLES): raise ValueError(f"routes name unknown tables {sorted(unknown)} (known: {', '.join(OMOP_TABLES)})")
+            if v not in SNAPSHOT_FIELDS:
+                raise ValueError(f"routes send {k!r} to {v!r}, not a snapshot field ({', '.join(SNAPSHOT_FIELDS)})")
+        if unknown := set(self.routes) - set(OMOP_TABLES):
+            raise ValueError(f"routes name unknown tables {sorted(unknown)} (known: {', '.join(OMOP_TABLES)})")
         object.__setattr__(self, "routes", {**DEFAULT_ROUTES, **self.routes})
 
     @property
     def path(self) -> Path: return self.labels
     @property
-    def snapshots(self): return self.tables if self.tables is not None else redact_secrets(self.url) if self.url else f"${self.url_env}"
+    def snapshots(self):
+        return self.tables if self.tables is not None else redact_secrets(self.url) if self.url else f"${self.url_env}"
 
 # %% ../../nbs/2c_omop.ipynb #ec712905
 class FolderSource:
@@ -71,7 +75,8 @@ class FolderSource:
     (`folder_files`)."""
     def __init__(self, folder: Path):
         self.folder = Path(folder)
-        if not self.folder.is_dir(): raise InputFileError("the OMOP tables folder does not exist or is not a folder", file=str(self.folder))
+        if not self.folder.is_dir():
+            raise InputFileError("the OMOP tables folder does not exist or is not a folder", file=str(self.folder))
         self.files = {}
         for p in folder_files(self.folder, (".csv", ".parquet", ".pq"), "OMOP table",
                               stems={"person", "concept", *OMOP_TABLES}):
@@ -93,7 +98,8 @@ class FolderSource:
             table = pq.read_table(p)
             df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order
             binary = next((c for c in df.columns if df[c].map(lambda v: isinstance(v, (bytes, bytearray))).any()), None)
-            if binary is not None: raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
+            if binary is not None:
+                raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
             return _text_frame(df, [col.is_null().to_numpy() if col.null_count else None for col in table.columns])
         except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
             raise InputFileError(f"the OMOP table is not a readable {'CSV' if csv_file else 'Parquet'} file "
@@ -172,13 +178,15 @@ class DatabaseSource:
     "OMOP tables in a database, through SQLAlchemy (a URL's credentials never appear in messages or the manifest)."
     def __init__(self, url: str, schema: str | None = None):
         try: import sqlalchemy
-        except ImportError: raise InputFileError("reading OMOP from a database needs SQLAlchemy: pip install 'carebench[formats]'") from None
+        except ImportError:
+            raise InputFileError("reading OMOP from a database needs SQLAlchemy: pip install 'carebench[formats]'") from None
         self.shown, self.schema = redact_secrets(url), schema
         try:
             self.engine = database_engine(url)
             self.names = set(sqlalchemy.inspect(self.engine).get_table_names(schema=schema))
         except InputFileError: raise
-        except Exception as e:          # a driver's own errors (no such module, refused connection, bad URL) are of many types
+        # a driver's own errors (no such module, refused connection, bad URL) are of many types
+        except Exception as e:
             raise InputFileError(f"cannot open the OMOP database ({type(e).__name__}: {redact_secrets(str(e).splitlines()[0])[:160]})", file=self.shown) from None
     def where(self, name: str) -> str: return self.shown
     def read(self, name: str) -> pd.DataFrame | None:
@@ -193,25 +201,30 @@ class DatabaseSource:
         return _text_frame(df, [None] * df.shape[1])
 
 def omop_source(options: OmopOptions):
-    "The folder or database the options name (`url_env`: the URL is read from that environment variable, never written anywhere)."
+    ("The folder or database the options name (`url_env`: the URL is read from that environment variable, never "
+     "written anywhere).")
     if options.tables is not None: return FolderSource(options.tables)
     url = options.url
     if options.url_env is not None:
         url = os.environ.get(options.url_env, "").strip()
-        if not url: raise ConfigError(f"the environment variable {options.url_env} (the OMOP database URL) is not set", None, "dataset.url_env")
+        if not url:
+            raise ConfigError(f"the environment variable {options.url_env} (the OMOP database URL) is not set", None, "dataset.url_env")
     return DatabaseSource(url, options.schema)
 
 # %% ../../nbs/2c_omop.ipynb #09c4ec66
 def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str | None = None) -> pd.DataFrame | None:
     """Table `name` as stripped text with `row` (where a reader finds it) and `where`; its `needed` columns present (a
-    `MissingColumnError` otherwise), `optional` ones filled with blanks; sorted by `key` where the table has it. None when absent."""
+    `MissingColumnError` otherwise), `optional` ones filled with blanks; sorted by `key` where the table has it. None
+    when absent."""
     df = source.read(name)
     if df is None: return None
     df.columns = [str(c).strip().lower() for c in df.columns]
     twice = next((c for c in dict.fromkeys(df.columns) if list(df.columns).count(c) > 1), None)
-    if twice: raise OmopError(f"two columns are named {twice!r} (names are compared without case)", file=source.where(name), table=name)
+    if twice:
+        raise OmopError(f"two columns are named {twice!r} (names are compared without case)", file=source.where(name), table=name)
     for c in needed:
-        if c not in df.columns: raise MissingColumnError(f"no column {c!r} (the {name} table needs {', '.join(needed)})", file=source.where(name), table=name)
+        if c not in df.columns:
+            raise MissingColumnError(f"no column {c!r} (the {name} table needs {', '.join(needed)})", file=source.where(name), table=name)
     cols = [c for c in (*needed, *optional, *([key] if key else [])) if c in df.columns]
     df = df[list(dict.fromkeys(cols))].astype(str).apply(lambda s: s.str.strip()).assign(row=np.arange(len(df)) + 2)
     if key in df.columns:
@@ -256,7 +269,8 @@ def read_concepts(source) -> tuple[dict, dict]:
     """concept_id -> `Coding(vocabulary_id, concept_code, concept_name)` from the user's CONCEPT table (required), and
     concept_id -> concept_class_id (where the table has the column)."""
     df = read_table(source, "concept", ("concept_id", "concept_name", "vocabulary_id", "concept_code"), ("concept_class_id",), key="concept_id")
-    if df is None: raise OmopError("no CONCEPT table: the adapter names concepts through the user's CONCEPT table", file=source.where("concept"), table="concept")
+    if df is None:
+        raise OmopError("no CONCEPT table: the adapter names concepts through the user's CONCEPT table", file=source.where("concept"), table="concept")
     ids = _integers(df, "concept_id", source, "concept")
     nameless = ((df["concept_name"] == "") & (df["concept_code"] == "")).to_numpy()
     if nameless.any():
@@ -286,7 +300,8 @@ _SUFFIX = {"condition_occurrence": "condition_status_source_value", "drug_exposu
 
 def row_text(table: str, fld: str, name: str, r: dict) -> str:
     "A row's text: the concept's name, then what the table adds (status, sig, a value)."
-    if table == "condition_occurrence" and r["condition_status_source_value"]: return f"{name}, {r['condition_status_source_value']}"
+    if table == "condition_occurrence" and r["condition_status_source_value"]:
+        return f"{name}, {r['condition_status_source_value']}"
     if table == "drug_exposure" and r["sig"]: return f"{name} {r['sig']}"
     if table in _VALUE_COLUMNS:
         num, unit, text = (r[c] for c in _VALUE_COLUMNS[table])
@@ -307,7 +322,8 @@ def omop_snapshots(source, options: OmopOptions, term: Terminology) -> tuple[dic
         if df is None: notes.append(f"OMOP: no {table} table"); continue
         people = _integers(df, "person_id", source, table)
         concept = _integers(df, ccol, source, table) if ccol else None
-        if "value_as_number" in df.columns:                  # a number as written (13.2, 97, 1e-05): not inf, nan or text
+        # a number as written (13.2, 97, 1e-05): not inf, nan or text
+        if "value_as_number" in df.columns:
             bad = ~(df["value_as_number"].str.fullmatch(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?") | (df["value_as_number"] == ""))
             if bad.any():
                 i = int(bad.to_numpy().argmax())
@@ -315,7 +331,8 @@ def omop_snapshots(source, options: OmopOptions, term: Terminology) -> tuple[dic
                                 Location(source.where(table), table, int(df["row"].iat[i]), "value_as_number"))
         for i, rec in enumerate(df.to_dict("records")):
             loc = lambda col: Location(source.where(table), table, int(rec["row"]), col)
-            if int(people[i]) not in persons: raise OmopError(f"person_id {people[i]} is not in the PERSON table", loc("person_id"))
+            if int(people[i]) not in persons:
+                raise OmopError(f"person_id {people[i]} is not in the PERSON table", loc("person_id"))
             if ccol is None:
                 if not rec["note_text"]: raise OmopError("empty note_text", loc("note_text"))
                 fld, text = options.routes[table], rec["note_text"]
@@ -339,12 +356,14 @@ class OmopAdapter:
     name, Options = "omop", OmopOptions
 
     def input_files(self, options: OmopOptions) -> dict:
-        "The table files read (a folder), or the database file (a SQLite/DuckDB URL naming one), the labels and terminology tables."
+        ("The table files read (a folder), or the database file (a SQLite/DuckDB URL naming one), the labels and "
+         "terminology tables.")
         if options.tables is not None:
             src = FolderSource(options.tables)
             files = {f"omop.{t}": p for t in ("person", "concept", *OMOP_TABLES) if (p := src.file(t)) is not None}
         else:
-            m = re.match(r"^(sqlite|duckdb)(\+\w+)?:///(.+)$", options.url or "")        # url_env: not looked at (it may hold a password)
+            # url_env: not looked at (it may hold a password)
+            m = re.match(r"^(sqlite|duckdb)(\+\w+)?:///(.+)$", options.url or "")
             files = {"omop.database": Path(m.group(3))} if m and m.group(3) != ":memory:" and Path(m.group(3)).is_file() else {}
         extra = {"terminology.displays": options.terminology.displays, "terminology.map": options.terminology.map}
         return {**files, "labels": options.labels, **{k: v for k, v in extra.items() if v is not None}}

@@ -4,34 +4,29 @@
 
 # %% ../../nbs/23_paired_context.ipynb #23bb8b66
 from __future__ import annotations
-import csv
 import dataclasses
 import json
-import os
-import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
-
 import numpy as np
 import pandas as pd
-
 from ..core.errors import (CategoryColumnError, ConditionMismatchError, ConfigError, DuplicateRowError,
-                                   EmptyTableError, InputFileError, LabelValueError, Location, MissingColumnError,
-                                   MissingSnapshotError, MissingTableError, MissingValueError, ObserverCountError,
-                                   SnapshotError, DataError, NearDuplicateIdError)
+                                   EmptyTableError, InputFileError,
+                                   LabelValueError, Location, MissingColumnError,
+                                   MissingSnapshotError, MissingValueError,
+                                   ObserverCountError, SnapshotError,
+                                   NearDuplicateIdError)
 from ..core.inputs import file_problem, head_problem
 from ..core.text import canonical_id, show_item
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
-from .base import load_checked, register_adapter
+from .base import register_adapter
 from .dataset import Dataset, Patient
-from .leakage import check_leakage
+from ..core.tables import RawTable, _blank, _filled, read_tables
 
 # %% auto #0
-__all__ = ['TableNames', 'ColumnNames', 'PairedContextOptions', 'category_headers', 'RawTable', 'read_tables', 'ParsedTable',
-           'parse_table', 'Pairs', 'match_conditions', 'check_spellings', 'read_snapshots', 'PairedContextAdapter']
+__all__ = ['TableNames', 'ColumnNames', 'PairedContextOptions', 'category_headers', 'ParsedTable', 'parse_table', 'Pairs',
+           'match_conditions', 'check_spellings', 'read_snapshots', 'PairedContextAdapter']
 
 # %% ../../nbs/23_paired_context.ipynb #e31a4573
 @dataclass(frozen=True)
@@ -79,7 +74,8 @@ def category_headers(options: PairedContextOptions, label_space: LabelSpace) -> 
     if cats is None: headers = label_space.names
     elif isinstance(cats, dict):
         for k in cats:
-            if k not in keys: raise ConfigError(f"{k!r} is not a category key (keys: {', '.join(keys)})", key=f"dataset.categories.{k}")
+            if k not in keys:
+                raise ConfigError(f"{k!r} is not a category key (keys: {', '.join(keys)})", key=f"dataset.categories.{k}")
         missing = [k for k in keys if k not in cats]
         if missing: raise ConfigError(f"no header for category {missing[0]!r}", key="dataset.categories")
         headers = tuple(cats[k] for k in keys)
@@ -94,187 +90,11 @@ def category_headers(options: PairedContextOptions, label_space: LabelSpace) -> 
     if clash: raise ConfigError(f"header {sorted(clash)[0]!r} is also an id column", key="dataset.categories")
     return tuple(headers)
 
-# %% ../../nbs/23_paired_context.ipynb #a4074b4d
-@dataclass
-class RawTable:
-    """A table as read: file, table name, stripped header (and its row), and the non-blank rows below it as one
-    (rows × header columns) array of cell texts with each row's spreadsheet number. Columns, not rows: every check below
-    is a comparison over whole columns, so a table of a million rows costs array operations, not a Python loop per row."""
-    file: str
-    table: str
-    header: list[str]
-    cells: np.ndarray            # (rows × len(header)) object array of cell texts
-    row_numbers: np.ndarray      # (rows,) spreadsheet row number of each row
-    blank_rows: int = 0
-    header_row: int = 1
-
-    @classmethod
-    def from_rows(cls, file, table, header, rows, blank_rows: int = 0, header_row: int = 1) -> RawTable:
-        "A raw table from `(row number, cells)` tuples, each with one cell per header column (examples and tests)."
-        cells = np.empty((len(rows), len(header)), dtype=object)
-        for k, (_, c) in enumerate(rows): cells[k] = list(c)
-        return cls(str(file), table, list(header), cells, np.array([n for n, _ in rows], dtype=np.int64), blank_rows, header_row)
-
-    @property
-    def rows(self) -> list:
-        "`(row number, cells)` of each row, as lists (for reading; the checks use the arrays)."
-        return [(int(n), list(c)) for n, c in zip(self.row_numbers, self.cells)]
-
-def _cell_text(v) -> str:
-    """Text of a cell: text as is, integral numbers without a decimal point, empty for blanks.
-
-    Workbook cells (objects with `.value`) keep a zero-padded number format: `1` shown as `001` reads as "001"."""
-    fmt = getattr(v, "number_format", "General") or "General"
-    v = getattr(v, "value", v)
-    if v is None: return ""
-    if isinstance(v, str): return v
-    if isinstance(v, bool): return "TRUE" if v else "FALSE"      # as the spreadsheet shows it: a boolean is not a 0/1 label
-    if isinstance(v, (int, float)) and float(v).is_integer():
-        return f"{int(v):0{len(fmt)}d}" if re.fullmatch(r"0{2,}", fmt) else str(int(v))
-    if isinstance(v, datetime) and v == datetime(v.year, v.month, v.day): return v.date().isoformat()
-    if isinstance(v, (datetime, date)): return v.isoformat()
-    return str(v)
-
-# %% ../../nbs/23_paired_context.ipynb #7451f3d2
-def _grid(records) -> tuple[np.ndarray, np.ndarray]:
-    "Records (lists of cells) as one (records × widest record) object array, short records padded with `\"\"`, and each record's length."
-    if isinstance(records, np.ndarray): return records, np.full(len(records), records.shape[1], dtype=np.int64)
-    recs = records if isinstance(records, list) else list(records)
-    lengths = np.fromiter(map(len, recs), dtype=np.int64, count=len(recs))
-    W = int(lengths.max(initial=0))
-    g = np.full((len(recs), W), "", dtype=object)
-    full = np.flatnonzero(lengths == W)
-    if W and len(full): g[full] = recs if len(full) == len(recs) else [recs[k] for k in full]
-    for k in np.flatnonzero((lengths != W) & (lengths > 0)): g[k, :lengths[k]] = list(recs[k])
-    return g, lengths
-
-def _as_text(g: np.ndarray) -> np.ndarray:
-    """Every cell of a grid as its text (`_cell_text`); cells that are text already are kept as they are (they are their text),
-    and plain numbers (a workbook's labels: millions of 0.0 and 1.0) are turned into text once per distinct value."""
-    if not g.size: return g
-    kind = np.frompyfunc(type, 1, 1)(g)
-    other = kind != str
-    if other.any():
-        g, cells, floats = g.copy(), g[other], kind[other] == float
-        text = np.empty(len(cells), dtype=object)
-        if floats.any():
-            code, distinct = pd.factorize(cells[floats].astype(np.float64), use_na_sentinel=False)
-            text[floats] = np.array([_cell_text(float(v)) for v in distinct], dtype=object)[code]
-        text[~floats] = [_cell_text(c) for c in cells[~floats]]
-        g[other] = text
-    return g
-
-_isspace = np.frompyfunc(str.isspace, 1, 1)
-
-def _blank(cells: np.ndarray) -> np.ndarray:
-    "Per cell of a text array: empty or only whitespace (what `str.strip` leaves empty)."
-    return (cells == "") | _isspace(cells).astype(bool) if cells.size else np.zeros(cells.shape, bool)
-
-def _filled(g: np.ndarray) -> np.ndarray:
-    "Per row of a text grid: whether some cell holds more than whitespace."
-    if not g.shape[1]: return np.zeros(len(g), bool)
-    nonempty = g != ""
-    out = nonempty.any(1)
-    first = g[np.arange(len(g)), nonempty.argmax(1)]        # a row's first non-empty cell is nearly always the answer
-    for k in np.flatnonzero(out & _isspace(first).astype(bool)): out[k] = not _blank(g[k]).all()
-    return out
-
-def _raw_table(file, table, records, texts: bool = False) -> RawTable:
-    """Build a `RawTable` from an iterable of cell lists (first non-blank = header); rows numbered from 1 as spreadsheets do.
-    `texts=True` says every cell is text already (CSV): nothing is converted."""
-    g, lengths = _grid(records)
-    if not texts: g = _as_text(g)
-    filled = _filled(g)
-    if not filled.any(): raise EmptyTableError("the table is empty (no header row)", file=str(file), table=table)
-    h = int(filled.argmax())
-    header = [c.strip() for c in g[h]]
-    while header and not header[-1]: header.pop()
-    W = len(header)
-    body = h + 1 + np.flatnonzero(filled[h + 1:])
-    wide = _filled(g[body, W:])
-    if wide.any():
-        k = int(body[wide.argmax()])
-        raise InputFileError(f"the row has {lengths[k]} cells but the header names {W} columns", file=str(file), table=table, row=k + 1)
-    return RawTable(str(file), table, header, g[body, :W], body + 1, int(len(g) - h - 1 - len(body)), h + 1)
-
-# %% ../../nbs/23_paired_context.ipynb #5d29296a
-def _numeric_ids(g: np.ndarray, texts: np.ndarray, text_columns) -> bool:
-    "Whether an id column of a grid of workbook values `g` (`texts`: their texts) holds a number cell (its display format, e.g. `001`, is then needed)."
-    filled = _filled(texts)
-    if not filled.any(): return False
-    h = int(filled.argmax())
-    idx = [j for j, c in enumerate(texts[h]) if c.strip() in set(text_columns)]
-    if not idx: return False
-    kind = np.frompyfunc(type, 1, 1)(g[h + 1:, idx])         # a bool is no number here (its type is bool, not int)
-    return bool(((kind == int) | (kind == float)).any())
-
-def _read_workbook(path: Path, names, text_columns) -> dict:
-    """Sheets of a workbook: read with python-calamine (fast) when installed; a sheet whose id columns hold number cells,
-    or any sheet when calamine is missing, is read with openpyxl, which knows number formats (`1` shown as `001`)."""
-    out, pending = {}, list(names)
-    try: from python_calamine import CalamineWorkbook
-    except ImportError: CalamineWorkbook = None
-    if CalamineWorkbook is not None:
-        try: wb = CalamineWorkbook.from_path(str(path))
-        except Exception as e: raise InputFileError(f"cannot read the workbook ({type(e).__name__})", file=str(path)) from None
-        for name in names:
-            if name not in wb.sheet_names:
-                raise MissingTableError(f"no sheet named {name!r} (sheets: {', '.join(wb.sheet_names)})", file=str(path), table=name)
-        def sheet(name):              # calamine parses outside the GIL: two sheets at once, each from its own handle
-            try: return CalamineWorkbook.from_path(str(path)).get_sheet_by_name(name).to_python(skip_empty_area=False)
-            except Exception as e: return e
-        with ThreadPoolExecutor(max(1, min(2, len(names)))) as ex: sheets = dict(zip(names, ex.map(sheet, names)))
-        for name in names:
-            rows = sheets.pop(name)
-            if isinstance(rows, Exception): raise InputFileError(f"cannot read the sheet ({type(rows).__name__})", file=str(path), table=name)
-            g, _ = _grid(rows); del rows
-            texts = _as_text(g)
-            if not _numeric_ids(g, texts, text_columns): out[name] = _raw_table(path, name, texts, texts=True)
-        pending = [n for n in names if n not in out]
-    if pending:
-        import openpyxl
-        try: wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
-        except Exception as e: raise InputFileError(f"cannot read the workbook ({type(e).__name__})", file=str(path)) from None
-        try:
-            for name in pending:
-                if name not in wb.sheetnames:
-                    raise MissingTableError(f"no sheet named {name!r} (sheets: {', '.join(wb.sheetnames)})", file=str(path), table=name)
-                ws = wb[name]
-                ws.reset_dimensions()          # read every row, whatever size the file claims for the sheet
-                try: out[name] = _raw_table(path, name, ws.iter_rows())
-                except DataError: raise
-                except Exception as e: raise InputFileError(f"cannot read the sheet ({type(e).__name__})", file=str(path), table=name) from None
-        finally: wb.close()
-    return {n: out[n] for n in names}
-
-# %% ../../nbs/23_paired_context.ipynb #8b2d1ddd
-def read_tables(path: Path, names, text_columns=("patient", "observer", "item")) -> dict[str, RawTable]:
-    "Read tables `names` from a workbook (`.xlsx`) or a folder of `<name>.csv` files; `text_columns` are the id columns."
-    path = Path(path)
-    if path.is_dir():
-        out = {}
-        for name in names:
-            f = path/f"{name}.csv"
-            if (problem := file_problem(f)) == "no such file": raise MissingTableError(f"no file {name}.csv in this folder", file=str(path), table=name)
-            if problem := problem or head_problem(f):
-                raise InputFileError(f"cannot read the table ({problem})", file=str(f), table=name)
-            try:
-                with open(f, encoding="utf-8-sig", newline="") as fh: out[name] = _raw_table(f, name, csv.reader(fh), texts=True)
-            except UnicodeDecodeError: raise InputFileError("the file is not UTF-8 text (save it as 'CSV UTF-8')", file=str(f), table=name) from None
-            except csv.Error as e: raise InputFileError(f"malformed CSV ({e})", file=str(f), table=name) from None
-            except OSError as e: raise InputFileError(f"cannot read the file ({e.strerror or e})", file=str(f), table=name) from None
-        return out
-    if not path.exists(): raise InputFileError("no such file or folder", file=str(path))
-    if problem := file_problem(path): raise InputFileError(problem, file=str(path))
-    if path.suffix.lower() not in (".xlsx", ".xlsm"):
-        raise InputFileError("expected an .xlsx workbook or a folder of CSV files", file=str(path))
-    return _read_workbook(path, names, text_columns)
-
 # %% ../../nbs/23_paired_context.ipynb #405e4225
 @dataclass
 class ParsedTable:
-    """One table after its checks, exact duplicate rows collapsed, in row order: the ids, each row's spreadsheet number and
-    its 0/1 labels (rows × categories) as arrays, and notes for the manifest."""
+    """One table after its checks, exact duplicate rows collapsed, in row order: the ids, each row's spreadsheet number
+    and its 0/1 labels (rows × categories) as arrays, and notes for the manifest."""
     file: str
     table: str
     patient: np.ndarray
@@ -284,7 +104,8 @@ class ParsedTable:
     labels: np.ndarray
     notes: list = field(default_factory=list)
 
-    def loc(self, row=None, column=None) -> Location: return Location(self.file, self.table, None if row is None else int(row), column)
+    def loc(self, row=None, column=None) -> Location:
+        return Location(self.file, self.table, None if row is None else int(row), column)
     def __len__(self) -> int: return len(self.row)
 
     @classmethod
@@ -302,8 +123,8 @@ class ParsedTable:
         return {(p, o, i): (int(r), tuple(int(x) for x in l)) for p, o, i, r, l in zip(self.patient, self.observer, self.item, self.row, self.labels)}
 
 def _codes(*columns) -> np.ndarray:
-    """Integer codes of each row's tuple of values (exact text), numbered in order of first appearance: one hash pass per
-    column, then the codes combined column by column (never more than rows² distinct values, so no overflow)."""
+    """Integer codes of each row's tuple of values (exact text), numbered in order of first appearance: one hash pass
+    per column, then the codes combined column by column (never more than rows² distinct values, so no overflow)."""
     key = None
     for c in columns:
         code, values = pd.factorize(np.asarray(c, dtype=object))
@@ -327,7 +148,8 @@ def _label(v: str):
     return {"0": 0, "1": 1, "0.0": 0, "1.0": 1}.get(v.strip())
 
 def _labels(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    "0/1 labels (uint8) of an array of label cells, and where a cell is no label: `_label` of each distinct text other than `0`/`1`."
+    ("0/1 labels (uint8) of an array of label cells, and where a cell is no label: `_label` of each distinct text "
+     "other than `0`/`1`.")
     ones = cells == "1"
     plain = ones | (cells == "0")
     out, bad = ones.astype(np.uint8), np.zeros(cells.shape, bool)
@@ -345,7 +167,8 @@ def _column_index(raw: RawTable, ids: tuple, headers, ignore, loc) -> dict:
         if h and h in idx: raise CategoryColumnError("the column appears twice", loc(raw.header_row, h))
         idx[h] = j
     for c in ids:
-        if c not in idx: raise MissingColumnError(f"missing id column (columns present: {', '.join(h for h in raw.header if h)})", loc(raw.header_row, c))
+        if c not in idx:
+            raise MissingColumnError(f"missing id column (columns present: {', '.join(h for h in raw.header if h)})", loc(raw.header_row, c))
     for h in headers:
         if h not in idx: raise CategoryColumnError("missing category column", loc(raw.header_row, h))
     known = set(ids) | set(headers) | set(ignore) | {""}
@@ -354,7 +177,8 @@ def _column_index(raw: RawTable, ids: tuple, headers, ignore, loc) -> dict:
                                           "(list it under dataset.ignore_columns to ignore it)", loc(raw.header_row, unknown[0]))
     if "" in idx:
         held = _filled(raw.cells[:, [j for j, h in enumerate(raw.header) if not h]])
-        if held.any(): raise CategoryColumnError("a column without a header holds data", loc(raw.row_numbers[held.argmax()]))
+        if held.any():
+            raise CategoryColumnError("a column without a header holds data", loc(raw.row_numbers[held.argmax()]))
     if not len(raw.cells): raise EmptyTableError("the table has no data rows", loc())
     return idx
 
@@ -369,7 +193,8 @@ def parse_table(raw: RawTable, columns: ColumnNames, headers, ignore=()) -> Pars
     labels, bad_label = _labels(cells)
     bad_id = _blank(key)
     code = _codes(*key.T)
-    origin = np.unique(code, return_index=True)[1][code]        # each row's first row with the same (patient, observer, item)
+    # each row's first row with the same (patient, observer, item)
+    origin = np.unique(code, return_index=True)[1][code]
     dup = origin != np.arange(len(code))
     conflict = dup & (labels != labels[origin]).any(1)
     problem = bad_id.any(1) | bad_label.any(1) | conflict
@@ -394,9 +219,9 @@ def _drop_or_raise(on_mismatch, error, dropped: list, record: dict):
 
 @dataclass
 class Pairs:
-    """(patient, item) pairs in order of first appearance, with their observers in id order (column j is the same rater across
-    a patient's pairs): ids, each observer's row and labels, in the context-free (`free`) and, for evaluation pairs, the
-    correct-context condition (`correct`)."""
+    """(patient, item) pairs in order of first appearance, with their observers in id order (column j is the same rater
+    across a patient's pairs): ids, each observer's row and labels, in the context-free (`free`) and, for evaluation
+    pairs, the correct-context condition (`correct`)."""
     patient: np.ndarray          # (pairs,)
     item: np.ndarray             # (pairs,)
     observer: np.ndarray         # (pairs × observers)
@@ -407,8 +232,9 @@ class Pairs:
 
 # %% ../../nbs/23_paired_context.ipynb #4a4f4df5
 def _observer_groups(table: ParsedTable, k: int, key: str, observer_col: str, on_mismatch, dropped, keep=None) -> np.ndarray:
-    """The rows of `table` (those in `keep`) grouped by (patient, item) in order of first appearance, observers in id order, as
-    a (pairs × k) array of row positions; a pair without exactly `k` observers is an `ObserverCountError` or dropped."""
+    """The rows of `table` (those in `keep`) grouped by (patient, item) in order of first appearance, observers in id
+    order, as a (pairs × k) array of row positions; a pair without exactly `k` observers is an `ObserverCountError` or
+    dropped."""
     idx = np.arange(len(table)) if keep is None else np.flatnonzero(keep)
     pair = _codes(table.patient[idx], table.item[idx])
     names = np.array(sorted(pd.unique(table.observer[idx])), dtype=object)
@@ -430,9 +256,11 @@ def match_conditions(free: ParsedTable, corr: ParsedTable, columns: ColumnNames,
     code = _codes(np.concatenate([free.patient, corr.patient]), np.concatenate([free.observer, corr.observer]),
                   np.concatenate([free.item, corr.item]))
     cf, cc = code[:len(free)], code[len(free):]
-    bad = {}                          # (patient, item) -> rows without a counterpart: (table, other table, observer, row)
+    # (patient, item) -> rows without a counterpart: (table, other table, observer, row)
+    bad = {}
     for a, b, missing in ((free, corr, ~np.isin(cf, cc)), (corr, free, ~np.isin(cc, cf))):
-        for j in np.flatnonzero(missing): bad.setdefault((a.patient[j], a.item[j]), []).append((a, b, a.observer[j], int(a.row[j])))
+        for j in np.flatnonzero(missing):
+            bad.setdefault((a.patient[j], a.item[j]), []).append((a, b, a.observer[j], int(a.row[j])))
     keep = None
     if bad:
         _mismatches(free, corr, bad, columns, on_mismatch, dropped)
@@ -443,7 +271,8 @@ def match_conditions(free: ParsedTable, corr: ParsedTable, columns: ColumnNames,
     return Pairs(free.patient[g[:, 0]], free.item[g[:, 0]], free.observer[g], free.row[g], free.labels[g], corr.labels[where[cf[g]]])
 
 def _mismatches(free: ParsedTable, corr: ParsedTable, bad: dict, columns: ColumnNames, on_mismatch: str, dropped: list):
-    "For each mismatched pair (first the context-free table's, in row order): a `ConditionMismatchError` naming the column, or a drop."
+    ("For each mismatched pair (first the context-free table's, in row order): a `ConditionMismatchError` naming the "
+     "column, or a drop.")
     near = set(p for p, _ in bad)
     obs_of, items_of, rows_of, has = {}, {}, {}, {}   # per table, over the mismatched patients' rows only
     for t in (free, corr):
@@ -453,7 +282,8 @@ def _mismatches(free: ParsedTable, corr: ParsedTable, bad: dict, columns: Column
             obs_of.setdefault((t.table, p, i), set()).add(o); items_of.setdefault((t.table, p, o), set()).add(i)
             rows_of.setdefault((t.table, p, i), []).append(int(t.row[j]))
     def culprit(a, b, p, o, i):
-        "The column whose value has no counterpart: another observer on the same item, another item text, or the patient."
+        ("The column whose value has no counterpart: another observer on the same item, another item text, or the "
+         "patient.")
         if obs_of.get((b.table, p, i), set()) - obs_of[(a.table, p, i)]: return columns.observer
         if items_of.get((b.table, p, o), set()) - items_of[(a.table, p, o)]: return columns.item
         return columns.patient if p not in has[b.table] else columns.item
@@ -473,8 +303,8 @@ def _how(a: str, b: str) -> str:
     return "surrounding whitespace" if a.strip() == b.strip() else "Unicode normalization"
 
 def _may_clash(tables: list, snapshots) -> bool:
-    """Whether two spellings of one id could meet: some canonical form (patients, observers, items within a canonical patient)
-    is shared by two distinct values. Computed on the distinct values only; almost always False."""
+    """Whether two spellings of one id could meet: some canonical form (patients, observers, items within a canonical
+    patient) is shared by two distinct values. Computed on the distinct values only; almost always False."""
     cat = lambda k: np.concatenate([getattr(t, k) for t in tables]) if tables else np.empty(0, dtype=object)
     many = lambda values: len({canonical_id(v) for v in values}) < len(values)
     pats = pd.unique(np.concatenate([np.array(list(snapshots or {}), dtype=object), cat("patient")]))
@@ -487,10 +317,11 @@ def _may_clash(tables: list, snapshots) -> bool:
     return len(set(zip(cp, (canon[v] for v in i)))) < len(set(zip(cp, i)))
 
 def check_spellings(tables: list, columns: ColumnNames, snapshots: dict | None = None, snapshot_file=None):
-    """Refuse two spellings of one id that differ only by surrounding whitespace or Unicode normalization (`NearDuplicateIdError`
-    naming both places): patients and observers across every table (and the snapshots file's patient ids), items within each
-    patient. They would otherwise become separate patients, observers or pairs, silently. The distinct values say whether
-    any clash exists; only then are the tables read in order, to name the first place a second spelling appears."""
+    """Refuse two spellings of one id that differ only by surrounding whitespace or Unicode normalization
+    (`NearDuplicateIdError` naming both places): patients and observers across every table (and the snapshots file's
+    patient ids), items within each patient. They would otherwise become separate patients, observers or pairs,
+    silently. The distinct values say whether any clash exists; only then are the tables read in order, to name the
+    first place a second spelling appears."""
     if not _may_clash(tables, snapshots): return
     seen = {}
     def meet(kind, scope, value, loc):
@@ -499,7 +330,8 @@ def check_spellings(tables: list, columns: ColumnNames, snapshots: dict | None =
             show = show_item if kind == "item" else _show_id
             raise NearDuplicateIdError(f"{kind} {show(value)} and {show(first[0])} ({first[1]}) differ only by {_how(value, first[0])}: "
                                        "spell each id the same everywhere", loc)
-    for pid in snapshots or {}: meet("patient", None, pid, Location(str(snapshot_file) if snapshot_file else "snapshots"))
+    for pid in snapshots or {}:
+        meet("patient", None, pid, Location(str(snapshot_file) if snapshot_file else "snapshots"))
     for t in tables:
         for p, o, i, row in zip(t.patient, t.observer, t.item, t.row):
             meet("patient", None, p, t.loc(row, columns.patient))
@@ -520,18 +352,23 @@ def read_snapshots(path: Path) -> dict[str, Patient]:
     if problem := file_problem(path) or head_problem(path, json=True):
         raise InputFileError(f"cannot read the snapshots file ({problem})", file=str(path))
     try: text = path.read_text(encoding="utf-8-sig")
-    except OSError as e: raise InputFileError(f"cannot read the snapshots file ({e.strerror or e})", file=str(path)) from None
+    except OSError as e:
+        raise InputFileError(f"cannot read the snapshots file ({e.strerror or e})", file=str(path)) from None
     except UnicodeDecodeError: raise SnapshotError("the snapshots file is not UTF-8 text", file=str(path)) from None
     try: data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except json.JSONDecodeError as e: raise SnapshotError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", file=str(path)) from None
+    except json.JSONDecodeError as e:
+        raise SnapshotError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", file=str(path)) from None
     except RecursionError: raise SnapshotError("the JSON is nested too deeply", file=str(path)) from None
     except ValueError as e: raise SnapshotError(str(e)[:200], file=str(path)) from None
-    if not isinstance(data, dict): raise SnapshotError("expected a JSON object mapping patient id to snapshot", file=str(path))
+    if not isinstance(data, dict):
+        raise SnapshotError("expected a JSON object mapping patient id to snapshot", file=str(path))
     out = {}
     for pid, fields in data.items():
-        if not isinstance(fields, dict): raise SnapshotError(f"patient {_show_id(pid)}: expected an object of snapshot fields", file=str(path))
+        if not isinstance(fields, dict):
+            raise SnapshotError(f"patient {_show_id(pid)}: expected an object of snapshot fields", file=str(path))
         try: out[pid] = Patient(pid, fields)
-        except (TypeError, ValueError) as e: raise SnapshotError(f"patient {_show_id(pid)}: {str(e)[:200]}", file=str(path)) from None
+        except (TypeError, ValueError) as e:
+            raise SnapshotError(f"patient {_show_id(pid)}: {str(e)[:200]}", file=str(path)) from None
     return out
 
 # %% ../../nbs/23_paired_context.ipynb #da40d7fa
@@ -559,13 +396,15 @@ class PairedContextAdapter:
         T, cols = options.tables, options.columns
         names = [T.context_free, T.correct_context] + ([T.train] if T.train else [])
         raw = read_tables(options.path, names, dataclasses.astuple(cols))
-        parsed = {n: parse_table(raw.pop(n), cols, headers, options.ignore_columns) for n in names}   # each raw table dropped once parsed
+        # each raw table dropped once parsed
+        parsed = {n: parse_table(raw.pop(n), cols, headers, options.ignore_columns) for n in names}
         snaps = read_snapshots(options.snapshots)
         check_spellings(list(parsed.values()), cols, snaps, options.snapshots)
         dropped = []
         pairs = match_conditions(parsed[T.context_free], parsed[T.correct_context], cols, options.observers_per_pair,
                                  options.on_mismatch, dropped)
-        if not len(pairs): raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs", parsed[T.context_free].loc())
+        if not len(pairs):
+            raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs", parsed[T.context_free].loc())
         train = _train_items(parsed[T.train], options, dropped) if T.train else None
         patients = self._patients(pairs, train, snaps, parsed[T.context_free], cols, options.snapshots)
         free = parsed[T.context_free]
@@ -591,7 +430,8 @@ class PairedContextAdapter:
         for pid in pd.unique(pairs.patient):
             loc = free.loc(first_row[pid], cols.patient)
             if pid not in snaps: raise MissingSnapshotError(f"patient {pid!r} has no snapshot in {snap_file}", loc)
-            if not snaps[pid].has_context: raise MissingSnapshotError(f"the snapshot of patient {pid!r} in {snap_file} is empty", loc)
+            if not snaps[pid].has_context:
+                raise MissingSnapshotError(f"the snapshot of patient {pid!r} in {snap_file} is empty", loc)
             out.append(snaps[pid])
         seen = {p.id for p in out}
         for pid in (pd.unique(train.patient) if train is not None else ()):

@@ -193,7 +193,8 @@ _SHORTHAND = ((" three times daily", " TID"), (" twice daily", " BID"), (" at be
               (" daily", " qd"), (" mg", "mg"), (" mcg", "mcg"))
 
 def site_item(text: str) -> str:
-    "An item in another site's prescription shorthand (`Sertraline 100 mg daily` → `sertraline 100mg qd`); other items unchanged."
+    ("An item in another site's prescription shorthand (`Sertraline 100 mg daily` → `sertraline 100mg qd`); other "
+     "items unchanged.")
     out = text
     for a, b in _SHORTHAND: out = out.replace(a, b)
     return out[:1].lower() + out[1:] if out != text else text
@@ -211,7 +212,8 @@ class SynthParams:
     miss_rate: float = 0.15   # probability an observer misses a designed shift
     noise: float = 0.003      # probability of a slip on any label, per observer and condition
     observer_noise: tuple = ()  # optional: a slip probability per observer position in its group (overrides `noise`)
-    vocabulary_shift: float = 0.0   # another site's wording: share of snapshot lines and items written in its abbreviations
+    # another site's wording: share of snapshot lines and items written in its abbreviations
+    vocabulary_shift: float = 0.0
     length_shift: float = 1.0       # another site's charts: the most neutral lines per snapshot field, relative to 4
     prevalence_shift: float = 0.0   # another site's case mix: items drawn with weight exp(shift × (categories − mean))
 
@@ -237,8 +239,8 @@ def _fits(x, sex: str) -> bool:
     return s in (None, sex)
 
 def _snapshot(rng, age, sex, clinic, cues, items, params: SynthParams = SynthParams()) -> dict:
-    """A patient's snapshot: neutral lines fitting `sex` (at most 4 × `length_shift` per field; a `vocabulary_shift` share in the
-    other site's wording), the activated cues, and no line that contains any of `items`."""
+    """A patient's snapshot: neutral lines fitting `sex` (at most 4 × `length_shift` per field; a `vocabulary_shift`
+    share in the other site's wording), the activated cues, and no line that contains any of `items`."""
     snap = {"summary": f"{age}-year-old {dict(F='woman', M='man')[sex]} followed in {clinic}."}
     most = max(1, round(4 * params.length_shift))
     for field in SNAPSHOT_FIELDS[1:]:
@@ -258,7 +260,8 @@ def _snapshot(rng, age, sex, clinic, cues, items, params: SynthParams = SynthPar
 _LATER = {"observer_noise": (), "vocabulary_shift": 0.0, "length_shift": 1.0, "prevalence_shift": 0.0}
 
 def given_params(params: SynthParams) -> dict:
-    "The parameters as recorded (truth.json, the config's header): those added later only where they differ from their default."
+    ("The parameters as recorded (truth.json, the config's header): those added later only where they differ from "
+     "their default.")
     return {k: v for k, v in asdict(params).items() if k not in _LATER or v != _LATER[k]}
 
 # %% ../../nbs/24_synth.ipynb #68f57b1a
@@ -293,6 +296,18 @@ def _truth(params: SynthParams, groups, observers, truth_pairs, misses, slips) -
                 designed_removals={k: sum(tp["shift"].get(k) == -1 for tp in truth_pairs) for k in keys},
                 pairs=truth_pairs, misses=misses, slips=slips)
 
+def _train_rows(rng, pid: str, obs: list, entries: list, slip_rate: dict, params: SynthParams) -> list:
+    "A patient's training rows: each catalogue entry's context-free categories, one row per observer, slips drawn."
+    rows, keys = [], SHARES.keys
+    for s in entries:
+        spec = CATALOGUE[s]
+        item = spec.texts[int(rng.integers(len(spec.texts)))]
+        if params.vocabulary_shift > 0 and rng.random() < params.vocabulary_shift: item = site_item(item)
+        t_free = np.array([k in spec.base for k in keys], dtype=np.uint8)
+        for o in obs:
+            rows.append([pid, o, item, *(t_free ^ (rng.random(len(keys)) < slip_rate[o])).tolist()])
+    return rows
+
 def generate(params: SynthParams) -> dict:
     "Tables (`train`, `context_free`, `correct_context` as row lists), `snapshots` and `truth` of a synthetic dataset."
     rng = np.random.default_rng(params.seed)
@@ -310,7 +325,8 @@ def generate(params: SynthParams) -> dict:
         order = _item_order(rng, eligible, params)
         ev, tr = order[:params.items], order[params.items:params.items + params.train_items]
         texts = [CATALOGUE[s].texts[int(rng.integers(len(CATALOGUE[s].texts)))] for s in ev]
-        if params.vocabulary_shift > 0: texts = [site_item(t) if rng.random() < params.vocabulary_shift else t for t in texts]
+        if params.vocabulary_shift > 0:
+            texts = [site_item(t) if rng.random() < params.vocabulary_shift else t for t in texts]
         options = [[t for t in CATALOGUE[s].twists if _fits(t, sex)] for s in ev]
         twist = [opts[int(rng.integers(len(opts)))] if opts and rng.random() < params.shift_rate else None for opts in options]
         twist = [t if t and not any(contains_phrase(t.cue, x) for x in texts) else None for t in twist]
@@ -325,13 +341,7 @@ def generate(params: SynthParams) -> dict:
                                     shift={k: (1 if k in corr else -1) for k in keys if (k in base) != (k in corr)},
                                     cue_field=t.field if t else None))
             for o in obs: _observe(rng, pid, item, o, t_free, t_corr, slip_rate[o], params, tables, misses, slips)
-        for s in tr:
-            spec = CATALOGUE[s]
-            item = spec.texts[int(rng.integers(len(spec.texts)))]
-            if params.vocabulary_shift > 0 and rng.random() < params.vocabulary_shift: item = site_item(item)
-            t_free = np.array([k in spec.base for k in keys], dtype=np.uint8)
-            for o in obs:
-                tables["train"].append([pid, o, item, *(t_free ^ (rng.random(len(keys)) < slip_rate[o])).tolist()])
+        tables["train"] += _train_rows(rng, pid, obs, tr, slip_rate, params)
     return dict(tables=tables, snapshots=snapshots, truth=_truth(params, groups, observers, truth_pairs, misses, slips))
 
 # %% ../../nbs/24_synth.ipynb #fadf8120
@@ -430,7 +440,8 @@ def write_workbook(path: Path, tables: dict) -> Path:
         return zi
     tmp = path.with_name(f".{path.name}.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, text in parts.items(): z.writestr(entry(name), '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' + text)
+        for name, text in parts.items():
+            z.writestr(entry(name), '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' + text)
         for k, name in enumerate(names, start=1):
             with z.open(entry(f"xl/worksheets/sheet{k}.xml"), "w", force_zip64=len(tables[name]) > 500_000) as w:
                 for chunk in _sheet_xml(tables[name]): w.write(chunk)
@@ -444,7 +455,8 @@ def write_tables(path: Path, tables: dict, header: list, fmt: str = "xlsx") -> P
     if fmt == "csv":
         path.mkdir(parents=True, exist_ok=True)
         for name, rows in tables.items():
-            with open(path/f"{name}.csv", "w", encoding="utf-8", newline="") as f: csv.writer(f, lineterminator="\n").writerows([header, *rows])
+            with open(path/f"{name}.csv", "w", encoding="utf-8", newline="") as f:
+                csv.writer(f, lineterminator="\n").writerows([header, *rows])
         return path
     if fmt != "xlsx": raise ValueError(f"unknown format {fmt!r} (xlsx or csv)")
     return write_workbook(path, {name: [header, *rows] for name, rows in tables.items()})
@@ -490,11 +502,13 @@ SHIFT_KEYS = {"vocabulary": "vocabulary_shift", "length": "length_shift", "preva
 DEFAULT_SHIFT = "vocabulary=0.5,length=1.5,prevalence=1"
 
 def parse_shift(text: str) -> dict:
-    "A shift spec `vocabulary=0.5,length=1.5,prevalence=1` as `SynthParams` fields (a `ValueError` names what is wrong)."
+    ("A shift spec `vocabulary=0.5,length=1.5,prevalence=1` as `SynthParams` fields (a `ValueError` names what is "
+     "wrong).")
     out = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, eq, value = part.partition("=")
-        if key.strip() not in SHIFT_KEYS or not eq: raise ValueError(f"shift: expected key=value with key one of {', '.join(SHIFT_KEYS)}, got {part[:40]!r}")
+        if key.strip() not in SHIFT_KEYS or not eq:
+            raise ValueError(f"shift: expected key=value with key one of {', '.join(SHIFT_KEYS)}, got {part[:40]!r}")
         try: out[SHIFT_KEYS[key.strip()]] = float(value)
         except ValueError: raise ValueError(f"shift: {key.strip()} must be a number, got {value[:40]!r}") from None
     if not out: raise ValueError(f"shift: name at least one of {', '.join(SHIFT_KEYS)}")

@@ -19,7 +19,8 @@ __all__ = ['STATUS_WORDS', 'Coding', 'TerminologyOptions', 'read_code_table', 'r
 # %% ../../nbs/2a_terminology.ipynb #9437edf4
 @dataclass(frozen=True)
 class Coding:
-    "One code: its system (a URI, or an OMOP vocabulary id), the code, and the display name the data gives (may be empty)."
+    ("One code: its system (a URI, or an OMOP vocabulary id), the code, and the display name the data gives (may be "
+     "empty).")
     system: str
     code: str
     display: str = ""
@@ -32,19 +33,23 @@ class TerminologyOptions:
 
 # %% ../../nbs/2a_terminology.ipynb #1664faa2
 def read_code_table(path: Path, columns: tuple, optional: tuple = ()) -> pd.DataFrame:
-    "A terminology CSV as stripped text, its required `columns` present and filled (typed errors name file, row and column)."
+    ("A terminology CSV as stripped text, its required `columns` present and filled (typed errors name file, row and "
+     "column).")
     path = Path(path)
-    if problem := file_problem(path): raise InputFileError(f"cannot read the terminology table ({problem})", file=str(path))
+    if problem := file_problem(path):
+        raise InputFileError(f"cannot read the terminology table ({problem})", file=str(path))
     try: df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
         raise InputFileError(f"the terminology table is not a readable UTF-8 CSV file ({type(e).__name__})", file=str(path)) from None
     df.columns = [str(c).strip() for c in df.columns]
     for c in columns:
-        if c not in df.columns: raise MissingColumnError(f"no column {c!r} (needed: {', '.join(columns)})", file=str(path))
+        if c not in df.columns:
+            raise MissingColumnError(f"no column {c!r} (needed: {', '.join(columns)})", file=str(path))
     df = df[[c for c in (*columns, *optional) if c in df.columns]].apply(lambda s: s.str.strip())
     for c in columns:
         blank = (df[c] == "").to_numpy()
-        if blank.any(): raise MissingValueError(f"empty {c} cell", Location(file=str(path), row=int(blank.argmax()) + 2, column=c))
+        if blank.any():
+            raise MissingValueError(f"empty {c} cell", Location(file=str(path), row=int(blank.argmax()) + 2, column=c))
     return df
 
 # %% ../../nbs/2a_terminology.ipynb #6ba22e01
@@ -57,11 +62,13 @@ def read_displays(path: Path) -> dict:
     return out
 
 def read_map(path: Path) -> dict:
-    "(source system, source code) -> [(target system, target code, target display or '')] from a map table, in its order."
+    ("(source system, source code) -> [(target system, target code, target display or '')] from a map table, in its "
+     "order.")
     df, out = read_code_table(path, ("source_system", "source_code", "target_system", "target_code"), ("target_display",)), {}
     disp = df["target_display"] if "target_display" in df else [""] * len(df)
     for i, (ss, sc, ts, tc, td) in enumerate(zip(df["source_system"], df["source_code"], df["target_system"], df["target_code"], disp)):
-        if ss == ts and sc == tc: raise TerminologyError(f"code {sc} of {ss} is mapped onto itself", Location(file=str(path), row=i + 2, column="target_code"))
+        if ss == ts and sc == tc:
+            raise TerminologyError(f"code {sc} of {ss} is mapped onto itself", Location(file=str(path), row=i + 2, column="target_code"))
         targets = out.setdefault((ss, sc), [])
         if (ts, tc, td) not in targets: targets.append((ts, tc, td))
     return out
@@ -90,7 +97,8 @@ class Terminology:
         "The display text of a concept given by its `codings` and its own `text` (either may be empty, not both)."
         coded = [c for c in codings if c.code]
         shown = next((c.display.strip() for c in codings if c.display.strip()), "")
-        if not coded and not shown and not (text or "").strip(): raise ValueError("a concept needs a text, a display name or a code")
+        if not coded and not shown and not (text or "").strip():
+            raise ValueError("a concept needs a text, a display name or a code")
         named = (("mapped", self._mapped(coded) if self.map else None), ("text", (text or "").strip()), ("display", shown),
                  ("table", next((self.displays[(c.system, c.code)] for c in coded if (c.system, c.code) in self.displays), "")))
         for rule, name in named:
@@ -108,17 +116,21 @@ class Terminology:
     def notes(self, where: str) -> list:
         "One-line notes for the dataset's provenance (counts only: codes are listed in `report`)."
         out = []
-        if self.unmapped: out.append(f"{where}: {sum(self.unmapped.values())} code(s) ({len(self.unmapped)} distinct) have no display name and are shown as 'code (system)'")
-        if self.map_missed: out.append(f"{where}: {sum(self.map_missed.values())} code(s) ({len(self.map_missed)} distinct) of a mapped system are not in the map")
+        if self.unmapped:
+            out.append(f"{where}: {sum(self.unmapped.values())} code(s) ({len(self.unmapped)} distinct) have no display name and are shown as 'code (system)'")
+        if self.map_missed:
+            out.append(f"{where}: {sum(self.map_missed.values())} code(s) ({len(self.map_missed)} distinct) of a mapped system are not in the map")
         return out
 
 # %% ../../nbs/2a_terminology.ipynb #41e8ebea
-STATUS_WORDS = {"resolved": "resolved", "inactive": "inactive", "remission": "in remission"}   # clinical status code → words
+# clinical status code → words
+STATUS_WORDS = {"resolved": "resolved", "inactive": "inactive", "remission": "in remission"}
 _VALUE = re.compile(r"^(.+) (-?[0-9]+(?:\.[0-9]+)?) (\S+)$")
 _PARENTHESIS = re.compile(r"^(.+) \(([^()]+)\)$")
 
 def exact_number(s: str):
-    "The number `s` as an int or a float that is written back as `s` (JSON, a database's REAL column), or None (`4.20`)."
+    ("The number `s` as an int or a float that is written back as `s` (JSON, a database's REAL column), or None "
+     "(`4.20`).")
     if re.fullmatch(r"-?[0-9]+", s): return int(s) if str(int(s)) == s else None
     return float(s) if repr(float(s)) == s else None
 

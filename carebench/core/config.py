@@ -58,7 +58,8 @@ SECRET_WORDS = {"token", "secret", "password", "passwd", "apikey", "authorizatio
 REDACTED = "<redacted>"
 
 def is_secret_key(key) -> bool:
-    "Whether a config key names a secret: one of its `_`/`-` words is a secret word (or `api key`); `*_env` keys name variables."
+    ("Whether a config key names a secret: one of its `_`/`-` words is a secret word (or `api key`); `*_env` keys name "
+     "variables.")
     if not isinstance(key, str) or key.lower().endswith("_env"): return False
     words = re.split(r"[_\-\s.]+", key.lower())
     return bool(SECRET_WORDS & set(words)) or any(a == "api" and b == "key" for a, b in zip(words, words[1:]))
@@ -73,7 +74,8 @@ _SECRET_PARAM = re.compile(r"(?i)([?&;](?:[a-z_\-]{0,40}(?:key|token|secret|pass
                            r"[a-z_\-]{0,40})=)[^&;#\s]*")
 
 def looks_like_token(value) -> bool:
-    "Whether a text looks like a credential: a known token prefix, `Bearer …`, or an unbroken run of 20+ mixed letters and digits."
+    ("Whether a text looks like a credential: a known token prefix, `Bearer …`, or an unbroken run of 20+ mixed "
+     "letters and digits.")
     if not isinstance(value, str): return False
     v = value.strip()
     if v.lower().startswith("bearer ") or (len(v) >= 12 and _TOKEN_PREFIX.match(v)): return True
@@ -95,8 +97,9 @@ def redact_text(text: str) -> str:
     return _TOKEN_IN_TEXT.sub(REDACTED, t)
 
 def redact_secrets(obj):
-    """Copy of `obj` with the values of secret-looking keys replaced (keys ending in `_env` name a variable and stay, unless their
-    value looks like a token), values that carry a known token prefix replaced, and credentials removed from URLs."""
+    """Copy of `obj` with the values of secret-looking keys replaced (keys ending in `_env` name a variable and stay,
+    unless their value looks like a token), values that carry a known token prefix replaced, and credentials removed
+    from URLs."""
     if isinstance(obj, dict):
         return {k: (REDACTED if v is not None and (is_secret_key(k) or looks_like_token(v) and str(k).lower().endswith("_env")
                                                    or isinstance(v, str) and _TOKEN_PREFIX.match(v.strip()) and len(v.strip()) >= 12)
@@ -108,10 +111,12 @@ def redact_secrets(obj):
     return obj
 
 def quote_value(value, key: str = "", limit: int = 60) -> str:
-    """A config or input value as it may appear in a message: redacted when its key names a secret or a variable, or when
-    it looks like a token; otherwise its `repr`, cut to `limit` characters (built from a bounded prefix, never the whole value)."""
+    """A config or input value as it may appear in a message: redacted when its key names a secret or a variable, or
+    when it looks like a token; otherwise its `repr`, cut to `limit` characters (built from a bounded prefix, never the
+    whole value)."""
     last = str(key).rsplit(".", 1)[-1]
-    if is_secret_key(last) or last.lower().endswith("_env") or looks_like_token(value) or url_userinfo(value): return REDACTED
+    if is_secret_key(last) or last.lower().endswith("_env") or looks_like_token(value) or url_userinfo(value):
+        return REDACTED
     if isinstance(value, str): text = repr(value[:limit + 1])
     elif isinstance(value, (int, float, bool)) or value is None:
         text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else f"(an integer of {value.bit_length()} bits)"
@@ -186,10 +191,12 @@ _SCALARS = {   # annotation -> (accepts the YAML value?, what the error says was
 
 # %% ../../nbs/03_config.ipynb #d33a97d0
 def parse_section(cls, data, key: str = "", file=None, base_dir=None):
-    "Build dataclass `cls` from mapping `data`; unknown, missing or mistyped keys raise `ConfigError` naming `file` and `key`."
+    ("Build dataclass `cls` from mapping `data`; unknown, missing or mistyped keys raise `ConfigError` naming `file` "
+     "and `key`.")
     where = lambda k: f"{key}.{k}" if key else k
     if data is None: data = {}
-    if not isinstance(data, dict): raise ConfigError(f"expected a mapping, got {type(data).__name__}", file, key or None)
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping, got {type(data).__name__}", file, key or None)
     hints = typing.get_type_hints(cls)
     fields = [f for f in dataclasses.fields(cls) if f.init and not f.metadata.get("internal")]
     rest = next((f for f in fields if f.metadata.get("rest")), None)
@@ -210,12 +217,13 @@ def parse_section(cls, data, key: str = "", file=None, base_dir=None):
 # %% ../../nbs/03_config.ipynb #55f1e94e
 @dataclass(frozen=True)
 class DatasetConfig:
-    """The `dataset` section: `adapter` picks the reader; `aggregation` how the observers' labels become the reference (`mean`,
-    `majority`, `adjudicated` with an `adjudication` table, `dawid_skene`, `one_coin`: `28_aggregation`); all other keys are the
-    adapter's options, validated by it."""
+    """The `dataset` section: `adapter` picks the reader; `aggregation` how the observers' labels become the reference
+    (`mean`, `majority`, `adjudicated` with an `adjudication` table, `dawid_skene`, `one_coin`: `28_aggregation`); all
+    other keys are the adapter's options, validated by it."""
     adapter: str = "paired_context"
     aggregation: str = "mean"
-    adjudication: str | None = None       # a CSV file (relative to the config file): the adjudicator's labels of disagreements
+    # a CSV file (relative to the config file): the adjudicator's labels of disagreements
+    adjudication: str | None = None
     options: dict = field(default_factory=dict, metadata={"rest": True})
 
 # %% ../../nbs/03_config.ipynb #d337407c
@@ -236,36 +244,46 @@ DEFAULT_ENDPOINTS = ("context_sensitivity", "directional_alignment", "class_corr
 
 @dataclass(frozen=True)
 class AnalysisConfig:
-    "The `analysis` section: ε, α, resampling sizes, CI method, the confirmatory threshold and the endpoints to compute."
+    ("The `analysis` section: ε, α, resampling sizes, CI method, the confirmatory threshold and the endpoints to "
+     "compute.")
     epsilon: float = 0.01                 # |Δ| < epsilon counts as unchanged, in every statistic and report
     alpha: float = 0.05                   # level for flags (min_attainable_p > alpha) and calibration
     n_bootstrap: int = 1000               # cluster-bootstrap resamples
     n_permutations: int = 10000           # sign-flip patterns / permutations (exact enumeration when fewer exist)
-    ci_method: Literal["percentile", "bca", "studentized", "t"] = "studentized"   # protocol 2: bootstrap-t (see 16_simulate)
+    # protocol 2: bootstrap-t (see 16_simulate)
+    ci_method: Literal["percentile", "bca", "studentized", "t"] = "studentized"
     ci_level: float = 0.95
     confirmatory_min_nonzero: int = 15    # categories with fewer non-zero Δ_ref are descriptive only
     confirmatory_min_patients: int = 6    # … and so are those whose non-zero Δ_ref cells come from fewer patients
     power_effect: float = 0.05            # the stated effect (estimate scale) at which each test's power is reported
     power_target: float = 0.8             # `underpowered`: power at power_effect below this
-    design_validity: bool = True          # run/analyze: a quick simulation at the dataset's design (false-positive rate, power)
+    # run/analyze: a quick simulation at the dataset's design (false-positive rate, power)
+    design_validity: bool = True
     validity_datasets: int = 200          # simulated datasets per scenario of that check
     endpoints: tuple[str, ...] = DEFAULT_ENDPOINTS
-    on_missing_scores: Literal["error", "exclude_pair"] = "error"   # a pair a model has no score for: stop, or leave it out (counted)
-    max_memory_gb: float = 4.0            # the resampling's estimated peak memory must stay below this (checked before any work)
-    aggregation_sensitivity: tuple[str, ...] = ("mean", "majority", "adjudicated")   # every endpoint again under these reference
+    # a pair a model has no score for: stop, or leave it out (counted)
+    on_missing_scores: Literal["error", "exclude_pair"] = "error"
+    # the resampling's estimated peak memory must stay below this (checked before any work)
+    max_memory_gb: float = 4.0
+    # every endpoint again under these reference
+    aggregation_sensitivity: tuple[str, ...] = ("mean", "majority", "adjudicated")
                                           # aggregation policies and the run's own (27_analyze); () for none
 
     def __post_init__(self):
-        if not 1e-6 <= self.epsilon < 1: raise ValueError(f"epsilon must be in [1e-6, 1): a positive threshold, got {self.epsilon}")
+        if not 1e-6 <= self.epsilon < 1:
+            raise ValueError(f"epsilon must be in [1e-6, 1): a positive threshold, got {self.epsilon}")
         if not 0 < self.alpha < 1: raise ValueError(f"alpha must be in (0, 1), got {self.alpha}")
         if not 0 < self.ci_level < 1: raise ValueError(f"ci_level must be in (0, 1), got {self.ci_level}")
         for k, most in (("n_bootstrap", 10 ** 7), ("n_permutations", 10 ** 9)):
-            if not 10 <= getattr(self, k) <= most: raise ValueError(f"{k} must be between 10 and {most:,}, got {getattr(self, k):,}")
+            if not 10 <= getattr(self, k) <= most:
+                raise ValueError(f"{k} must be between 10 and {most:,}, got {getattr(self, k):,}")
         if not self.max_memory_gb > 0: raise ValueError("max_memory_gb must be positive")
         if self.confirmatory_min_nonzero < 1 or self.confirmatory_min_patients < 1:
             raise ValueError("confirmatory_min_nonzero and confirmatory_min_patients must be at least 1")
-        if not (self.power_effect > 0 and 0 < self.power_target < 1): raise ValueError("need power_effect > 0 and 0 < power_target < 1")
-        if not 20 <= self.validity_datasets <= 100_000: raise ValueError("validity_datasets must be between 20 and 100,000")
+        if not (self.power_effect > 0 and 0 < self.power_target < 1):
+            raise ValueError("need power_effect > 0 and 0 < power_target < 1")
+        if not 20 <= self.validity_datasets <= 100_000:
+            raise ValueError("validity_datasets must be between 20 and 100,000")
         if not self.endpoints: raise ValueError("endpoints must name at least one endpoint")
 
 # %% ../../nbs/03_config.ipynb #52447b37
@@ -286,11 +304,13 @@ class SlurmConfig:
 
     def __post_init__(self):
         if self.timeout_min < 2: raise ValueError("timeout_min must be at least 2 (Slurm's time granularity)")
-        if self.gpus_per_node < 0 or self.cpus_per_task < 1 or self.mem_gb <= 0: raise ValueError("invalid Slurm resources")
+        if self.gpus_per_node < 0 or self.cpus_per_task < 1 or self.mem_gb <= 0:
+            raise ValueError("invalid Slurm resources")
 
 @dataclass(frozen=True)
 class ExecutorConfig:
-    "The `executor` section: where a run's jobs (one per model and track) run: in this process, a local process pool, or Slurm."
+    ("The `executor` section: where a run's jobs (one per model and track) run: in this process, a local process pool, "
+     "or Slurm.")
     kind: Literal["inline", "local", "slurm"] = "inline"
     workers: int | None = None        # local: processes (None: one per job, at most the CPU count)
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
@@ -331,14 +351,16 @@ def register_section(name: str, cls: type, run_keys=(), shift: bool = False, exa
     return SECTIONS[name]
 
 def section_classes() -> dict:
-    "Every registered section; the installed tracks (entry points of group `carebench.tracks`) are imported once, on first use."
+    ("Every registered section; the installed tracks (entry points of group `carebench.tracks`) are imported once, on "
+     "first use.")
     if not _DISCOVERED:
         _DISCOVERED.append(True)
         import warnings
         from importlib.metadata import entry_points
         for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             try: ep.load()
-            except Exception as e: warnings.warn(f"the track {ep.name!r} ({ep.value}) could not be loaded: {type(e).__name__}: {e}")
+            except Exception as e:
+                warnings.warn(f"the track {ep.name!r} ({ep.value}) could not be loaded: {type(e).__name__}: {e}")
     return SECTIONS
 
 # %% ../../nbs/03_config.ipynb #64656207
@@ -357,20 +379,24 @@ class Config:
     dataset: DatasetConfig
     label_space: tuple[Category, ...] | None = None  # None: the ten SHARES categories
     seed: int = 0                                    # master seed; every random step derives its seed from it
-    donors_per_patient: int = 1                      # shuffled-context donors per (patient, item): the run's design, every track
+    # shuffled-context donors per (patient, item): the run's design, every track
+    donors_per_patient: int = 1
     limit_patients: int | None = None                # smoke tests: only the first N evaluation patients (`--limit N`)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
-    sections: dict = field(default_factory=dict, metadata={"rest": True})   # every other top-level key: a track's section
+    # every other top-level key: a track's section
+    sections: dict = field(default_factory=dict, metadata={"rest": True})
     run: RunSection = field(default_factory=RunSection)
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
     name: str | None = None
-    shift: ShiftConfig | None = None                 # a second dataset the learning tracks are also evaluated on (distribution shift)
+    # a second dataset the learning tracks are also evaluated on (distribution shift)
+    shift: ShiftConfig | None = None
     source: Path | None = field(default=None, metadata={"internal": True})
 
     def __post_init__(self):
         if self.seed < 0: raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
         if self.donors_per_patient < 1: raise ValueError("donors_per_patient must be at least 1")
-        if self.limit_patients is not None and self.limit_patients < 2: raise ValueError("limit_patients must be at least 2 (a donor is another patient)")
+        if self.limit_patients is not None and self.limit_patients < 2:
+            raise ValueError("limit_patients must be at least 2 (a donor is another patient)")
         object.__setattr__(self, "sections", resolve_sections(self))
         if self.label_space is not None: LabelSpace(self.label_space)  # validates uniqueness early
 
@@ -405,8 +431,9 @@ class Config:
 CORE_KEYS = tuple(f.name for f in dataclasses.fields(Config) if f.init and not f.metadata.get("internal") and not f.metadata.get("rest"))
 
 def resolve_sections(config: Config, file=None, base_dir=None) -> dict:
-    """Parse each track section of `config` that is still a mapping with its registered dataclass (relative paths against
-    `base_dir`) and move its run keys up to `config`; a key that is neither core nor a registered section is a `ConfigError`."""
+    """Parse each track section of `config` that is still a mapping with its registered dataclass (relative paths
+    against `base_dir`) and move its run keys up to `config`; a key that is neither core nor a registered section is a
+    `ConfigError`."""
     known, out = section_classes(), {}
     for name, value in config.sections.items():
         if name not in known:
@@ -426,8 +453,9 @@ MAX_YAML_VALUES = 100_000     # values a config may expand to, aliases counted w
 MAX_YAML_DEPTH = 64           # nesting levels of a config
 
 class _StrictLoader(yaml.SafeLoader):
-    """A YAML safe loader that refuses duplicate keys, nesting deeper than `MAX_YAML_DEPTH`, and documents that expand (through
-    aliases) to more than `MAX_YAML_VALUES` values: a "billion laughs" file fails at once instead of hanging."""
+    """A YAML safe loader that refuses duplicate keys, nesting deeper than `MAX_YAML_DEPTH`, and documents that expand
+    (through aliases) to more than `MAX_YAML_VALUES` values: a "billion laughs" file fails at once instead of
+    hanging."""
     def __init__(self, stream):
         super().__init__(stream)
         self._depth, self._sizes = 0, {}
@@ -455,12 +483,14 @@ def _mapping(loader, node, deep=False):
             raise yaml.constructor.ConstructorError(None, None, "a key must be a plain value (text or a number), not a list or mapping",
                                                     key_node.start_mark)
         k = loader.construct_object(key_node, deep=deep)
-        if k in seen: raise yaml.constructor.ConstructorError(None, None, f"duplicate key {quote_value(k)}", key_node.start_mark)
+        if k in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {quote_value(k)}", key_node.start_mark)
         seen.add(k)
     return loader.construct_mapping(node, deep)
 
 def _int(loader, node):
-    if len(node.value) > 64: raise yaml.constructor.ConstructorError(None, None, "an integer of more than 64 characters", node.start_mark)
+    if len(node.value) > 64:
+        raise yaml.constructor.ConstructorError(None, None, "an integer of more than 64 characters", node.start_mark)
     return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
@@ -468,7 +498,8 @@ _StrictLoader.add_constructor("tag:yaml.org,2002:int", _int)
 
 # %% ../../nbs/03_config.ipynb #843580ae
 def read_yaml(path) -> dict:
-    "Read a YAML mapping strictly; a missing or irregular file, bad syntax, a duplicate key or an oversized document is a `ConfigError`."
+    ("Read a YAML mapping strictly; a missing or irregular file, bad syntax, a duplicate key or an oversized document "
+     "is a `ConfigError`.")
     path = Path(path)
     if problem := file_problem(path): raise ConfigError(f"cannot read config ({problem})", path)
     try: text = path.read_text(encoding="utf-8")
@@ -480,7 +511,8 @@ def read_yaml(path) -> dict:
         line = f"line {mark.line + 1}: " if mark else ""
         raise ConfigError(f"{line}{getattr(e, 'problem', None) or str(e)[:200]}", path) from None
     except RecursionError: raise ConfigError(f"nested too deeply (at most {MAX_YAML_DEPTH} levels)", path) from None
-    except (ValueError, OverflowError) as e: raise ConfigError(f"a value cannot be read ({type(e).__name__})", path) from None
+    except (ValueError, OverflowError) as e:
+        raise ConfigError(f"a value cannot be read ({type(e).__name__})", path) from None
     if data is None: data = {}
     if not isinstance(data, dict): raise ConfigError("the top level must be a mapping of sections", path)
     return data
@@ -489,9 +521,9 @@ def read_yaml(path) -> dict:
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def check_values(data, file=None, key: str = ""):
-    """Checks on every value of a raw config, whatever its section: `*_env` keys hold the name of an environment variable
-    (never a token), whose value is registered as a secret; no URL carries a user name or password. Neither value is
-    echoed."""
+    """Checks on every value of a raw config, whatever its section: `*_env` keys hold the name of an environment
+    variable (never a token), whose value is registered as a secret; no URL carries a user name or password. Neither
+    value is echoed."""
     if isinstance(data, dict):
         for k, v in data.items():
             where = f"{key}.{k}" if key else str(k)
@@ -514,7 +546,8 @@ def load_config(path) -> Config:
     check_values(data, path)
     known = section_classes()
     for name in [k for k in data if k not in CORE_KEYS]:          # track sections: typed errors name this file
-        if name not in known: raise ConfigError(f"unknown key (allowed: {', '.join([*CORE_KEYS, *sorted(known)])})", path, str(name))
+        if name not in known:
+            raise ConfigError(f"unknown key (allowed: {', '.join([*CORE_KEYS, *sorted(known)])})", path, str(name))
         data = {**data, name: parse_section(known[name].cls, data[name], name, path, path.parent)}
     try: cfg = parse_section(Config, data, file=path, base_dir=path.parent)
     except ConfigError as e:
@@ -540,8 +573,10 @@ def to_plain(obj):
 
 # %% ../../nbs/03_config.ipynb #1b340f56
 def config_to_dict(config: Config, resolved: dict | None = None) -> dict:
-    "The resolved config (defaults filled in, label space spelled out, `resolved` sections such as the parsed dataset options), secrets redacted."
-    every = sorted({*section_classes(), *config.sections})              # each track's section, its defaults when not configured
+    ("The resolved config (defaults filled in, label space spelled out, `resolved` sections such as the parsed dataset "
+     "options), secrets redacted.")
+    # each track's section, its defaults when not configured
+    every = sorted({*section_classes(), *config.sections})
     out = to_plain(dataclasses.replace(config, sections={n: getattr(config, n) for n in every}))
     out["label_space"] = config.labels.to_records()
     out.update(to_plain(resolved or {}))

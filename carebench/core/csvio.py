@@ -12,10 +12,11 @@ from .runs import atomic_write
 __all__ = ['FAST_ROWS', 'float_text', 'column_text', 'release_arrow_memory', 'release_memory', 'csv_blocks', 'write_csv']
 
 # %% ../../nbs/08_csvio.ipynb #f45ab2bb
-_LAYOUTS_AGREE = (1e-4, 1e9)        # |x| in this range (or 0): Arrow's shortest digits are laid out as Python's repr (bar ".0")
+_LAYOUTS_AGREE = (1e-4, 1e9)
 
 def float_text(x) -> "pyarrow.Array":
-    "Text of float64 values as pandas writes them in a CSV: Python's `repr` (`1.0`, `0.25`, `1e-05`), NaN as empty text."
+    ("Text of float64 values as pandas writes them in a CSV: Python's `repr` (`1.0`, `0.25`, `1e-05`), NaN as empty "
+     "text.")
     import pyarrow as pa, pyarrow.compute as pc
     x = np.asarray(x, dtype=np.float64)
     s = pc.cast(pa.array(x), pa.string())
@@ -31,16 +32,19 @@ def float_text(x) -> "pyarrow.Array":
 
 # %% ../../nbs/08_csvio.ipynb #7349c6bc
 def _quoted(a) -> "pyarrow.Array":
-    "Text cells quoted as Python's csv module does with its defaults and `\\n` line ends: around a comma, a quote or a newline."
+    ("Text cells quoted as Python's csv module does with its defaults and `\\n` line ends: around a comma, a quote or "
+     "a newline.")
     import pyarrow.compute as pc
     need = pc.or_(pc.or_(pc.match_substring(a, ","), pc.match_substring(a, '"')), pc.match_substring(a, "\n"))
     if not pc.any(need).as_py(): return a
     return pc.if_else(need, pc.binary_join_element_wise('"', pc.replace_substring(a, '"', '""'), '"', ""), a)
 
 def column_text(s) -> "pyarrow.Array | None":
-    "One column's CSV cells as pandas writes them (`None` for a kind of column left to pandas: categories, mixed objects, float32…)."
+    ("One column's CSV cells as pandas writes them (`None` for a kind of column left to pandas: categories, mixed "
+     "objects, float32…).")
     import pandas as pd, pyarrow as pa, pyarrow.compute as pc
-    if pd.api.types.is_bool_dtype(s) and s.dtype == bool: return pa.array(np.where(s.to_numpy(bool), "True", "False"), pa.string())
+    if pd.api.types.is_bool_dtype(s) and s.dtype == bool:
+        return pa.array(np.where(s.to_numpy(bool), "True", "False"), pa.string())
     if pd.api.types.is_integer_dtype(s) and s.dtype.kind in "iu" and not isinstance(s.dtype, pd.api.extensions.ExtensionDtype):
         return pc.cast(pa.array(s.to_numpy()), pa.string())
     if s.dtype == np.float64: return float_text(s.to_numpy())
@@ -55,7 +59,8 @@ def column_text(s) -> "pyarrow.Array | None":
     return None
 
 # %% ../../nbs/08_csvio.ipynb #d7e0c7af
-FAST_ROWS = 20_000       # below this, pandas writes the table (importing Arrow's compute kernels costs more than it saves)
+# below this, pandas writes the table (importing Arrow's compute kernels costs more than it saves)
+FAST_ROWS = 20_000
 
 def release_arrow_memory():
     "Hand memory Arrow's allocator keeps for reuse back to the system (after reading or writing a large table)."
@@ -63,16 +68,17 @@ def release_arrow_memory():
     pa.default_memory_pool().release_unused()
 
 def release_memory():
-    """After a phase that built and dropped many objects (loading a dataset): hand the C allocator's free pages back to the system
-    (glibc's `malloc_trim`, where there is one), so that Arrow's allocator, which cannot reuse them, does not add to the peak."""
+    """After a phase that built and dropped many objects (loading a dataset): hand the C allocator's free pages back to
+    the system (glibc's `malloc_trim`, where there is one), so that Arrow's allocator, which cannot reuse them, does not
+    add to the peak."""
     try:
         import ctypes
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError): pass                   # not glibc: nothing to do
 
 def csv_blocks(frame, rows: int = 65_536):
-    """The CSV text of a data frame without its index, as bytes in blocks of `rows` rows (header first), each block built by
-    Arrow; `None` when some column is of a kind left to pandas."""
+    """The CSV text of a data frame without its index, as bytes in blocks of `rows` rows (header first), each block
+    built by Arrow; `None` when some column is of a kind left to pandas."""
     import pyarrow.compute as pc
     if frame.shape[1] < 2: return None                       # one column: csv quotes an empty cell, rows would be blank
     header = frame.head(0).to_csv(index=False).encode("utf-8")
@@ -91,7 +97,8 @@ def csv_blocks(frame, rows: int = 65_536):
     return blocks()
 
 def write_csv(path, frame):
-    "Atomically write a data frame as UTF-8 CSV without its index, as `frame.to_csv(path, index=False)` would, streamed to disk."
+    ("Atomically write a data frame as UTF-8 CSV without its index, as `frame.to_csv(path, index=False)` would, "
+     "streamed to disk.")
     blocks = None
     if len(frame) >= FAST_ROWS:
         try: blocks = csv_blocks(frame)

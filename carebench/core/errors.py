@@ -20,8 +20,8 @@ class CareBenchError(Exception):
 # %% ../../nbs/00_errors.ipynb #6ee26731
 @dataclass(frozen=True)
 class Location:
-    """Where a problem sits in the input: any of file, table, row (spreadsheet numbering; a line for NDJSON) and column; for FHIR
-    the resource (`Condition/c1`) and the element path (`code.coding[0].system`)."""
+    """Where a problem sits in the input: any of file, table, row (spreadsheet numbering; a line for NDJSON) and column;
+    for FHIR the resource (`Condition/c1`) and the element path (`code.coding[0].system`)."""
     file: str | None = None
     table: str | None = None
     row: int | None = None
@@ -66,7 +66,8 @@ class CategoryColumnError(DataError): "A category column is missing, unknown, or
 class LabelValueError(DataError): "A label cell holds something other than 0 or 1."
 class MissingValueError(DataError): "An id cell (patient, observer, item) is empty."
 class DuplicateRowError(DataError): "Two rows share patient, observer and item but disagree on labels."
-class NearDuplicateIdError(DataError): "Two spellings of one id differ only by surrounding whitespace or Unicode normalization."
+class NearDuplicateIdError(DataError): ("Two spellings of one id differ only by surrounding whitespace or Unicode "
+                                        "normalization.")
 
 # %% ../../nbs/00_errors.ipynb #c45713af
 class ConditionMismatchError(DataError): "The (patient, observer, item) rows of the two labelled conditions differ."
@@ -76,11 +77,16 @@ class ObserverCountError(DataError): "A (patient, item) pair does not have the c
 class SnapshotError(DataError): "The snapshots file is malformed (not an object of patients with text fields)."
 class MissingSnapshotError(DataError): "A patient of an evaluation table has no snapshot."
 class LeakageError(DataError): "An item's text appears in the snapshot shown with it."
-class LongFormatError(DataError): "A long-format row names an unknown condition, or a (patient, observer, item, condition) lacks a category."
-class AdjudicationError(DataError): "An adjudication row names no evaluation pair, condition or category, or a disagreement has no adjudication."
-class TerminologyError(DataError): "A terminology table (display names, or a map between code systems) lacks a column, a value, or is contradictory."
-class FhirError(DataError): "A FHIR file is not JSON/NDJSON of resources, a resource fails validation, or it names no known patient."
-class OmopError(DataError): "An OMOP CDM table or column is missing, a value has the wrong type, or a row names an unknown person or concept."
+class LongFormatError(DataError): ("A long-format row names an unknown condition, or a (patient, observer, item, "
+                                   "condition) lacks a category.")
+class AdjudicationError(DataError): ("An adjudication row names no evaluation pair, condition or category, or a "
+                                     "disagreement has no adjudication.")
+class TerminologyError(DataError): ("A terminology table (display names, or a map between code systems) lacks a "
+                                    "column, a value, or is contradictory.")
+class FhirError(DataError): ("A FHIR file is not JSON/NDJSON of resources, a resource fails validation, or it names no "
+                             "known patient.")
+class OmopError(DataError): ("An OMOP CDM table or column is missing, a value has the wrong type, or a row names an "
+                             "unknown person or concept.")
 
 # %% ../../nbs/00_errors.ipynb #c41ce3a9
 class EndpointError(CareBenchError):

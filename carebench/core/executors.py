@@ -41,13 +41,15 @@ def run_inline(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
 def run_local(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
     "Run the jobs in a pool of spawned processes."
     workers = settings.workers or min(len(jobs), os.cpu_count() or 1)
-    import multiprocessing                          # here: reading a config (which loads the track modules) never starts a pool
+    # here: reading a config (which loads the track modules) never starts a pool
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [(j, pool.submit(j.fn, *j.args, **j.kwargs)) for j in jobs]
         from concurrent.futures import as_completed
         from tqdm.auto import tqdm
-        with tqdm(total=len(jobs), desc="jobs", unit="job", disable=None) as bar:   # on a terminal only: one bar over the jobs
+        # on a terminal only: one bar over the jobs
+        with tqdm(total=len(jobs), desc="jobs", unit="job", disable=None) as bar:
             for _ in as_completed([f for _, f in futures]): bar.update(1)
         out = []
         for j, f in futures:
@@ -65,7 +67,8 @@ def run_slurm(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
     logging.getLogger("submitit").setLevel(logging.ERROR)      # without slurmdbd, every status poll warns about sacct
     s = settings.slurm
     ex = submitit.AutoExecutor(folder=str(Path(folder)/"slurm"), cluster="slurm")
-    # submitit asks Slurm for a warning signal before the limit and then treats the job as timed out: keep that margin small
+    # submitit asks Slurm for a warning signal before the limit and then treats the job as timed out: keep that margin
+    # small
     params = dict(timeout_min=s.timeout_min, cpus_per_task=s.cpus_per_task, mem_gb=s.mem_gb, name="carebench",
                   slurm_signal_delay_s=min(90, max(5, s.timeout_min * 6)))
     if s.gpus_per_node: params["gpus_per_node"] = s.gpus_per_node

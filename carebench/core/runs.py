@@ -40,7 +40,8 @@ def sha256_file(path, chunk: int = 1 << 20) -> str:
 
 # %% ../../nbs/04_runs.ipynb #f09c83fc
 def current_umask() -> int:
-    "The process's umask, read without changing it where Linux tells it (`/proc/self/status`), else set and restored at once."
+    ("The process's umask, read without changing it where Linux tells it (`/proc/self/status`), else set and restored "
+     "at once.")
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("Umask:"): return int(line.split()[1], 8)
@@ -49,10 +50,10 @@ def current_umask() -> int:
     return mask
 
 def atomic_write(path, data) -> Path:
-    """Write `data` (text, bytes, or a function that writes into the binary file object it is given: a large table streams
-    to disk instead of being built in memory first) to `path` through a temporary file in the same folder and a rename:
-    readers never see half a file. The file gets the permissions of a newly created file under the umask (`0666 & ~umask`),
-    not the temporary file's `0600`."""
+    """Write `data` (text, bytes, or a function that writes into the binary file object it is given: a large table
+    streams to disk instead of being built in memory first) to `path` through a temporary file in the same folder and a
+    rename: readers never see half a file. The file gets the permissions of a newly created file under the umask (`0666
+    & ~umask`), not the temporary file's `0600`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -164,10 +165,12 @@ ROLE = re.compile(r"^[a-z][A-Za-z0-9_.\-]*$")   # a lowercase kind, then e.g. a 
 BOOKKEEPING = ("run_manifest", "artifact_index")  # the folder's own records: rewritten as a run goes, so never hashed
 
 def read_json_file(path) -> dict:
-    "A JSON object from a run folder's file; a `RunFolderError` naming the file when it is not a regular file or not a JSON object."
+    ("A JSON object from a run folder's file; a `RunFolderError` naming the file when it is not a regular file or not "
+     "a JSON object.")
     if problem := file_problem(path): raise RunFolderError(f"{path}: {problem}")
     try: data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError): raise RunFolderError(f"{path}: not valid JSON (a damaged run folder?)") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise RunFolderError(f"{path}: not valid JSON (a damaged run folder?)") from None
     if not isinstance(data, dict): raise RunFolderError(f"{path}: expected a JSON object")
     return data
 
@@ -177,7 +180,8 @@ class RunFolder:
 
     def __init__(self, path):
         self.path = Path(path).absolute()
-        if not (self.path/self.MANIFEST).is_file(): raise FileNotFoundError(f"{self.path} is not a run folder (no {self.MANIFEST})")
+        if not (self.path/self.MANIFEST).is_file():
+            raise FileNotFoundError(f"{self.path} is not a run folder (no {self.MANIFEST})")
 
     @property
     def run_id(self) -> str: return self.manifest["run_id"]
@@ -221,10 +225,12 @@ class RunFolder:
 
     @contextmanager
     def guard(self):
-        "Mark the run `interrupted` (Ctrl-C) or `failed` (with the error's type) when the block raises; the error propagates."
+        ("Mark the run `interrupted` (Ctrl-C) or `failed` (with the error's type) when the block raises; the error "
+         "propagates.")
         try: yield self
         except BaseException as e:
-            try: self.update_manifest(status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed", error=type(e).__name__)
+            try:
+                self.update_manifest(status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed", error=type(e).__name__)
             except Exception: pass
             raise
 

@@ -15,14 +15,16 @@ __all__ = ['derive_seed', 'rng_for']
 
 # %% ../../nbs/05_seeds.ipynb #e467aa9d
 def _json_key(k) -> str:
-    "One key as `json.dumps` writes it in the seed's list: integers (and booleans) as JSON numbers, anything else as a JSON string."
+    ("One key as `json.dumps` writes it in the seed's list: integers (and booleans) as JSON numbers, anything else as "
+     "a JSON string.")
     if isinstance(k, bool): return "true" if k else "false"
     if isinstance(k, int): return int.__repr__(k)
     return encode_basestring(str(k))
 
 def derive_seed(master: int, *keys) -> int:
-    """A 63-bit seed derived from `master` and `keys` (text or integers) through sha256 of the JSON list `[master, *keys]`
-    (written out directly: the run derives a seed for every mock answer, and `json.dumps` costs more than the hash)."""
+    """A 63-bit seed derived from `master` and `keys` (text or integers) through sha256 of the JSON list `[master,
+    *keys]` (written out directly: the run derives a seed for every mock answer, and `json.dumps` costs more than the
+    hash)."""
     blob = "[" + ", ".join([int.__repr__(int(master)), *map(_json_key, keys)]) + "]"
     return int.from_bytes(hashlib.sha256(blob.encode("utf-8")).digest()[:8], "big") >> 1
 

@@ -18,7 +18,8 @@ def normalize_text(text: str) -> str:
     "Unicode NFKC, casefolded, runs of anything but letters and digits collapsed to one space."
     return _normalize(str(text))
 
-@lru_cache(maxsize=2 ** 15)          # items and snapshot lines recur across pairs, donors and prompts: normalize each once
+# items and snapshot lines recur across pairs, donors and prompts: normalize each once
+@lru_cache(maxsize=2 ** 15)
 def _normalize(text: str) -> str: return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 # %% ../../nbs/02_text.ipynb #1f51a8ce
@@ -29,8 +30,9 @@ def contains_phrase(haystack: str, needle: str) -> bool:
 
 # %% ../../nbs/02_text.ipynb #f9529998
 def canonical_id(value: str) -> str:
-    """The spelling-insensitive form of an id (NFKC, surrounding whitespace removed): two ids with the same canonical form
-    but different spellings are near-duplicates, refused by the adapters (ids are otherwise opaque: `001` is not `1`)."""
+    """The spelling-insensitive form of an id (NFKC, surrounding whitespace removed): two ids with the same canonical
+    form but different spellings are near-duplicates, refused by the adapters (ids are otherwise opaque: `001` is not
+    `1`)."""
     return unicodedata.normalize("NFKC", str(value)).strip()
 
 # %% ../../nbs/02_text.ipynb #34a140a3

@@ -13,7 +13,8 @@ __all__ = ['PROTOCOL_VERSION', 'CONTEXT_FREE', 'CORRECT_CONTEXT', 'SHUFFLED_CONT
            'SNAPSHOT_FIELDS', 'KEY_PATTERN', 'SHARES', 'check_condition', 'Category', 'LabelSpace']
 
 # %% ../../nbs/01_vocab.ipynb #35047a4d
-PROTOCOL_VERSION = "2"  # version of the endpoint protocol (15_endpoints; summarised in docs/design.md), recorded in every manifest
+# version of the endpoint protocol (15_endpoints; summarised in docs/design.md), recorded in every manifest
+PROTOCOL_VERSION = "2"
 CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT = "context_free", "correct_context", "shuffled_context"
 CONDITIONS = (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT)
 LABELLED_CONDITIONS = (CONTEXT_FREE, CORRECT_CONTEXT)  # the two conditions observers labelled

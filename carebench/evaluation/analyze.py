@@ -38,13 +38,16 @@ __all__ = ['MISSING_CHECKS', 'model_slug', 'model_slugs', 'complete_pairs', 'end
 def model_slug(model: str, taken=()) -> str:
     "A folder name for a model id (`meta-llama/Llama-3.1-8B` → `meta-llama_Llama-3.1-8B`), unique among `taken`."
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._") or "model"
-    if len(slug) > 80: slug = slug[:70].rstrip("._-") + "-" + hashlib.sha256(model.encode("utf-8")).hexdigest()[:8]   # file names have limits
-    base, k, seen = slug, 2, {t.lower() for t in taken}      # case-insensitive: `Org/M` and `org/m` collide on macOS and Windows
+    # file names have limits
+    if len(slug) > 80: slug = slug[:70].rstrip("._-") + "-" + hashlib.sha256(model.encode("utf-8")).hexdigest()[:8]
+    # case-insensitive: `Org/M` and `org/m` collide on macOS and Windows
+    base, k, seen = slug, 2, {t.lower() for t in taken}
     while slug.lower() in seen: slug, k = f"{base}-{k}", k + 1
     return slug
 
 def model_slugs(models, reserved=()) -> dict:
-    "model → a folder name unique among all of them (and not one of `reserved`), in order: `org/m` and `org_m` get two folders."
+    ("model → a folder name unique among all of them (and not one of `reserved`), in order: `org/m` and `org_m` get "
+     "two folders.")
     taken, out = set(reserved), {}
     for m in models:
         out[m] = model_slug(m, taken); taken.add(out[m])
@@ -56,10 +59,12 @@ def complete_pairs(mats: dict) -> np.ndarray:
     return ~np.isnan(np.hstack([mats[c] for c in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT)])).any(1)
 
 def endpoint_input(ds: Dataset, mats: dict, pairs=None, canonical: bool = True) -> EndpointInput:
-    """The statistics engine's input from a dataset and one model's aligned score matrices (optionally only the `pairs` mask);
-    `canonical=False` keeps the pairs' order (patients renumbered 0..P−1), so that two models' inputs line up row by row."""
+    """The statistics engine's input from a dataset and one model's aligned score matrices (optionally only the `pairs`
+    mask); `canonical=False` keeps the pairs' order (patients renumbered 0..P−1), so that two models' inputs line up row
+    by row."""
     m = np.ones(ds.n_pairs, bool) if pairs is None else np.asarray(pairs, bool)
-    shuffled = mats["donor_scores"][:, m] if "donor_scores" in mats else mats[SHUFFLED_CONTEXT][m]   # per donor when known
+    # per donor when known
+    shuffled = mats["donor_scores"][:, m] if "donor_scores" in mats else mats[SHUFFLED_CONTEXT][m]
     cluster = ds.cluster[m] if canonical else np.unique(ds.cluster[m], return_inverse=True)[1]
     return EndpointInput(ds.categories, cluster, ds.delta_ref[m], mats[CONTEXT_FREE][m], mats[CORRECT_CONTEXT][m],
                          shuffled, ds.y_correct[m], canonical=canonical)
@@ -81,7 +86,8 @@ def endpoint_table(model: str, name: str, result: dict) -> pd.DataFrame:
 def paired_cell_deltas(model: str, ds: Dataset, mats: dict) -> pd.DataFrame:
     "One row per pair × category: the three scores, reference labels, Δ_ref, Δ_model, Δ_shuf and the shuffled donor(s)."
     C = len(ds.categories)
-    def rep(values):                 # a pair's text on each of its C rows, as categories: each distinct text stored once
+    # a pair's text on each of its C rows, as categories: each distinct text stored once
+    def rep(values):
         codes, distinct = pd.factorize(np.asarray(values, dtype=object))
         return pd.Categorical.from_codes(np.repeat(codes, C), distinct)
     f, c, s = (mats[k].ravel() for k in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT))
@@ -89,7 +95,8 @@ def paired_cell_deltas(model: str, ds: Dataset, mats: dict) -> pd.DataFrame:
                          "item": rep(ds.pair_item), "category": pd.Categorical.from_codes(np.tile(np.arange(C), ds.n_pairs), list(ds.categories)), "score_context_free": f, "score_correct_context": c,
                          "score_shuffled_context": s, "shuffled_donors": rep(mats["donors"]), "y_free": ds.y_free.ravel(),
                          "y_correct": ds.y_correct.ravel(), "delta_ref": ds.delta_ref.ravel(), "delta_model": c - f,
-                         "delta_shuffled": s - f}, copy=False)        # the arrays as they are: no second copy of a million rows
+                         # the arrays as they are: no second copy of a million rows
+                         "delta_shuffled": s - f}, copy=False)
 
 # %% ../../nbs/27_analyze.ipynb #4a937f02
 def _fmt(x, nd=3):
@@ -126,7 +133,8 @@ def _summary_row(key: str, results: dict, a) -> str:
             f"{decisions.get(key, '–')} | {'; '.join(note)} |")
 
 def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run_info: dict | None = None) -> str:
-    "A short Markdown summary of one model's overall results (`run_info`: dry-run flag and call counts, when the run has them)."
+    ("A short Markdown summary of one model's overall results (`run_info`: dry-run flag and call counts, when the run "
+     "has them).")
     a, info = config.analysis, run_info or {}
     lines = [f"## {model}", "",
              f"Protocol {PROTOCOL_VERSION} · ε = {a.epsilon} · {ds.n_patients} patients · {ds.n_pairs} pairs · "
@@ -143,8 +151,9 @@ def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run
     first = next((results[k] for k in _endpoint_names(results) if results[k].get("per_category")), None)
     conf = [k for k, d in first["per_category"].items() if d.get("confirmatory")] if first else []
     data = results.get("data", {})
-    if data.get("n_pairs_excluded"): lines.insert(3, f"{data['n_pairs_excluded']} pair(s) left out: no score in some condition "
-                                                    "(failed calls are listed in errors.csv).\n")
+    if data.get("n_pairs_excluded"):
+        lines.insert(3, f"{data['n_pairs_excluded']} pair(s) left out: no score in some condition "
+                       "(failed calls are listed in errors.csv).\n")
     lines += ["", f"Primary endpoint: {PRIMARY}. Confirmatory family, tested in a fixed sequence at α = {a.alpha}: "
               + " → ".join(n for n in FAMILY if n in results) + " (an endpoint is confirmed only when it and every one before it "
               "reject). Descriptive endpoints carry intervals only.",
@@ -185,8 +194,8 @@ def _write_model(run: RunFolder, slug: str, model: str, ds: Dataset, mats: dict,
 
 # %% ../../nbs/27_analyze.ipynb #c1a6fdfa
 def model_contrasts(ds: Dataset, kept: dict, config: Config) -> pd.DataFrame:
-    """Every pair of models (A before B in the score file): A − B for each endpoint both report that has a per-cell contrast
-    (`CONTRASTS`), on the pairs both scored; interval, one-sided p-value for A > B and its floor."""
+    """Every pair of models (A before B in the score file): A − B for each endpoint both report that has a per-cell
+    contrast (`CONTRASTS`), on the pairs both scored; interval, one-sided p-value for A > B and its floor."""
     rows = []
     for a, b in itertools.combinations(kept, 2):
         (ma, ca, ea), (mb, cb, eb) = kept[a], kept[b]
@@ -205,13 +214,14 @@ def check_sensitivity(config: Config):
     "Every policy named in `analysis.aggregation_sensitivity` exists (checked before anything is written)."
     from carebench.adapters.aggregation import AGGREGATIONS
     unknown = [p for p in config.analysis.aggregation_sensitivity if p not in AGGREGATIONS]
-    if unknown: raise ConfigError(f"unknown aggregation {quote_value(unknown[0])} (known: {', '.join(AGGREGATIONS)})", config.source,
-                                  "analysis.aggregation_sensitivity")
+    if unknown:
+        raise ConfigError(f"unknown aggregation {quote_value(unknown[0])} (known: {', '.join(AGGREGATIONS)})", config.source,
+                          "analysis.aggregation_sensitivity")
 
 def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd.DataFrame, dict]:
-    """Every endpoint of every model in `kept` (model → (matrices, complete pairs, endpoint names)) under the run's own aggregation
-    policy and each of `analysis.aggregation_sensitivity` that can run, with the main analysis's resamples; the change is from the
-    run's own policy. Also the policies skipped, and why."""
+    """Every endpoint of every model in `kept` (model → (matrices, complete pairs, endpoint names)) under the run's own
+    aggregation policy and each of `analysis.aggregation_sensitivity` that can run, with the main analysis's resamples;
+    the change is from the run's own policy. Also the policies skipped, and why."""
     from carebench.adapters.aggregation import AGGREGATIONS, aggregate, read_adjudication
     info = ds.provenance.get("aggregation") or {}
     own, path = info.get("policy", "mean"), info.get("adjudication")
@@ -220,7 +230,8 @@ def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd
     for name in dict.fromkeys((own, *config.analysis.aggregation_sensitivity)):
         policy = AGGREGATIONS[name]()
         if not policy.available(): skipped[name] = f"{policy.package} is not installed"; continue
-        if policy.needs_adjudication and table is None: skipped[name] = "no adjudication table (dataset.adjudication)"; continue
+        if policy.needs_adjudication and table is None:
+            skipped[name] = "no adjudication table (dataset.adjudication)"; continue
         dsp = ds if name == own else aggregate(ds, name, table)
         for model, (mats, complete, names) in kept.items():
             res = run_endpoints(endpoint_input(dsp, mats, complete), config.analysis, config.seed, model, [n for n in ENDPOINTS if n in names])
@@ -238,7 +249,8 @@ MISSING_CHECKS = ("missing_cells", "missing_condition")
 
 def _write_scores(path: Path, df: pd.DataFrame) -> Path:
     """The run's copy of the scores. A CSV that already holds every column of the long format, in the frame's order, is
-    copied as it is (its text is what was read; a byte-order mark is left out); anything else is written from the frame."""
+    copied as it is (its text is what was read; a byte-order mark is left out); anything else is written from the
+    frame."""
     src, columns = df.attrs.get("scores_file") or {}, [c for c in df.columns if c != "row"]
     if src.get("csv") and src.get("columns") == columns and Path(src["path"]).is_file():
         def copy(f):
@@ -253,7 +265,8 @@ def _check_scores(run: RunFolder, ds: Dataset, df: pd.DataFrame, cells, exclude_
     """Every check of the score frame, written to `score_validation.csv` (with the adapter manifest where the folder
     has none); a `ScoreValidationError` counting the problems and naming the first."""
     problems = validate_scores(df, ds, cells)
-    if "adapter_manifest" not in run.artifacts:           # a folder of `analyze` is as complete for the report as one of `run`
+    # a folder of `analyze` is as complete for the report as one of `run`
+    if "adapter_manifest" not in run.artifacts:
         run.add_artifact("adapter_manifest", write_json(run.path/"adapter_manifest.json", adapter_manifest(ds)))
     atomic_write(run.path/"score_validation.csv", problems.to_csv(index=False))
     run.add_artifact("score_validation", run.path/"score_validation.csv")
@@ -286,6 +299,17 @@ def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config
         res["validity"] = checked[D]
     return res
 
+def _write_comparisons(run: RunFolder, ds: Dataset, kept: dict, config: Config) -> None:
+    "Every endpoint again under each reference aggregation policy, and the paired contrasts between models."
+    if kept and config.analysis.aggregation_sensitivity:
+        sens, which = aggregation_sensitivity(ds, kept, config)
+        atomic_write(run.path/"aggregation_sensitivity.csv", sens.to_csv(index=False))
+        run.add_artifact("aggregation_sensitivity", run.path/"aggregation_sensitivity.csv")
+        run.update_manifest(aggregation_sensitivity=which)
+    if len(kept) > 1:                  # the same patients, one cluster contrast
+        atomic_write(run.path/"model_contrasts.csv", model_contrasts(ds, kept, config).to_csv(index=False))
+        run.add_artifact("model_contrasts", run.path/"model_contrasts.csv")
+
 def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config, scores_file=None,
                    exclude_missing: bool = False, quiet: bool = True, endpoints_for: dict | None = None,
                    validity: bool = True) -> Analysis:
@@ -309,14 +333,7 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
         slug = slugs[model]
         _write_model(run, slug, model, ds, mats, res, config)
         results[model] = res
-    if kept and config.analysis.aggregation_sensitivity:   # every endpoint again under each reference aggregation policy
-        sens, which = aggregation_sensitivity(ds, kept, config)
-        atomic_write(run.path/"aggregation_sensitivity.csv", sens.to_csv(index=False))
-        run.add_artifact("aggregation_sensitivity", run.path/"aggregation_sensitivity.csv")
-        run.update_manifest(aggregation_sensitivity=which)
-    if len(kept) > 1:                                    # paired contrasts between models: the same patients, one cluster contrast
-        atomic_write(run.path/"model_contrasts.csv", model_contrasts(ds, kept, config).to_csv(index=False))
-        run.add_artifact("model_contrasts", run.path/"model_contrasts.csv")
+    _write_comparisons(run, ds, kept, config)
     doc = {"protocol_version": PROTOCOL_VERSION, "epsilon": config.analysis.epsilon, "models": results}
     run.add_artifact("endpoints", write_json(run.path/"endpoints.json", to_jsonable(doc)))
     md = "# CAREBench analysis\n\n" + "\n".join(summary_markdown(m, r, ds, config, _run_info(run)) for m, r in results.items())
@@ -329,7 +346,8 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
 # %% ../../nbs/27_analyze.ipynb #190368cd
 def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool = True, ds: Dataset | None = None,
             validity: bool = True) -> Analysis:
-    "Validate `scores` against the config's dataset, compute the configured endpoints per model and write them into run folder `out`."
+    ("Validate `scores` against the config's dataset, compute the configured endpoints per model and write them into "
+     "run folder `out`.")
     config = config if isinstance(config, Config) else load_config(config)
     ds = ds if ds is not None else load_dataset(config)
     try: check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()))
@@ -339,5 +357,6 @@ def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool 
     inputs, resolved = run_inputs(ds)
     run = create_run(None, config, path=out, command=command, inputs={"scores": Path(scores), **inputs}, resolved=resolved,
                      seeds={"analysis": config.seed}, step="analyze", endpoints=list(config.analysis.endpoints))
-    with run.guard(): return write_analysis(run, ds, df, config, scores, config.analysis.on_missing_scores == "exclude_pair", quiet,
-                                            validity=validity)
+    with run.guard():
+        return write_analysis(run, ds, df, config, scores, config.analysis.on_missing_scores == "exclude_pair", quiet,
+                              validity=validity)

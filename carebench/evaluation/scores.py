@@ -45,16 +45,19 @@ def _text(v) -> str:
     return str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v)
 
 def _text_column(s: pd.Series) -> pd.Series:
-    "A Parquet column as text (`_text` of every cell), over whole columns where the type allows: text stays, numbers are formatted at once."
-    if pd.api.types.is_string_dtype(s) and not s.isna().any() and (s.dtype != object or s.map(type).eq(str).all()): return s
-    if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s) and not s.isna().any(): return s.astype(str)
+    ("A Parquet column as text (`_text` of every cell), over whole columns where the type allows: text stays, numbers "
+     "are formatted at once.")
+    if pd.api.types.is_string_dtype(s) and not s.isna().any() and (s.dtype != object or s.map(type).eq(str).all()):
+        return s
+    if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s) and not s.isna().any():
+        return s.astype(str)
     return s.map(_text)
 
 ARROW_BYTES = 16 * 2 ** 20       # CSV files from this size on are read by Arrow
 
 def _arrow_csv(path: Path, categories) -> pd.DataFrame | None:
-    """The file through Arrow's multi-threaded reader, or `None` where Arrow refuses it or might read it otherwise than pandas
-    (a header with an empty or a repeated name; any file Arrow cannot parse)."""
+    """The file through Arrow's multi-threaded reader, or `None` where Arrow refuses it or might read it otherwise than
+    pandas (a header with an empty or a repeated name; any file Arrow cannot parse)."""
     try:
         import pyarrow as pa, pyarrow.csv as pcsv
         with open(path, "rb") as f: head = f.read(1 << 16)
@@ -64,7 +67,8 @@ def _arrow_csv(path: Path, categories) -> pd.DataFrame | None:
         types = {n: pa.dictionary(pa.int32(), pa.string()) if n in categories else pa.string() for n in names}
         table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(newlines_in_values=True),
                               convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False))
-    except (ImportError, UnicodeDecodeError, csv.Error, StopIteration, ValueError, OSError): return None   # Arrow's errors are ValueErrors
+    # Arrow's errors are ValueErrors
+    except (ImportError, UnicodeDecodeError, csv.Error, StopIteration, ValueError, OSError): return None
     if table.column_names != names: return None
     df = table.to_pandas()
     del table
@@ -74,7 +78,8 @@ def _arrow_csv(path: Path, categories) -> pd.DataFrame | None:
 def read_csv_text(path: Path, categories=TEXT_COLUMNS) -> pd.DataFrame:
     """Every cell of a CSV file as text; the columns named in `categories` (default: the long format's text columns) as
     categories (a code per cell, each distinct text once: a tenth of the memory of three million strings). Files from
-    `ARROW_BYTES` on go through Arrow where it reads them as pandas would; the others, and any it refuses, through pandas."""
+    `ARROW_BYTES` on go through Arrow where it reads them as pandas would; the others, and any it refuses, through
+    pandas."""
     df = _arrow_csv(path, categories) if os.path.getsize(path) >= ARROW_BYTES else None
     if df is None:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
@@ -82,21 +87,22 @@ def read_csv_text(path: Path, categories=TEXT_COLUMNS) -> pd.DataFrame:
     return df
 
 def concat_scores(frames: list) -> pd.DataFrame:
-    """Score frames one below the other; a text column that is categorical in every frame stays categorical (the union of their
-    categories), instead of becoming one string object per cell."""
+    """Score frames one below the other; a text column that is categorical in every frame stays categorical (the union
+    of their categories), instead of becoming one string object per cell."""
     from pandas.api.types import union_categoricals
     frames = list(frames)
     if len(frames) == 1: return frames[0].reset_index(drop=True)
     out = {}
     for c in dict.fromkeys(c for f in frames for c in f.columns):
         cols = [f[c] if c in f.columns else pd.Series([pd.NA] * len(f), dtype=object) for f in frames]
-        if all(isinstance(s.dtype, pd.CategoricalDtype) for s in cols): out[c] = union_categoricals([s.array for s in cols])
+        if all(isinstance(s.dtype, pd.CategoricalDtype) for s in cols):
+            out[c] = union_categoricals([s.array for s in cols])
         else: out[c] = pd.concat(cols, ignore_index=True)
     return pd.DataFrame(out)
 
 def read_scores(path) -> pd.DataFrame:
-    """Read a long score file (CSV as text, or Parquet) with a `row` column holding spreadsheet row numbers. The text columns
-    are categorical (they compare, select and print as text)."""
+    """Read a long score file (CSV as text, or Parquet) with a `row` column holding spreadsheet row numbers. The text
+    columns are categorical (they compare, select and print as text)."""
     path = Path(path)
     csv_file = path.suffix.lower() not in (".parquet", ".pq")
     if problem := file_problem(path) or (csv_file and head_problem(path)):   # binary: refused from its first block
@@ -112,23 +118,30 @@ def read_scores(path) -> pd.DataFrame:
         raise InputFileError(f"cannot read the score file ({type(e).__name__}: {str(e)[:80]})", file=str(path)) from None
     columns = list(df.columns)
     missing = [c for c in SCORE_COLUMNS if c not in df.columns]
-    if missing: raise InputFileError(f"missing column(s) {', '.join(missing)} (needed: {', '.join(SCORE_COLUMNS)})", file=str(path), row=1)
+    if missing:
+        raise InputFileError(f"missing column(s) {', '.join(missing)} (needed: {', '.join(SCORE_COLUMNS)})", file=str(path), row=1)
     if not len(df): raise EmptyTableError("the score file has a header but no scores", file=str(path))
     if first == 1 and not pd.api.types.is_numeric_dtype(df["score"]) or pd.api.types.is_bool_dtype(df["score"]):
         df["score"] = df["score"].map(lambda v: v if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-                                      else "" if v is None else str(v))   # true/false or text is not a score: validation names the row
+                                      # true/false or text is not a score: validation names the row
+                                      else "" if v is None else str(v))
     for c in TEXT_COLUMNS:
         if c not in df.columns: df[c] = pd.Categorical.from_codes(np.zeros(len(df), np.int8), [""])
-        elif first == 1: df[c] = _text_column(df[c]).astype("category")   # Parquet: text as text, whole numbers without ".0", missing as ""
+        # Parquet: text as text, whole numbers without ".0", missing as ""
+        elif first == 1: df[c] = _text_column(df[c]).astype("category")
     df["row"] = np.arange(len(df)) + first
     df = df.reset_index(drop=True)
-    df.attrs["scores_file"] = {"path": str(path), "csv": first == 2, "columns": columns}   # the run can copy a complete CSV as it is
-    release_arrow_memory(); release_memory()                  # what reading (and turning text into categories) left behind
+    # the run can copy a complete CSV as it is
+    df.attrs["scores_file"] = {"path": str(path), "csv": first == 2, "columns": columns}
+    # what reading (and turning text into categories) left behind
+    release_arrow_memory(); release_memory()
     return df
 
 def _codes_of(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    "Integer codes of a text column's cells (−1: missing) and its distinct texts: a categorical's own, else one hash pass."
-    if isinstance(s.dtype, pd.CategoricalDtype): return s.cat.codes.to_numpy(np.int64), np.asarray(s.cat.categories, dtype=object)
+    ("Integer codes of a text column's cells (−1: missing) and its distinct texts: a categorical's own, else one hash "
+     "pass.")
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return s.cat.codes.to_numpy(np.int64), np.asarray(s.cat.categories, dtype=object)
     codes, values = pd.factorize(s)
     return codes.astype(np.int64), np.asarray(values, dtype=object)
 
@@ -150,8 +163,8 @@ def _reprs(s: pd.Series) -> pd.Series:
     return pd.Series(np.array([repr(v) for v in values], dtype=object)[codes], index=s.index, dtype=object)
 
 def _problem_rows(df, mask, check, column, message) -> pd.DataFrame:
-    """Problem records for the rows of `df` in `mask`; `message` is a string or a function of those rows (a frame) giving one
-    message per row, built over whole columns."""
+    """Problem records for the rows of `df` in `mask`; `message` is a string or a function of those rows (a frame)
+    giving one message per row, built over whole columns."""
     mask = np.asarray(mask, bool)
     if not mask.any(): return pd.DataFrame(columns=PROBLEM_COLUMNS)
     sub = df[mask]
@@ -162,14 +175,15 @@ def _problem_rows(df, mask, check, column, message) -> pd.DataFrame:
 # %% ../../nbs/26_scores.ipynb #ad59cef7
 @dataclass(frozen=True)
 class ScoreCells:
-    "Where each row of a score frame lands: its pair (−1: not a pair of the dataset), its category (−1: not a key) and its score (NaN: not a number)."
+    ("Where each row of a score frame lands: its pair (−1: not a pair of the dataset), its category (−1: not a key) "
+     "and its score (NaN: not a number).")
     pair: np.ndarray
     category: np.ndarray
     score: np.ndarray
 
 def score_cells(df: pd.DataFrame, ds: Dataset) -> ScoreCells:
-    """Locate every score row in the dataset's (pairs × categories) grid, with no loop over rows: patient and item ids become
-    integer codes, a pair is the pair of codes, looked up among the dataset's pairs."""
+    """Locate every score row in the dataset's (pairs × categories) grid, with no loop over rows: patient and item ids
+    become integer codes, a pair is the pair of codes, looked up among the dataset's pairs."""
     p_code, p_ids = _codes_of(df["patient_id"])
     i_code, i_ids = _codes_of(df["item"])
     dp, di = pd.Index(p_ids, dtype=object).get_indexer(ds.pair_patient), pd.Index(i_ids, dtype=object).get_indexer(ds.pair_item)
@@ -182,8 +196,8 @@ def score_cells(df: pd.DataFrame, ds: Dataset) -> ScoreCells:
     return ScoreCells(pair, _lookup(df["category"], ds.categories).astype(np.int32), score)
 
 def _row_key(codes) -> np.ndarray:
-    """One integer per row for a tuple of integer codes (an iterable of code arrays, taken one at a time): equal tuples, equal
-    integers. Mixed radix; renumbered in between only where the product of the ranges could overflow."""
+    """One integer per row for a tuple of integer codes (an iterable of code arrays, taken one at a time): equal tuples,
+    equal integers. Mixed radix; renumbered in between only where the product of the ranges could overflow."""
     key, radix = None, 1
     for c in codes:
         c = np.asarray(c, np.int64) + 1                       # −1 (missing) is a value of its own
@@ -193,9 +207,24 @@ def _row_key(codes) -> np.ndarray:
         key, radix = (c, size) if key is None else (key * size + c, radix * size)
     return key
 
+def _duplicates(df: pd.DataFrame, shuf: np.ndarray, donor: pd.Series) -> pd.DataFrame:
+    "Rows that repeat an earlier row's model, condition, patient, item, category and (shuffled scores only) donor."
+    donor_code = np.where(shuf, _codes_of(donor)[0], -1)      # only shuffled scores are told apart by their donor
+    key = _row_key(itertools.chain((_codes_of(df[c])[0] for c in ("model", "condition", "patient_id", "item", "category")), [donor_code]))
+    del donor_code
+    order = np.argsort(key, kind="stable")                   # equal keys side by side, each group in row order
+    key = key[order]
+    start = np.r_[True, key[1:] != key[:-1]]
+    dup = np.zeros(len(key), bool); dup[order] = ~start
+    if not dup.any(): return pd.DataFrame(columns=PROBLEM_COLUMNS)
+    first = order[np.maximum.accumulate(np.where(start, np.arange(len(key)), 0))]   # each sorted row's group's first row
+    first_row = np.empty(len(key), np.int64); first_row[order] = df["row"].to_numpy()[first]
+    return _problem_rows(df.assign(first=first_row), dup, "duplicate", "score",
+                         lambda d: "duplicate of row " + d["first"].astype(str) + " (same model, condition, patient, item, category and donor)")
+
 def validate_scores(df: pd.DataFrame, ds: Dataset, cells: ScoreCells | None = None) -> pd.DataFrame:
-    """Every problem of a score frame against the dataset, as a validation table (empty when the scores are valid). Each check
-    is one comparison over whole columns; messages are built for the offending rows only."""
+    """Every problem of a score frame against the dataset, as a validation table (empty when the scores are valid). Each
+    check is one comparison over whole columns; messages are built for the offending rows only."""
     cells = cells if cells is not None else score_cells(df, ds)
     cond, donor = df["condition"], df["context_patient_id"]
     shuf, own = (cond == SHUFFLED_CONTEXT).to_numpy(bool), _same(donor, df["patient_id"])
@@ -218,18 +247,7 @@ def validate_scores(df: pd.DataFrame, ds: Dataset, cells: ScoreCells | None = No
         _problem_rows(df, is_cond(CONTEXT_FREE) & ~no_donor, "context_on_context_free", "context_patient_id",
                       "a context-free score has no context patient"),
     ]
-    donor_code = np.where(shuf, _codes_of(donor)[0], -1)      # only shuffled scores are told apart by their donor
-    key = _row_key(itertools.chain((_codes_of(df[c])[0] for c in ("model", "condition", "patient_id", "item", "category")), [donor_code]))
-    del donor_code
-    order = np.argsort(key, kind="stable")                   # equal keys side by side, each group in row order
-    key = key[order]
-    start = np.r_[True, key[1:] != key[:-1]]
-    dup = np.zeros(len(key), bool); dup[order] = ~start
-    if dup.any():
-        first = order[np.maximum.accumulate(np.where(start, np.arange(len(key)), 0))]   # each sorted row's group's first row
-        first_row = np.empty(len(key), np.int64); first_row[order] = df["row"].to_numpy()[first]
-        found.append(_problem_rows(df.assign(first=first_row), dup, "duplicate", "score",
-                                   lambda d: "duplicate of row " + d["first"].astype(str) + " (same model, condition, patient, item, category and donor)"))
+    found.append(_duplicates(df, shuf, donor))
     found.append(_missing_cells(df, ds, cells))
     out = pd.concat([f for f in found if len(f)], ignore_index=True) if any(len(f) for f in found) else pd.DataFrame(columns=PROBLEM_COLUMNS)
     return out.sort_values(["row", "check"], kind="stable", na_position="last").reset_index(drop=True)
@@ -264,9 +282,9 @@ def _missing_cells(df: pd.DataFrame, ds: Dataset, cells: ScoreCells) -> pd.DataF
 
 # %% ../../nbs/26_scores.ipynb #7ac13330
 def score_matrices(df: pd.DataFrame, ds: Dataset, model: str, cells: ScoreCells | None = None) -> dict:
-    """One model's (pairs × categories) scores per condition, in dataset order (shuffled scores averaged over donors), the donors
-    of each pair, the shuffled scores per cell and each donor's scores (donors × pairs × categories). Rows outside the
-    dataset's grid are left out (validation names them). Sums by `bincount`, in row order."""
+    """One model's (pairs × categories) scores per condition, in dataset order (shuffled scores averaged over donors),
+    the donors of each pair, the shuffled scores per cell and each donor's scores (donors × pairs × categories). Rows
+    outside the dataset's grid are left out (validation names them). Sums by `bincount`, in row order."""
     cells = cells if cells is not None else score_cells(df, ds)
     N, C = ds.n_pairs, len(ds.categories)
     mine = (df["model"] == model).to_numpy(bool) & (cells.pair >= 0) & (cells.category >= 0)
@@ -283,10 +301,12 @@ def score_matrices(df: pd.DataFrame, ds: Dataset, model: str, cells: ScoreCells 
     c, v = cell[sh], cells.score[sh]
     order = np.argsort(c, kind="stable")
     first = np.searchsorted(c[order], c[order])               # the first position of each row's cell in cell order
-    slot = np.empty(len(c), np.int64); slot[order] = np.arange(len(c)) - first   # 0 for a cell's first donor, 1 for its second, ...
+    # 0 for a cell's first donor, 1 for its second, ...
+    slot = np.empty(len(c), np.int64); slot[order] = np.arange(len(c)) - first
     per = np.full((max(int(slot.max()) + 1 if len(slot) else 1, 1), N, C), np.nan)
     per[slot, c // C, c % C] = v
-    out["donor_scores"] = per                                 # donors × pairs × categories: each donor's score (NaN: fewer donors)
+    # donors × pairs × categories: each donor's score (NaN: fewer donors)
+    out["donor_scores"] = per
     return out
 
 def _donor_lists(pair: np.ndarray, donor: pd.Series, n_pairs: int) -> list:

@@ -11,7 +11,8 @@ import pandas as pd
 from ..core.config import Config
 from ..core.runs import RunFolder, atomic_write, write_json
 from ..core.errors import ConfigError
-from ..stats.endpoints import ENDPOINTS, NON_ENDPOINT_KEYS, family_decisions, results_to_dict, run_endpoints, to_jsonable
+from ..stats.endpoints import (ENDPOINTS, NON_ENDPOINT_KEYS, family_decisions, results_to_dict, run_endpoints,
+                                       to_jsonable)
 from ..stats.shift import shift_differences
 from ..adapters.dataset import Dataset
 from .analyze import complete_pairs, endpoint_input
@@ -42,10 +43,12 @@ def _overlap(va: Counter, vb: Counter) -> dict:
 
 # %% ../../nbs/2e_shift.ipynb #dab19da4
 def dataset_shift(a: Dataset, b: Dataset) -> dict:
-    "How two datasets differ: sizes, label prevalence and non-zero Δ_ref per category, snapshot length, vocabulary overlap (counts only)."
+    ("How two datasets differ: sizes, label prevalence and non-zero Δ_ref per category, snapshot length, vocabulary "
+     "overlap (counts only).")
     def patients(ds): return [ds.patient(p) for p in dict.fromkeys(ds.pair_patient)]
-    def size(ds): return dict(patients=len(set(ds.pair_patient)), pairs=ds.n_pairs, observers_per_pair=ds.observers_per_pair,
-                              training_items=len(ds.train_item), items=len(set(ds.pair_item)))
+    def size(ds):
+        return dict(patients=len(set(ds.pair_patient)), pairs=ds.n_pairs, observers_per_pair=ds.observers_per_pair,
+                    training_items=len(ds.train_item), items=len(set(ds.pair_item)))
     prevalence = []
     for j, k in enumerate(a.categories):
         row = dict(category=k)
@@ -90,10 +93,8 @@ def shift_table(model: str, results_a: dict, results_b: dict, diffs: dict) -> pd
     return pd.DataFrame(rows, columns=SHIFT_COLUMNS)
 
 # %% ../../nbs/2e_shift.ipynb #73dcd68d
-def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b: pd.DataFrame, config: Config, results_a: dict) -> dict:
-    """Validate the shifted scores against the shifted dataset, compute each model's endpoints on it (those of its in-distribution
-    analysis) and the differences from its in-distribution ones (`results_a`: the main analysis's results per model), and write
-    the shift artifacts into `run`."""
+def _checked_shift_cells(run: RunFolder, b: Dataset, df_b: pd.DataFrame):
+    "Where the shifted scores land in the shifted dataset, after their validation table is written; a problem stops here."
     cells_b = score_cells(df_b, b)
     problems = validate_scores(df_b, b, cells_b)
     atomic_write(run.path/"shift_score_validation.csv", problems.to_csv(index=False))
@@ -102,9 +103,17 @@ def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b
         first = problems.iloc[0]
         raise ScoreValidationError(f"the shifted scores have {len(problems)} problem(s); first: {first['message']}; every problem is listed in "
                                    f"{run.path/'shift_score_validation.csv'}", problems, file=str(run.path/"shift_scores.csv"))
+    return cells_b
+
+def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b: pd.DataFrame, config: Config, results_a: dict) -> dict:
+    """Validate the shifted scores against the shifted dataset, compute each model's endpoints on it (those of its
+    in-distribution analysis) and the differences from its in-distribution ones (`results_a`: the main analysis's
+    results per model), and write the shift artifacts into `run`."""
+    cells_b = _checked_shift_cells(run, b, df_b)
     cells_a, tables, models = score_cells(df_a, a), [], {}
     for model in pd.unique(df_b["model"]):
-        if model not in results_a: raise ConfigError(f"model {model!r} has shifted scores but no in-distribution analysis", config.source, "shift.tracks")
+        if model not in results_a:
+            raise ConfigError(f"model {model!r} has shifted scores but no in-distribution analysis", config.source, "shift.tracks")
         ma, mb = score_matrices(df_a, a, model, cells_a), score_matrices(df_b, b, model, cells_b)
         ca, cb = complete_pairs(ma), complete_pairs(mb)
         names = [n for n in results_a[model] if n not in NON_ENDPOINT_KEYS and n in ENDPOINTS]

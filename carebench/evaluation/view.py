@@ -29,11 +29,13 @@ TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context
                 "error_kind", "message", "endpoint", "scope", "check", "column", "fusion", "donor_patient_id"}
 
 def read_table(path) -> pd.DataFrame:
-    """A CSV of a run folder: ids and other text columns as text (`001` stays `001`, an item `NA` stays `NA`), every other column
-    as numbers when all its non-empty cells are numbers (an empty cell, e.g. a delta left out, is then NaN)."""
+    """A CSV of a run folder: ids and other text columns as text (`001` stays `001`, an item `NA` stays `NA`), every
+    other column as numbers when all its non-empty cells are numbers (an empty cell, e.g. a delta left out, is then
+    NaN)."""
     problem = file_problem(path)
     if problem: raise RunFolderError(f"{path}: {problem}")
-    df = read_csv_text(path, TEXT_COLUMNS)                  # Arrow's reader for the large ones, text columns as categories
+    # Arrow's reader for the large ones, text columns as categories
+    df = read_csv_text(path, TEXT_COLUMNS)
     for c in df.columns:
         if c in TEXT_COLUMNS: continue
         filled = df[c] != ""
@@ -111,8 +113,8 @@ COLUMN_NAMES = {"n_pairs": "pairs", "n_patients": "patients", "n_cells": "cells"
                 "adapter_sha256": "adapter sha256"}
 
 def _column_format(col: pd.Series, digits: int):
-    """How one column's cells are written: integers as integers (counts), other numbers to `digits` decimals (tiny ones in
-    e-notation; rates and shares always as decimals)."""
+    """How one column's cells are written: integers as integers (counts), other numbers to `digits` decimals (tiny ones
+    in e-notation; rates and shares always as decimals)."""
     vals = [v for v in col if not _plain(v)]
     nums = [v for v in vals if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))]
     rate = re.search(r"\b(rate|share|estimate|p|mean|sd|brier|κ|observed|ece|entropy)\b", str(col.name).lower()) is not None
@@ -128,7 +130,8 @@ def _column_format(col: pd.Series, digits: int):
         return str(v)
     return fmt, bool(nums) and len(nums) == len(vals)
 
-MAX_ROWS = 2000        # a page shows at most this many rows of a table (a browser chokes on 50,000); the caption says so
+# a page shows at most this many rows of a table (a browser chokes on 50,000); the caption says so
+MAX_ROWS = 2000
 
 class Table:
     """A table as a page shows it: no index column and no empty header row (the index becomes ordinary columns), numbers
@@ -163,7 +166,8 @@ class Table:
         head, *body = self.rows(formats, self.max_rows)
         n = len(self.frame)
         note = f'<p class="cb-caption">The first {len(body):,} of {n:,} rows are shown.</p>' if len(body) < n else ""
-        long = lambda v: max(map(len, v.split()), default=0) > 24          # a hash or a path: may break anywhere, never widen the page
+        # a hash or a path: may break anywhere, never widen the page
+        long = lambda v: max(map(len, v.split()), default=0) > 24
         td = lambda v, n: (f'<td style="text-align:{"right" if n else "left"}'
                            f'{";word-break:break-all;min-width:12em" if long(v) else ""}">{esc(v)}</td>')
         out = ('<div style="overflow-x:auto"><table class="cb-table"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
@@ -181,8 +185,8 @@ class Table:
 
 def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False,
           max_rows: int | None = MAX_ROWS) -> Table:
-    """Show `df` on a page (see `Table`); `empty` is said instead of an empty table, `collapsed` folds the table under its caption
-    (`True`), or when it has more rows than a number."""
+    """Show `df` on a page (see `Table`); `empty` is said instead of an empty table, `collapsed` folds the table under
+    its caption (`True`), or when it has more rows than a number."""
     return Table(df, caption, digits, empty, collapsed, max_rows)
 
 # %% ../../nbs/2f_view.ipynb #4c57c511
@@ -210,11 +214,12 @@ def _style():
     return plt
 
 class Figure:
-    """A figure as a page shows it: one PNG and, under it, the caption that says what to read from it (the same in JupyterLab,
-    papermill outputs and the site). The matplotlib figure stays available as `.fig`."""
+    """A figure as a page shows it: one PNG and, under it, the caption that says what to read from it (the same in
+    JupyterLab, papermill outputs and the site). The matplotlib figure stays available as `.fig`."""
     def __init__(self, fig, caption: str = ""):
         self.fig, self.caption = fig, caption
-        _plt().close(fig)                                   # shown once, by this object, not again by the inline backend
+        # shown once, by this object, not again by the inline backend
+        _plt().close(fig)
 
     @property
     def axes(self): return self.fig.axes
@@ -302,7 +307,8 @@ def _role_rows(view: RunView, role: str, model: str) -> pd.DataFrame:
     return d[d["model"] == model].drop(columns="model")
 
 def _estimates_by(view: RunView, role: str, by: str) -> tuple:
-    "An artifact of estimates per model and endpoint (long), and its estimates with one column per value of `by`; None if absent."
+    ("An artifact of estimates per model and endpoint (long), and its estimates with one column per value of `by`; "
+     "None if absent.")
     if not view.has(role): return None, None
     s = pd.read_csv(view.run.artifact(role), dtype={"model": str})
     if s.empty: return None, None

@@ -61,17 +61,19 @@ class ModelConfig:
 # %% ../../nbs/34_backends.ipynb #88a45abf
 @dataclass(frozen=True)
 class Request:
-    "One call: its cache key, the prompt, and where it comes from (`pair`, `patient_id`, `item`, `condition`, `context_patient_id`)."
+    ("One call: its cache key, the prompt, and where it comes from (`pair`, `patient_id`, `item`, `condition`, "
+     "`context_patient_id`).")
     key: str
     prompt: Prompt
     meta: dict = field(default_factory=dict)
 
 @dataclass
 class Reply:
-    """A backend's answer: `text` (json mode) or `scores` (logprob mode), or a failure (`error_kind`, `error`); for the run's compute
-    accounting, the prompt tokens of the call (every sequence the model was asked to read, in full), how many of those were
-    served from a cache (a reused prefix's key/value states, or a server's prefix cache) rather than computed, and the tokens
-    it generated. Token accounting 2: before, the transformers backend counted only the tokens it computed as `prompt_tokens`."""
+    """A backend's answer: `text` (json mode) or `scores` (logprob mode), or a failure (`error_kind`, `error`); for the
+    run's compute accounting, the prompt tokens of the call (every sequence the model was asked to read, in full), how
+    many of those were served from a cache (a reused prefix's key/value states, or a server's prefix cache) rather than
+    computed, and the tokens it generated. Token accounting 2: before, the transformers backend counted only the tokens
+    it computed as `prompt_tokens`."""
     text: str | None = None
     scores: dict | None = None
     error_kind: str | None = None
@@ -107,13 +109,15 @@ class Backend:
 
     @classmethod
     def check(cls, options, ctx: BackendContext):
-        "Checks of the options that need no model (a `ConfigError` whose key is the option); run before anything is asked."
+        ("Checks of the options that need no model (a `ConfigError` whose key is the option); run before anything is "
+         "asked.")
 
     def generate(self, requests: list, mode: str) -> list:
         raise NotImplementedError
 
     def seed_for(self, meta: dict) -> int:
-        "The sampling seed of one request: the generation seed, moved by its replicate number (a retest draws anew when sampling)."
+        ("The sampling seed of one request: the generation seed, moved by its replicate number (a retest draws anew "
+         "when sampling).")
         return self.generation.seed + int(meta.get("replicate") or 0)
 
     def device_name(self) -> str:
@@ -181,8 +185,9 @@ def register_backend(cls):
     return cls
 
 def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, config_file=None) -> tuple:
-    """The backend class a model entry names and its validated options, after the class's own `check` (no model is loaded):
-    what `carebench validate` and the start of `carebench run` check. Errors name `reasoning.models[i].<key>`."""
+    """The backend class a model entry names and its validated options, after the class's own `check` (no model is
+    loaded): what `carebench validate` and the start of `carebench run` check. Errors name
+    `reasoning.models[i].<key>`."""
     key = f"reasoning.models[{index}]"
     if model.backend not in BACKENDS:
         raise ConfigError(f"unknown backend {quote_value(model.backend)} (known: {', '.join(sorted(BACKENDS))})", config_file, f"{key}.backend")
@@ -213,9 +218,9 @@ def make_backend(model: ModelConfig, reasoning, ctx: BackendContext, index: int 
 
 # %% ../../nbs/34_backends.ipynb #c77c6abc
 def warm_order(requests: list) -> tuple[list, list]:
-    """Request shaping for servers with an automatic prefix cache: the indices of the first request of each shared context (prompt
-    format, context patient, perturbation), then the others. Sent in that order, every shared prefix is computed once by its
-    first request before the requests that repeat it arrive, instead of by all of them at once."""
+    """Request shaping for servers with an automatic prefix cache: the indices of the first request of each shared
+    context (prompt format, context patient, perturbation), then the others. Sent in that order, every shared prefix is
+    computed once by its first request before the requests that repeat it arrive, instead of by all of them at once."""
     first, rest, seen = [], [], set()
     for i, r in enumerate(requests):
         m = r.meta
@@ -233,11 +238,16 @@ class DryRunOptions:
     noise: float = 0.03
     zero_inflation: float = 0.2
     malformed_rate: float = 0.0
-    field_dependence: str | None = None   # planted: the alignment with Δ_ref needs this snapshot field in the context shown
-    format_noise: float = 0.0       # planted: prompt format k moves correct-context scores by format_noise·z_k·sign(Δ_ref) (z_0 = 0)
-    retest_noise: float = 0.0       # planted: SD of each context-free call's own noise (what replicates measure; 0: deterministic)
-    rater_noise: float = 0.05       # rater mode (`carebench emulate`): rater k copies human observer k mod K, each label flipped with this probability
-    adjudicator_noise: float = 0.0  # adjudicator mode: the human observers' majority, each label flipped with this probability
+    # planted: the alignment with Δ_ref needs this snapshot field in the context shown
+    field_dependence: str | None = None
+    # planted: prompt format k moves correct-context scores by format_noise·z_k·sign(Δ_ref) (z_0 = 0)
+    format_noise: float = 0.0
+    # planted: SD of each context-free call's own noise (what replicates measure; 0: deterministic)
+    retest_noise: float = 0.0
+    # rater mode (`carebench emulate`): rater k copies human observer k mod K, each label flipped with this probability
+    rater_noise: float = 0.05
+    # adjudicator mode: the human observers' majority, each label flipped with this probability
+    adjudicator_noise: float = 0.0
     delay_s: float = 0.0            # sleep per batch (to test interruption)
     call_log: Path | None = None    # append every requested key to this file (to test resumption)
 
@@ -277,34 +287,43 @@ class DryRunBackend(Backend):
                                   f"(fields: {', '.join(fields)})", key="field_dependence")
 
     def key_extra(self, meta: dict):
-        "The mock's answer depends on the pair, the condition, the context patient, the repair flag and the pair's Δ_ref."
+        ("The mock's answer depends on the pair, the condition, the context patient, the repair flag and the pair's "
+         "Δ_ref.")
         extra = {k: meta.get(k) for k in ("patient_id", "item", "condition", "context_patient_id", "repair")}
-        for k in ("perturbation", "format", "replicate"):                                    # only when set: older keys stay as they were
+        # only when set: older keys stay as they were
+        for k in ("perturbation", "format", "replicate"):
             if meta.get(k): extra[k] = meta[k]
-        if meta.get("rater"):                                   # rater mode: the answer copies a human observer's labels
+        # rater mode: the answer copies a human observer's labels
+        if meta.get("rater"):
             extra.update(rater=meta["rater"], observer_labels=self._observer_labels(meta).tolist(), rater_noise=self.options.rater_noise)
-        if meta.get("adjudicator"):                             # adjudicator mode: the answer is the human observers' majority
+        # adjudicator mode: the answer is the human observers' majority
+        if meta.get("adjudicator"):
             extra.update(adjudicator=meta["adjudicator"], majority=self._majority(meta).tolist(), adjudicator_noise=self.options.adjudicator_noise)
         if self.options.field_dependence: extra["fields"] = list(meta.get("fields") or ())
         return {**extra, "delta_ref": self._dref[(meta["patient_id"], meta["item"])].tolist()}
 
     def format_offset(self, k: int) -> float:
-        "The planted format effect of prompt format `k` (0 for the main format): `format_noise`·z_k, z_k a seeded standard normal."
+        ("The planted format effect of prompt format `k` (0 for the main format): `format_noise`·z_k, z_k a seeded "
+         "standard normal.")
         return 0.0 if not k or not self.options.format_noise else float(self.options.format_noise * rng_for(self.options.seed, self.model.id, "format", k).normal())
 
     def scores(self, meta: dict) -> dict:
-        "The mock's scores for one request, a function of (seed, model, condition, patient, item, context patient, variant) only."
+        ("The mock's scores for one request, a function of (seed, model, condition, patient, item, context patient, "
+         "variant) only.")
         o, keys, m = self.options, self.ctx.label_space.keys, self.model.id
         p, item, cond, ctxp = meta["patient_id"], meta["item"], meta["condition"], meta.get("context_patient_id") or ""
-        if meta.get("rater"):                                   # rater mode: a human observer's labels, each flipped with rater_noise
+        # rater mode: a human observer's labels, each flipped with rater_noise
+        if meta.get("rater"):
             flip = rng_for(o.seed, m, "rater", meta["rater"], cond, p, item).random(len(keys)) < o.rater_noise
             return dict(zip(keys, np.where(self._observer_labels(meta).astype(bool) ^ flip, 0.9, 0.1).tolist()))
-        if meta.get("adjudicator"):                             # adjudicator mode: the observers' majority, flipped with adjudicator_noise
+        # adjudicator mode: the observers' majority, flipped with adjudicator_noise
+        if meta.get("adjudicator"):
             flip = rng_for(o.seed, m, "adjudicator", meta["adjudicator"], cond, p, item).random(len(keys)) < o.adjudicator_noise
             return dict(zip(keys, np.where(self._majority(meta) ^ flip, 0.9, 0.1).tolist()))
         base, zero = self._base(p, item)
         k = int(meta.get("format") or 0)
-        variant = [v for v in (meta.get("perturbation"), f"format {k}" if k else None) if v]     # another prompt: noise of its own
+        # another prompt: noise of its own
+        variant = [v for v in (meta.get("perturbation"), f"format {k}" if k else None) if v]
         s = base.copy()
         if cond == CONTEXT_FREE and o.retest_noise:
             s = np.clip(base + o.retest_noise * rng_for(o.seed, m, "retest", p, item, int(meta.get("replicate") or 0), *variant).normal(size=len(keys)), 0, 1)
@@ -354,7 +373,8 @@ class DryRunBackend(Backend):
         o = self.options
         r = rng_for(o.seed, self.model.id, "malformed", meta["condition"], meta["patient_id"], meta["item"], meta.get("context_patient_id") or "")
         if not meta.get("repair") and r.random() < o.malformed_rate: return _MALFORMED[int(r.integers(len(_MALFORMED)))]
-        if meta.get("layout") == "lines" and not meta.get("repair"): return "\n".join(f"{k}: {v}" for k, v in scores.items())
+        if meta.get("layout") == "lines" and not meta.get("repair"):
+            return "\n".join(f"{k}: {v}" for k, v in scores.items())
         return "```json\n" + json.dumps(scores) + "\n```"
 
     def generate(self, requests: list, mode: str) -> list:

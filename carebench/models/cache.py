@@ -56,7 +56,8 @@ def _inspect(db, path) -> bool:
     try:
         app = db.execute("PRAGMA application_id").fetchone()[0]
         tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    except sqlite3.DatabaseError as e: raise CacheError(f"{path}: not a usable response cache ({e}); nothing was changed") from None
+    except sqlite3.DatabaseError as e:
+        raise CacheError(f"{path}: not a usable response cache ({e}); nothing was changed") from None
     if not tables and app == 0: return True
     cols = {r[1] for r in db.execute("PRAGMA table_info(responses)")} if "responses" in tables else set()
     if app not in (0, APPLICATION_ID) or not set(_COLUMNS) <= cols:
@@ -65,8 +66,8 @@ def _inspect(db, path) -> bool:
 
 # %% ../../nbs/33_cache.ipynb #bc3cdcf1
 def _owner_alive(owner: str | None, updated: float | None = None, window: float = 300.0) -> bool:
-    """Whether a process (`host:pid:nonce`) may still be working: on this machine, whether its pid exists; elsewhere, whether it
-    wrote in the last `window` seconds (when `updated` is given; otherwise it is assumed alive)."""
+    """Whether a process (`host:pid:nonce`) may still be working: on this machine, whether its pid exists; elsewhere,
+    whether it wrote in the last `window` seconds (when `updated` is given; otherwise it is assumed alive)."""
     host, _, rest = (owner or "").partition(":")
     if not owner: return False
     if host != socket.gethostname(): return updated is None or updated > time.time() - window
@@ -76,19 +77,25 @@ def _owner_alive(owner: str | None, updated: float | None = None, window: float 
     return True
 
 class ResponseCache:
-    "A SQLite response cache (WAL) shared by runs and processes; `readonly` opens it for reading only (no WAL switch, no table)."
+    ("A SQLite response cache (WAL) shared by runs and processes; `readonly` opens it for reading only (no WAL switch, "
+     "no table).")
     def __init__(self, path=None, readonly: bool = False, lease_s: float = 300.0):
         self.path = Path(path) if path else default_cache_path()
         self.readonly, self.lease_s = readonly, lease_s
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        if problem := file_problem(self.path, allow_missing=not readonly): raise CacheError(f"{self.path}: cannot open the response cache ({problem})")
+        if problem := file_problem(self.path, allow_missing=not readonly):
+            raise CacheError(f"{self.path}: cannot open the response cache ({problem})")
         if not readonly:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            try: os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))   # a new cache gets 0666 & ~umask
-            except FileExistsError: pass                                                      # (SQLite itself would use 0644)
-            except OSError as e: raise CacheError(f"{self.path}: cannot create the response cache ({e.strerror or e})") from None
+            # a new cache gets 0666 & ~umask
+            try: os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+            # (SQLite itself would use 0644)
+            except FileExistsError: pass
+            except OSError as e:
+                raise CacheError(f"{self.path}: cannot create the response cache ({e.strerror or e})") from None
         uri = f"file:{quote(str(self.path.absolute()))}"
-        try:                                # look before touching: an immutable read-only view creates no -wal or -shm file
+        # look before touching: an immutable read-only view creates no -wal or -shm file
+        try:
             probe = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True)
             try: new = _inspect(probe, self.path)
             finally: probe.close()
@@ -97,25 +104,31 @@ class ResponseCache:
         try: self.db = sqlite3.connect(f"{uri}?mode=ro" if readonly else self.path, timeout=120, isolation_level=None,
                                        check_same_thread=False, uri=readonly)
         except sqlite3.Error as e: raise CacheError(f"{self.path}: cannot open the response cache ({e})") from None
-        if readonly: return
-        for attempt in range(200):       # switching to WAL and creating the table ignore the busy timeout: retry briefly
+        if not readonly: self._prepare()
+
+    def _prepare(self):
+        "WAL journal, the table and its newer columns; switching to WAL and creating the table ignore the busy timeout: retry."
+        for attempt in range(200):
             try:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.executescript(_SCHEMA)
                 cols = {r[1] for r in self.db.execute("PRAGMA table_info(responses)")}
-                for c, t in (("lease_owner", "TEXT"), ("lease_until", "REAL"), ("recorded_by", "TEXT")):     # caches of earlier versions
+                # caches of earlier versions
+                for c, t in (("lease_owner", "TEXT"), ("lease_until", "REAL"), ("recorded_by", "TEXT")):
                     if c not in cols: self.db.execute(f"ALTER TABLE responses ADD COLUMN {c} {t}")
                 self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 break
             except sqlite3.OperationalError as e:
-                if ("locked" not in str(e) and "duplicate column" not in str(e)) or attempt == 199: self.db.close(); raise CacheError(f"{self.path}: {e}") from None
+                if ("locked" not in str(e) and "duplicate column" not in str(e)) or attempt == 199:
+                    self.db.close(); raise CacheError(f"{self.path}: {e}") from None
                 time.sleep(0.05)
-            except sqlite3.DatabaseError as e: self.db.close(); raise CacheError(f"{self.path}: not a usable response cache ({e})") from None
+            except sqlite3.DatabaseError as e:
+                self.db.close(); raise CacheError(f"{self.path}: not a usable response cache ({e})") from None
 
     def _rollback(self):
-        """Undo the open transaction, if one is still open: an interrupt (Ctrl-C) that lands after COMMIT finished must surface
-        as the interrupt, not as "cannot rollback - no transaction is active"."""
+        """Undo the open transaction, if one is still open: an interrupt (Ctrl-C) that lands after COMMIT finished must
+        surface as the interrupt, not as "cannot rollback - no transaction is active"."""
         if self.db.in_transaction: self.db.execute("ROLLBACK")
 
     def _write(self, sql: str, rows: list):
@@ -131,8 +144,9 @@ class ResponseCache:
                     [(k, model, backend, mode, time.time()) for k in keys])
 
     def record(self, results):
-        """Store results `(key, status, response, scores dict or None, error_kind, error)`, `status` being done or failed, and
-        release their leases. A failure never overwrites a finished answer (another process may have finished the same key)."""
+        """Store results `(key, status, response, scores dict or None, error_kind, error)`, `status` being done or
+        failed, and release their leases. A failure never overwrites a finished answer (another process may have
+        finished the same key)."""
         self._write("""UPDATE responses SET status = ?, response = ?, scores = ?, error_kind = ?, error = ?, attempts = attempts + 1,
                        updated = ?, lease_owner = NULL, lease_until = NULL, recorded_by = ?
                        WHERE key = ? AND NOT (status = 'done' AND ? = 'failed')""",
@@ -141,10 +155,11 @@ class ResponseCache:
                      for k, st, resp, sc, kind, err in results])
 
     def claim(self, keys, n: int, since: float) -> tuple:
-        """Lease up to `n` of `keys` (examined in order) for this process, in one transaction. Returns `(claimed, settled, busy,
-        examined)`: `settled` keys need no call (done, or failed after `since`: a failure of this run is final for it), `busy` ones
-        are leased by another live process, and only the first `examined` keys were looked at. A failure recorded by a process
-        that is still at work (a peer of this run, whenever it started) is settled too; failures of finished runs are asked again."""
+        """Lease up to `n` of `keys` (examined in order) for this process, in one transaction. Returns `(claimed,
+        settled, busy, examined)`: `settled` keys need no call (done, or failed after `since`: a failure of this run is
+        final for it), `busy` ones are leased by another live process, and only the first `examined` keys were looked
+        at. A failure recorded by a process that is still at work (a peer of this run, whenever it started) is settled
+        too; failures of finished runs are asked again."""
         claimed, settled, busy, now, alive = [], [], [], time.time(), {}
         keys = list(keys)[:500]
         self.db.execute("BEGIN IMMEDIATE")
@@ -160,7 +175,8 @@ class ResponseCache:
                     st, updated, owner, until, by = rows.get(k, ("pending", 0.0, None, None, None))
                     peer = by not in (None, self.owner) and alive.setdefault((by, round(updated)), _owner_alive(by, updated, self.lease_s))
                     if st == "done" or (st == "failed" and (updated >= since or peer)): settled.append(k)
-                    elif owner and owner != self.owner and (until or 0) > now and alive.setdefault(owner, _owner_alive(owner)): busy.append(k)
+                    elif owner and owner != self.owner and (until or 0) > now and alive.setdefault(owner, _owner_alive(owner)):
+                        busy.append(k)
                     else: claimed.append(k)
             self.db.executemany("UPDATE responses SET lease_owner = ?, lease_until = ? WHERE key = ?",
                                 [(self.owner, now + self.lease_s, k) for k in claimed])
@@ -174,7 +190,8 @@ class ResponseCache:
         try:
             while not stop.wait(self.lease_s / 3):
                 db.execute("UPDATE responses SET lease_until = ? WHERE lease_owner = ?", (time.time() + self.lease_s, self.owner))
-        except sqlite3.Error: pass          # a lease that is not renewed expires: another process may take the work over
+        # a lease that is not renewed expires: another process may take the work over
+        except sqlite3.Error: pass
         finally: db.close()
 
     def release(self):
@@ -182,16 +199,17 @@ class ResponseCache:
         self.db.execute("UPDATE responses SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", (self.owner,))
 
     def work(self, keys: list, batch_size: int, since: float, poll_s: float = 0.2, ahead: int = 8):
-        """Yield batches of `keys` leased to this process until every key is settled here or elsewhere; leases are renewed
-        meanwhile and released at the end (also on an error or an interrupt). Keys leased by others are waited for. Up to `ahead`
-        batches are leased in one transaction (each is still recorded as soon as it is answered)."""
+        """Yield batches of `keys` leased to this process until every key is settled here or elsewhere; leases are
+        renewed meanwhile and released at the end (also on an error or an interrupt). Keys leased by others are waited
+        for. Up to `ahead` batches are leased in one transaction (each is still recorded as soon as it is answered)."""
         stop = threading.Event()
         keeper = threading.Thread(target=self._renew, args=(stop,), daemon=True); keeper.start()
         queue, pos, later, progressed = list(keys), 0, [], False
         try:
             while pos < len(queue) or later:
                 if pos >= len(queue):
-                    if not progressed: time.sleep(poll_s)          # all that is left is leased by others: let them finish
+                    # all that is left is leased by others: let them finish
+                    if not progressed: time.sleep(poll_s)
                     queue, pos, later, progressed = later, 0, [], False
                 claimed, settled, busy, examined = self.claim(queue[pos:pos + 500], batch_size * ahead, since)
                 pos += examined; later += busy

@@ -132,7 +132,8 @@ class TextEncoder:
             self.db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, truncated INTEGER NOT NULL DEFAULT 0)")
             if "truncated" not in [r[1] for r in self.db.execute("PRAGMA table_info(embeddings)")]:
                 self.db.execute("ALTER TABLE embeddings ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0")
-        except sqlite3.Error as e: raise CareBenchError(f"{self.cache_path}: not a usable embedding cache ({e})") from None
+        except sqlite3.Error as e:
+            raise CareBenchError(f"{self.cache_path}: not a usable embedding cache ({e})") from None
         self.forward_passes, self.embedded, self.truncated, self._model = 0, 0, 0, None
 
     @property
@@ -152,7 +153,8 @@ class TextEncoder:
         from transformers.utils import logging as hf_logging
         hf_logging.disable_progress_bar()                      # no weight-loading bars in batch runs
         self.tok = AutoTokenizer.from_pretrained(self.path, revision=self.spec.revision, local_files_only=True)
-        if self.tok.pad_token is None: self.tok.pad_token = self.tok.eos_token      # decoders: pad with EOS, on the right,
+        # decoders: pad with EOS, on the right,
+        if self.tok.pad_token is None: self.tok.pad_token = self.tok.eos_token
         self.tok.padding_side = "right"                                             # so "last" is the last real token
         self._model = AutoModel.from_pretrained(self.path, revision=self.spec.revision, local_files_only=True).eval()
         self.device = self.spec.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -195,7 +197,8 @@ class TextEncoder:
             found.update({keys[t]: v.astype(np.float32) for t, v in zip(batch, vecs)})
             cut.update({keys[t]: c for t, c in zip(batch, trunc)})
             self.embedded += len(batch)
-        self.truncated += sum(cut[k] for k in keys.values())        # counted from the cache too: a cached run reports it
+        # counted from the cache too: a cached run reports it
+        self.truncated += sum(cut[k] for k in keys.values())
         return np.stack([found[keys[t]] for t in texts]) if texts else np.zeros((0, 0), np.float32)
 
     def close(self): self.db.close()

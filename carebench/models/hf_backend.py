@@ -28,7 +28,8 @@ class TransformersOptions:
     device: str | None = None        # "cpu", "cuda", "cuda:1"; None: cuda if available
     device_map: str | None = None    # e.g. "auto" to spread a large model (then `device` is ignored)
     prefix_reuse: bool = True
-    prefix_cache_mb: float = 512.0   # key/value states of shared prefixes kept across batches (LRU); 0: within a batch only
+    # key/value states of shared prefixes kept across batches (LRU); 0: within a batch only
+    prefix_cache_mb: float = 512.0
     max_batch_sequences: int = 64    # sequences per forward pass in logprob mode
     trust_remote_code: bool = False
 
@@ -48,7 +49,8 @@ def _yes_no_ids(tok) -> tuple[list, list]:
 
 def _render(tok, messages) -> str:
     "Chat-template text of `messages` ready for the assistant's answer."
-    if getattr(tok, "chat_template", None): return tok.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+    if getattr(tok, "chat_template", None):
+        return tok.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
     return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
 
 # %% ../../nbs/36_transformers.ipynb #d706c86f
@@ -71,9 +73,10 @@ def _lcp(a, b) -> int:
     return int(d[0]) if len(d) else n
 
 class PrefixStore:
-    """Key/value states of token sequences (per layer, [1, heads, tokens, head dim]). Any prefix of a stored sequence is served
-    by slicing: a prefix's states are the first positions of the longer sequence's, attention being causal. Least recently
-    used first out beyond `max_bytes` or `max_entries`; `hits`/`misses` count the lookups that found something / nothing."""
+    """Key/value states of token sequences (per layer, [1, heads, tokens, head dim]). Any prefix of a stored sequence is
+    served by slicing: a prefix's states are the first positions of the longer sequence's, attention being causal. Least
+    recently used first out beyond `max_bytes` or `max_entries`; `hits`/`misses` count the lookups that found something
+    / nothing."""
     def __init__(self, max_bytes: float, max_entries: int = 64):
         self.max_bytes, self.max_entries, self.bytes, self.hits, self.misses = max_bytes, max_entries, 0, 0, 0
         self.items = OrderedDict()                       # tuple(tokens) → (token array, states, bytes)
@@ -81,7 +84,8 @@ class PrefixStore:
     def __len__(self): return len(self.items)
 
     def get(self, tokens, lo: int, hi: int):
-        "The longest prefix of `tokens[:hi]` that the store can serve, as (length, states), if at least `lo` long; else None."
+        ("The longest prefix of `tokens[:hi]` that the store can serve, as (length, states), if at least `lo` long; "
+         "else None.")
         if lo > hi or not self.items: return None
         q, best, arg = np.asarray(tokens[:hi]), 0, None
         for key, (arr, _, _) in reversed(self.items.items()):
@@ -92,7 +96,8 @@ class PrefixStore:
         return best, [(k[..., :best, :], v[..., :best, :]) for k, v in self.items[arg][1]]
 
     def put(self, tokens, states):
-        "Keep `states` for `tokens` (not if a stored sequence starts with them; stored ones they extend are dropped), evicting the oldest."
+        ("Keep `states` for `tokens` (not if a stored sequence starts with them; stored ones they extend are dropped), "
+         "evicting the oldest.")
         q, size = np.asarray(tokens), _nbytes(states)
         if size > self.max_bytes: return
         for key, (arr, _, n) in list(self.items.items()):
@@ -106,9 +111,10 @@ class PrefixStore:
 # %% ../../nbs/36_transformers.ipynb #6a36db08
 @dataclass(frozen=True)
 class PrefixTask:
-    """One segment of a prefix plan: tokens `start:end` of sequence `seq`, continuing the key/value states of task `parent` (-1:
-    none). An `inner` task's states are needed by its children; a leaf's last logits are the answer for sequence `seq`.
-    `serves`: the sequences whose prefix it is; `level`: its depth in the tree (tasks of one level run together)."""
+    """One segment of a prefix plan: tokens `start:end` of sequence `seq`, continuing the key/value states of task
+    `parent` (-1: none). An `inner` task's states are needed by its children; a leaf's last logits are the answer for
+    sequence `seq`. `serves`: the sequences whose prefix it is; `level`: its depth in the tree (tasks of one level run
+    together)."""
     seq: int
     start: int
     end: int
@@ -118,8 +124,8 @@ class PrefixTask:
     level: int
 
 def prefix_plan(seqs: list) -> list:
-    """The prefix tree of distinct token sequences as tasks, parents before children: a shared segment wherever two or more
-    sequences agree, then one task per branch; every sequence ends in a leaf of at least one token."""
+    """The prefix tree of distinct token sequences as tasks, parents before children: a shared segment wherever two or
+    more sequences agree, then one task per branch; every sequence ends in a leaf of at least one token."""
     if len(set(map(tuple, seqs))) != len(seqs): raise ValueError("prefix_plan needs distinct sequences")
     if any(len(s) == 0 for s in seqs): raise ValueError("prefix_plan needs sequences of at least one token")
     tasks = []
@@ -147,7 +153,8 @@ def _states(cache) -> list:
     return [tuple(kv[:2]) for kv in cache]
 
 def _plain_cache(cache) -> bool:
-    "Whether a cache keeps every layer's keys and values whole (no sliding window, no recurrent state): reuse needs that."
+    ("Whether a cache keeps every layer's keys and values whole (no sliding window, no recurrent state): reuse needs "
+     "that.")
     layers = getattr(cache, "layers", None)
     if layers is None: return hasattr(cache, "key_cache")
     return all(type(l).__name__ == "DynamicLayer" and not getattr(l, "is_sliding", False) for l in layers)
@@ -186,12 +193,15 @@ class TransformersBackend(Backend):
         takes = inspect.signature(self.lm.forward).parameters
         self._cache_kw = "cache" if "cache" in takes else "past_key_values"
         self._keep = "logits_to_keep" in takes
-        with torch.no_grad(): probe = self.lm(input_ids=torch.tensor([[self.tok.pad_token_id]], device=self.device), use_cache=True)
-        self.reuse = o.prefix_reuse and _plain_cache(_output_cache(probe))   # a sliding-window or recurrent model runs without
+        with torch.no_grad():
+            probe = self.lm(input_ids=torch.tensor([[self.tok.pad_token_id]], device=self.device), use_cache=True)
+        # a sliding-window or recurrent model runs without
+        self.reuse = o.prefix_reuse and _plain_cache(_output_cache(probe))
         self.store = PrefixStore(o.prefix_cache_mb * 2**20 if self.reuse else 0)
 
     def identity(self) -> dict:
-        "Name, model path, dtype, and for a local folder a fingerprint of its files (a model rebuilt in place gets new keys)."
+        ("Name, model path, dtype, and for a local folder a fingerprint of its files (a model rebuilt in place gets "
+         "new keys).")
         return {"name": self.name, "path": self.options.path or self.model.id, "dtype": self.options.dtype,
                 "files": model_fingerprint(self.options.path or self.model.id)}
 
@@ -208,9 +218,10 @@ class TransformersBackend(Backend):
         return c
 
     def _forward(self, parts: list, keep: list) -> tuple:
-        """Run token segments as one batch, each `(past, n, tokens)` continuing its own past states (per-layer keys and values of
-        `n` tokens of one sequence, or None and 0); the past is right-padded and masked, positions continue from each `n`. Returns
-        each segment's last next-token logits and, where `keep`, its whole states (past and segment)."""
+        """Run token segments as one batch, each `(past, n, tokens)` continuing its own past states (per-layer keys and
+        values of `n` tokens of one sequence, or None and 0); the past is right-padded and masked, positions continue
+        from each `n`. Returns each segment's last next-token logits and, where `keep`, its whole states (past and
+        segment)."""
         torch, N = self.torch, len(parts)
         P, W = max(n for _, n, _ in parts), max(len(t) for _, _, t in parts)
         ids = torch.full((N, W), self.tok.pad_token_id, dtype=torch.long)
@@ -227,7 +238,8 @@ class TransformersBackend(Backend):
                 stacked.append((K, V))
             kw[self._cache_kw] = self._cache(stacked)
         ends = [len(t) - 1 for _, _, t in parts]
-        cols = sorted(set(ends))                                   # logits only where a segment ends (not a vocabulary per token)
+        # logits only where a segment ends (not a vocabulary per token)
+        cols = sorted(set(ends))
         if self._keep: kw["logits_to_keep"] = torch.tensor(cols, device=self.device)
         dev = self.device
         with torch.no_grad():
@@ -249,15 +261,16 @@ class TransformersBackend(Backend):
         return (py / (py + pn).clamp_min(1e-30)).tolist()
 
     def next_token_probs(self, seqs: list, owners: list | None = None) -> tuple[list, list]:
-        """P(yes)/(P(yes)+P(no)) after each token sequence, and the tokens computed for each (a shared segment's tokens shared out
-        over the sequences it serves). The batch runs as its prefix tree, a level at a time, each segment starting from the
-        longest prefix in the store; each batch's roots and the segments that serve more than one owner (`owners`: the request of
-        each sequence) are stored."""
+        """P(yes)/(P(yes)+P(no)) after each token sequence, and the tokens computed for each (a shared segment's tokens
+        shared out over the sequences it serves). The batch runs as its prefix tree, a level at a time, each segment
+        starting from the longest prefix in the store; each batch's roots and the segments that serve more than one
+        owner (`owners`: the request of each sequence) are stored."""
         if not seqs: return [], []
         owners = list(range(len(seqs))) if owners is None else owners
         if not self.reuse: seqs_at = list(range(len(seqs)))                # without reuse, every sequence in full
         else:
-            first = {}                                                     # with reuse, a sequence asked twice is computed once
+            # with reuse, a sequence asked twice is computed once
+            first = {}
             seqs_at = [first.setdefault(tuple(s), len(first)) for s in seqs]
         uniq = [None] * (max(seqs_at) + 1)
         u_owners = [set() for _ in uniq]
@@ -270,7 +283,8 @@ class TransformersBackend(Backend):
                 if t.level != level: continue
                 toks, past, start = uniq[t.seq], (states[t.parent] if t.parent >= 0 else None), t.start
                 hit = None                                               # the batch's roots look in the store
-                if t.parent < 0 and self.store.max_bytes: hit = self.store.get(toks, start + 1, t.end if t.inner else t.end - 1)
+                if t.parent < 0 and self.store.max_bytes:
+                    hit = self.store.get(toks, start + 1, t.end if t.inner else t.end - 1)
                 if hit: start, past = hit
                 if t.inner and start == t.end: states[k] = past; continue
                 parts.append((past, start, toks[start:t.end])); mine.append((k, t))
@@ -281,7 +295,8 @@ class TransformersBackend(Backend):
                     if not t.inner: probs[t.seq] = p; continue
                     states[k] = st
                     if self.store.max_bytes and (t.parent < 0 or len(set().union(*(u_owners[j] for j in t.serves))) > 1):
-                        self.store.put(uniq[t.seq][:t.end], st)          # a root, or shared by requests: later batches may need it
+                        # a root, or shared by requests: later batches may need it
+                        self.store.put(uniq[t.seq][:t.end], st)
             for k in [k for k in states if tasks[k].level < level]: del states[k]   # their children have all run
         n = Counter(seqs_at)
         return [probs[u] for u in seqs_at], [spent[u] / n[u] for u in seqs_at]
@@ -291,7 +306,8 @@ class TransformersBackend(Backend):
         tok, keys = self.tok, self.ctx.label_space.keys
         seqs, owners = [], []
         for j, r in enumerate(requests):
-            p = r.prompt.build() if hasattr(r.prompt, "build") else r.prompt       # a recipe is built once, not once per question
+            # a recipe is built once, not once per question
+            p = r.prompt.build() if hasattr(r.prompt, "build") else r.prompt
             for q in p.questions:
                 seqs.append(tok(_render(tok, p.with_question(q)), add_special_tokens=False)["input_ids"]); owners.append(j)
         probs, spent = self.next_token_probs(seqs, owners)
@@ -304,8 +320,9 @@ class TransformersBackend(Backend):
         return out
 
     def _json(self, requests) -> list:
-        """Batched decoding (greedy at temperature 0). The prefix all requests share (or the longest stored one) is computed once
-        and continued by every request; the rest is left-padded after it, so each token keeps its position."""
+        """Batched decoding (greedy at temperature 0). The prefix all requests share (or the longest stored one) is
+        computed once and continued by every request; the rest is left-padded after it, so each token keeps its
+        position."""
         torch, tok, g = self.torch, self.tok, self.generation
         seqs = [tok(_render(tok, r.prompt.messages), add_special_tokens=False)["input_ids"] for r in requests]
         B, top, L, past, made_here = len(seqs), min(map(len, seqs)) - 1, 0, None, 0
@@ -323,9 +340,12 @@ class TransformersBackend(Backend):
             ids[b, :L], mask[b, :L] = torch.tensor(s[:L], dtype=torch.long), 1
             ids[b, L + R - (len(s) - L):], mask[b, L + R - (len(s) - L):] = torch.tensor(s[L:]), 1
         kw = dict(max_new_tokens=g.max_new_tokens, pad_token_id=tok.pad_token_id, do_sample=g.temperature > 0)
-        if L: kw["past_key_values"] = self._cache([(k.expand(B, -1, -1, -1).contiguous(), v.expand(B, -1, -1, -1).contiguous()) for k, v in past])
-        if g.temperature > 0: kw.update(temperature=g.temperature, top_p=g.top_p); torch.manual_seed(self.seed_for(requests[0].meta))
-        with torch.no_grad(): out = self.lm.generate(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), **kw)
+        if L:
+            kw["past_key_values"] = self._cache([(k.expand(B, -1, -1, -1).contiguous(), v.expand(B, -1, -1, -1).contiguous()) for k, v in past])
+        if g.temperature > 0:
+            kw.update(temperature=g.temperature, top_p=g.top_p); torch.manual_seed(self.seed_for(requests[0].meta))
+        with torch.no_grad():
+            out = self.lm.generate(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), **kw)
         new = out[:, L + R:]
         made = (new != tok.pad_token_id).sum(1).tolist()          # generated tokens (padding after the end not counted)
         return [Reply(text=tok.decode(row, skip_special_tokens=True), prompt_tokens=len(s),

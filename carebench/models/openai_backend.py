@@ -43,7 +43,8 @@ class OpenAIOptions:
     backoff_s: float = 1.0
     max_concurrency: int = 4
     top_logprobs: int = 20
-    prefix_warmup: bool = True       # send the first request of each shared context before the others (the server's prefix cache)
+    # send the first request of each shared context before the others (the server's prefix cache)
+    prefix_warmup: bool = True
     # an answer larger than this is a transport failure (an endless body never fills memory)
     max_answer_bytes: int = 8 * 2 ** 20
 
@@ -141,8 +142,9 @@ def _cached(usage: dict) -> int:
     return _count(details, "cached_tokens", "usage.prompt_tokens_details.")
 
 def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
-    """The server's own error text (`error.message`, `message` or `detail` of a JSON body, else the body), on one line, at most
-    `limit` characters, secrets redacted; a message that quotes the prompt (any 24 characters of what was sent) is not kept."""
+    """The server's own error text (`error.message`, `message` or `detail` of a JSON body, else the body), on one line,
+    at most `limit` characters, secrets redacted; a message that quotes the prompt (any 24 characters of what was sent)
+    is not kept."""
     text = raw.decode("utf-8", "replace")
     try:
         doc = json.loads(text)
@@ -217,8 +219,10 @@ class OpenAIBackend(Backend):
     @classmethod
     def check(cls, o, ctx):
         "The address: http(s), no credentials in it, and loopback unless remote endpoints are allowed."
-        if not o.base_url.startswith(("http://", "https://")): raise ConfigError("base_url must start with http:// or https://", key="base_url")
-        if url_userinfo(o.base_url): raise ConfigError("base_url must not carry a user name or password (use api_key_env)", key="base_url")
+        if not o.base_url.startswith(("http://", "https://")):
+            raise ConfigError("base_url must start with http:// or https://", key="base_url")
+        if url_userinfo(o.base_url):
+            raise ConfigError("base_url must not carry a user name or password (use api_key_env)", key="base_url")
         if not is_loopback(o.base_url) and not ctx.allow_remote:
             raise ConfigError(f"{redirect_target(o.base_url, o.base_url)} is not this machine: patient text is sent to a remote endpoint "
                               "only with `reasoning.allow_remote: true`", key="reasoning.allow_remote")
@@ -227,8 +231,10 @@ class OpenAIBackend(Backend):
         super().__init__(*a, **kw)
         o = self.options
         self._opener = _opener(direct=is_loopback(o.base_url))
-        self._token = (os.environ.get(o.api_key_env) or "").strip() if o.api_key_env else None     # a .env file's stray \r or \n
-        if o.api_key_env and not self._token: raise ConfigError("the environment variable named in api_key_env is not set", key="api_key_env")
+        # a .env file's stray \r or \n
+        self._token = (os.environ.get(o.api_key_env) or "").strip() if o.api_key_env else None
+        if o.api_key_env and not self._token:
+            raise ConfigError("the environment variable named in api_key_env is not set", key="api_key_env")
         if self._token and any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in self._token):
             raise ConfigError("the token in the environment variable named in api_key_env holds spaces or control characters "
                               "(the value is not shown)", key="api_key_env")
@@ -338,7 +344,8 @@ class OpenAIBackend(Backend):
                 if top is None:
                     return Reply(error_kind="transport", error="the server returned no logprobs (it may ignore them)")
                 scores[key] = yes_probability(top)
-                if scores[key] != scores[key]: return Reply(error_kind="transport", error="neither yes nor no among the top next tokens")
+                if scores[key] != scores[key]:
+                    return Reply(error_kind="transport", error="neither yes nor no among the top next tokens")
                 used += u; made += m; cached += c
             return Reply(scores=scores, prompt_tokens=used, cached_tokens=cached, completion_tokens=made)
         except _Failed as e: return Reply(error_kind="transport", error=str(e))

@@ -36,7 +36,8 @@ def _unfence(t: str) -> str:
     return body[4:].lstrip() if body[:4].lower() == "json" else body.lstrip()
 
 def strip_wrappers(text: str) -> str:
-    "Remove thinking traces (closed, or an unclosed one before `</think>`) and unwrap the first code fence if any; linear time."
+    ("Remove thinking traces (closed, or an unclosed one before `</think>`) and unwrap the first code fence if any; "
+     "linear time.")
     parts, pos = [], 0
     while (m := _OPEN.search(text, pos)):
         close = _CLOSE[m.group(1).lower()].search(text, m.end())
@@ -50,8 +51,8 @@ def strip_wrappers(text: str) -> str:
 _SPECIAL = re.compile(r'[{}"\\]')
 
 def first_json_object(text: str) -> str:
-    """The first balanced `{...}` in `text` (braces inside strings ignored); `ParseError('no_json')` if none. One pass over the
-    text: the earliest opening brace whose object closes wins (unbalanced braces before it are skipped)."""
+    """The first balanced `{...}` in `text` (braces inside strings ignored); `ParseError('no_json')` if none. One pass
+    over the text: the earliest opening brace whose object closes wins (unbalanced braces before it are skipped)."""
     start = text.find("{")
     stack, best, in_str, skip = [], None, False, -1
     for m in _SPECIAL.finditer(text, max(start, 0)) if start != -1 else ():
@@ -64,7 +65,8 @@ def first_json_object(text: str) -> str:
         elif ch == "{": stack.append(i)
         elif ch == "}" and stack:
             o = stack.pop()
-            if not stack: return text[o:i + 1]                # every brace so far is closed: the first one's object is complete
+            # every brace so far is closed: the first one's object is complete
+            if not stack: return text[o:i + 1]
             if best is None or o < best[0]: best = (o, i)
     if best is None: raise ParseError("no_json", "no complete JSON object in the answer")
     return text[best[0]:best[1] + 1]
@@ -73,10 +75,12 @@ def first_json_object(text: str) -> str:
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")      # ASCII digits only, as JSON
 
 def _number(value, key):
-    "A score from a JSON value: numbers, numeric text in JSON's number grammar, and booleans; anything else is `not_a_number`."
+    ("A score from a JSON value: numbers, numeric text in JSON's number grammar, and booleans; anything else is "
+     "`not_a_number`.")
     if isinstance(value, bool): return float(value)
     if isinstance(value, (int, float)): return float(value)
-    if isinstance(value, str) and len(value) <= 64 and _JSON_NUMBER.fullmatch(value.strip()): return float(value.strip())
+    if isinstance(value, str) and len(value) <= 64 and _JSON_NUMBER.fullmatch(value.strip()):
+        return float(value.strip())
     raise ParseError("not_a_number", f"the value of {key!r} is not a number")
 
 class _Object(dict):
@@ -105,7 +109,8 @@ def _json_pairs(text: str, label_space: LabelSpace) -> list:
 _LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]*)?[`\"']?([^:=`\"'\n]{1,80}?)[`\"']?[ \t]*[:=][ \t]*([^\s,;]{1,64})[ \t]*[,;]?[ \t]*$", re.M)
 
 def _line_pairs(text: str, label_space: LabelSpace) -> list:
-    "`key: value` lines (a bullet, quotes and a trailing comma tolerated) naming a category; none: the answer's JSON object."
+    ("`key: value` lines (a bullet, quotes and a trailing comma tolerated) naming a category; none: the answer's JSON "
+     "object.")
     pairs = [(k, v.rstrip(".") or v) for k, v in _LINE.findall(strip_wrappers(text)) if label_space.lookup(k.strip())]
     return pairs or _json_pairs(text, label_space)        # a repaired answer is JSON whatever the layout asked
 
@@ -121,12 +126,14 @@ def _parse(text: str, label_space: LabelSpace, layout: str = "json") -> dict:
         if not 0.0 <= x <= 1.0: raise ParseError("out_of_range", f"the score of {key!r} is {x:.6g}, outside [0, 1]")
         scores[key] = x
     missing = [k for k in label_space.keys if k not in scores]
-    if missing: raise ParseError("missing_key", f"no score for {len(missing)} categor{'y' if len(missing) == 1 else 'ies'}: {', '.join(missing[:3])}")
+    if missing:
+        raise ParseError("missing_key", f"no score for {len(missing)} categor{'y' if len(missing) == 1 else 'ies'}: {', '.join(missing[:3])}")
     return scores
 
 def parse_scores(text: str, label_space: LabelSpace, layout: str = "json") -> dict:
-    """Per-category scores in [0, 1] (keyed by category key) from a model's answer, or a `ParseError` (never another exception).
-    `layout="lines"` (a prompt format that asks for `key: probability` lines) reads such lines, else the answer's JSON object."""
+    """Per-category scores in [0, 1] (keyed by category key) from a model's answer, or a `ParseError` (never another
+    exception). `layout="lines"` (a prompt format that asks for `key: probability` lines) reads such lines, else the
+    answer's JSON object."""
     if layout not in ("json", "lines"): raise ValueError(f"unknown answer layout {layout!r} (json or lines)")
     try: return _parse(text, label_space, layout)
     except ParseError: raise

@@ -36,7 +36,8 @@ DEFAULT_INSTRUCTIONS = ("For the EHR item above, give for every category the pro
 DEFAULT_QUESTION = 'Does the EHR item belong to the category "{name}"? Answer yes or no.'
 DEFAULT_LINES_INSTRUCTIONS = ("For the EHR item above, give for every category the probability (a number from 0 to 1) that the item "
                               "belongs to it. Answer with only one line per category, written as key: probability, for example\n{example}")
-FORMAT_WORDINGS = (   # the other wordings a prompt format may use (1, 2, 3; 0 is the configured wording): json, lines, logprob question
+# the other wordings a prompt format may use (1, 2, 3; 0 is the configured wording): json, lines, logprob question
+FORMAT_WORDINGS = (
     ("Rate, for each category, how likely (0 to 1) it is that the EHR item above belongs to it. Reply with a JSON object only, "
      "keyed by category key, e.g. {example}.",
      "Rate, for each category, how likely (0 to 1) it is that the EHR item above belongs to it. Reply with one line per category, "
@@ -56,15 +57,18 @@ FORMAT_WORDINGS = (   # the other wordings a prompt format may use (1, 2, 3; 0 i
 
 # %% ../../nbs/30_prompts.ipynb #d9b815c8
 def category_block(label_space: LabelSpace, include_definitions: bool = True, order: tuple | None = None) -> str:
-    "The category list shown to the model: `key (display name): definition`, one per line, in `order` (keys) or the label space's."
+    ("The category list shown to the model: `key (display name): definition`, one per line, in `order` (keys) or the "
+     "label space's.")
     cats = [label_space[k] for k in order] if order else list(label_space)
     return "Categories:\n" + "\n".join(f"- {c.key} ({c.name})" + (f": {c.definition}" if include_definitions else "") for c in cats)
 
 # %% ../../nbs/30_prompts.ipynb #e7735e22
-SEPARATORS = ("blocks", "colon", "markdown")   # how a snapshot's fields are set off: [Field] blocks, `Field: a; b` lines, ### headings
+# how a snapshot's fields are set off: [Field] blocks, `Field: a; b` lines, ### headings
+SEPARATORS = ("blocks", "colon", "markdown")
 
 def render_snapshot(patient: Patient, separator: str = "blocks") -> str:
-    "A snapshot as labelled fields in field order (list fields as bullet lines, or joined by `; `); empty fields left out."
+    ("A snapshot as labelled fields in field order (list fields as bullet lines, or joined by `; `); empty fields left "
+     "out.")
     if separator not in SEPARATORS: raise ValueError(f"unknown separator {separator!r} ({', '.join(SEPARATORS)})")
     blocks = []
     for field, value in patient.snapshot:
@@ -102,9 +106,10 @@ class Prompt:
 # %% ../../nbs/30_prompts.ipynb #8467f1da
 @dataclass(frozen=True)
 class PromptFormat:
-    """How a prompt is laid out, everything but its content: the instruction `wording` (0: the configured one, 1–3: those of
-    `FORMAT_WORDINGS`), the snapshot's field `separator`, the answer `layout` (JSON object or `key: probability` lines; json mode
-    only) and the order of the category list (`None`: the label space's). The default is the prompt of a run without formats."""
+    """How a prompt is laid out, everything but its content: the instruction `wording` (0: the configured one, 1–3:
+    those of `FORMAT_WORDINGS`), the snapshot's field `separator`, the answer `layout` (JSON object or `key:
+    probability` lines; json mode only) and the order of the category list (`None`: the label space's). The default is
+    the prompt of a run without formats."""
     wording: int = 0
     separator: str = "blocks"
     layout: str = "json"
@@ -112,8 +117,10 @@ class PromptFormat:
 
     def __post_init__(self):
         if not 0 <= self.wording <= len(FORMAT_WORDINGS): raise ValueError(f"wording must be 0–{len(FORMAT_WORDINGS)}")
-        if self.separator not in SEPARATORS: raise ValueError(f"unknown separator {self.separator!r} ({', '.join(SEPARATORS)})")
-        if self.layout not in ("json", "lines"): raise ValueError(f"unknown answer layout {self.layout!r} (json or lines)")
+        if self.separator not in SEPARATORS:
+            raise ValueError(f"unknown separator {self.separator!r} ({', '.join(SEPARATORS)})")
+        if self.layout not in ("json", "lines"):
+            raise ValueError(f"unknown answer layout {self.layout!r} (json or lines)")
 
     def describe(self) -> str:
         "One line for the manifest and the report."
@@ -121,8 +128,8 @@ class PromptFormat:
                 f"categories {'shuffled' if self.category_order else 'in order'}")
 
 def sample_formats(k: int, seed: int, label_space: LabelSpace) -> tuple:
-    """`k` distinct prompt formats: format 0 is the default (the run's main prompt), formats 1…k−1 drawn with the seed (a wording
-    other than the configured one, a separator, a layout, a category order)."""
+    """`k` distinct prompt formats: format 0 is the default (the run's main prompt), formats 1…k−1 drawn with the seed
+    (a wording other than the configured one, a separator, a layout, a category order)."""
     if k < 1: raise ValueError("the number of prompt formats must be at least 1")
     out, draws = [PromptFormat()], 0
     while len(out) < k:
@@ -131,17 +138,20 @@ def sample_formats(k: int, seed: int, label_space: LabelSpace) -> tuple:
         f = PromptFormat(int(r.integers(1, len(FORMAT_WORDINGS) + 1)), SEPARATORS[int(r.integers(len(SEPARATORS)))],
                          ("json", "lines")[int(r.integers(2))], order if order != label_space.keys else None)
         if f not in out: out.append(f)
-        elif draws > 1000: raise ValueError(f"cannot draw {k} distinct prompt formats for {len(label_space.keys)} categories")
+        elif draws > 1000:
+            raise ValueError(f"cannot draw {k} distinct prompt formats for {len(label_space.keys)} categories")
     return tuple(out)
 
 # %% ../../nbs/30_prompts.ipynb #6706a7ee
-_rendered = lru_cache(maxsize=8192)(render_snapshot)           # a patient's chart is shown with each of its items: render it once
+# a patient's chart is shown with each of its items: render it once
+_rendered = lru_cache(maxsize=8192)(render_snapshot)
 _category_block = lru_cache(maxsize=64)(category_block)
 
 def build_prompt(item: str, patient: Patient | None, label_space: LabelSpace, settings: PromptConfig | None = None,
                  mode: str = "json", fmt: PromptFormat | None = None) -> Prompt:
-    """The prompt for `item`, with `patient`'s snapshot as context (or none), laid out in format `fmt` (None: the default); a pure
-    function of its arguments. Logprob questions stay in the label space's order (each is asked on its own)."""
+    """The prompt for `item`, with `patient`'s snapshot as context (or none), laid out in format `fmt` (None: the
+    default); a pure function of its arguments. Logprob questions stay in the label space's order (each is asked on its
+    own)."""
     s, f = settings or PromptConfig(), fmt or PromptFormat()
     system = (s.system or DEFAULT_SYSTEM) + "\n\n" + _category_block(label_space, s.include_definitions, f.category_order)
     parts = ([_rendered(patient, f.separator)] if patient is not None else []) + [f"EHR item: {item}"]
@@ -163,13 +173,15 @@ def build_prompt(item: str, patient: Patient | None, label_space: LabelSpace, se
 
 # %% ../../nbs/30_prompts.ipynb #f63221a5
 class PromptRecipe:
-    "The arguments of `build_prompt`, standing for the prompt they build: every attribute of a `Prompt`, built when read."
+    ("The arguments of `build_prompt`, standing for the prompt they build: every attribute of a `Prompt`, built when "
+     "read.")
     __slots__ = ("args", "layout")
 
     def __init__(self, item: str, patient: Patient | None, label_space: LabelSpace, settings: PromptConfig | None = None,
                  mode: str = "json", fmt: PromptFormat | None = None):
         self.args = (item, patient, label_space, settings, mode, fmt)
-        self.layout = (fmt or PromptFormat()).layout if mode == "json" else "json"    # what the parser needs for every answer
+        # what the parser needs for every answer
+        self.layout = (fmt or PromptFormat()).layout if mode == "json" else "json"
 
     def build(self) -> Prompt: return build_prompt(*self.args)
     @property

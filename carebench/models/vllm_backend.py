@@ -28,7 +28,8 @@ class VLLMOptions:
     guided_json: bool = True
     top_logprobs: int = 20
     trust_remote_code: bool = False
-    prefix_warmup: bool = True        # the first prompt of each shared context runs before the others (see `warm_order`)
+    # the first prompt of each shared context runs before the others (see `warm_order`)
+    prefix_warmup: bool = True
 
 # %% ../../nbs/37_vllm.ipynb #a2f5a2e5
 def score_schema(keys) -> dict:
@@ -37,7 +38,8 @@ def score_schema(keys) -> dict:
             "required": list(keys), "additionalProperties": False}
 
 def yes_probability(top: dict) -> float:
-    "P(yes)/(P(yes)+P(no)) from a {token text: logprob} mapping of the next token's top candidates (NaN if neither appears)."
+    ("P(yes)/(P(yes)+P(no)) from a {token text: logprob} mapping of the next token's top candidates (NaN if neither "
+     "appears).")
     py = sum(np.exp(lp) for t, lp in top.items() if t.strip().lower() == "yes")
     pn = sum(np.exp(lp) for t, lp in top.items() if t.strip().lower() == "no")
     return float(py / (py + pn)) if py + pn > 0 else float("nan")
@@ -52,7 +54,8 @@ class VLLMBackend(Backend):
         super().__init__(*a, **kw)
         hub_offline()                                          # local folders only: nothing is downloaded
         try: import vllm
-        except ImportError: raise ConfigError("the vllm backend needs vLLM (a GPU node): pip install -e '.[vllm]'", key="backend") from None
+        except ImportError:
+            raise ConfigError("the vllm backend needs vLLM (a GPU node): pip install -e '.[vllm]'", key="backend") from None
         o = self.options
         self.vllm = vllm
         self.llm = vllm.LLM(model=o.path or self.model.id, revision=self.model.revision, dtype=o.dtype,
@@ -83,7 +86,8 @@ class VLLMBackend(Backend):
             return {"guided_decoding": GuidedDecodingParams(json=schema)}
 
     def _waves(self, run, items: list, leaders: list) -> list:
-        "`run` over `items`, the `leaders` (indices) first when prefix warm-up is on, so the engine caches their prefixes."
+        ("`run` over `items`, the `leaders` (indices) first when prefix warm-up is on, so the engine caches their "
+         "prefixes.")
         if not self.options.prefix_warmup or not leaders or len(leaders) == len(items): return run(items)
         rest = [i for i in range(len(items)) if i not in set(leaders)]
         out = [None] * len(items)
@@ -100,7 +104,8 @@ class VLLMBackend(Backend):
             outs = self._waves(run, list(range(len(requests))), warm_order(requests)[0])
             return [Reply(text=o.outputs[0].text, prompt_tokens=len(o.prompt_token_ids or []), cached_tokens=cached(o),
                           completion_tokens=len(o.outputs[0].token_ids or [])) for o in outs]
-        from vllm.inputs import TokensPrompt       # token ids, so the engine adds no second BOS to the rendered template
+        # token ids, so the engine adds no second BOS to the rendered template
+        from vllm.inputs import TokensPrompt
         prompts, owner, firsts = [], [], set(warm_order(requests)[0])
         leaders = []
         for j, r in enumerate(requests):

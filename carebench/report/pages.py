@@ -39,8 +39,9 @@ def source_digest() -> str:
     return h.hexdigest()[:16]
 
 def example_run(folder=None) -> Path:
-    """A finished run of the bundled example (dry_run): the default of every report template. It is made once per state of
-    the code and reused; processes that ask at the same time (report pages, notebooks under test) wait for one to make it."""
+    """A finished run of the bundled example (dry_run): the default of every report template. It is made once per state
+    of the code and reused; processes that ask at the same time (report pages, notebooks under test) wait for one to
+    make it."""
     import fcntl
     folder = Path(folder or os.environ.get("CAREBENCH_EXAMPLE_RUN") or Path.home()/".cache"/"carebench"/"example_run")
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -77,9 +78,9 @@ def failed_models(view: RunView) -> list:
     return [c["model"] for c in view.manifest.get("calls", []) if c.get("n_requests") and c.get("n_failed", 0) >= c["n_requests"]]
 
 def banner(view: RunView, models=None) -> str:
-    """A Markdown banner for the top of every page: run id, protocol, and the dry-run warning where it applies: on a page
-    about `models` (a list; `[]` for a page of no model, e.g. Track 1's) only when one of them is a mock, on a run-level page
-    (`models=None`) naming the mock models."""
+    """A Markdown banner for the top of every page: run id, protocol, and the dry-run warning where it applies: on a
+    page about `models` (a list; `[]` for a page of no model, e.g. Track 1's) only when one of them is a mock, on a
+    run-level page (`models=None`) naming the mock models."""
     m = view.manifest
     lines = [f"**Run** `{m['run_id']}` · protocol {m['protocol_version']} · carebench {m['carebench_version']} · "
              f"ε = {m.get('epsilon')} · created {m.get('created_utc')}"]
@@ -88,14 +89,16 @@ def banner(view: RunView, models=None) -> str:
                              f"{'it' if len(dead) == 1 else 'them'}. The failed calls, by kind and with the servers' own messages, are on the "
                              "[Failed calls](failures.html) page.")
     mocks = [x for x in mock_models(view) if models is None or x in models]
-    if mocks: lines.insert(len(lines) - 1, f"> ⚠️ **Dry run** ({', '.join(f'`{x}`' for x in mocks)}). These scores come from the `dry_run` mock with "
-                              "planted effects, not from a language model: they show that the pipeline works and must never be reported "
-                              "as model performance.")
+    if mocks:
+        lines.insert(len(lines) - 1, f"> ⚠️ **Dry run** ({', '.join(f'`{x}`' for x in mocks)}). These scores come from the `dry_run` mock with "
+                        "planted effects, not from a language model: they show that the pipeline works and must never be reported "
+                        "as model performance.")
     return "\n\n".join(lines)
 
 # %% ../../nbs/40_report.ipynb #c6f92929
 def _by_category(view: RunView, df: pd.DataFrame) -> pd.DataFrame:
-    "Rows indexed by category key → the label space's order and display names (index `category`); unknown keys last, as they come."
+    ("Rows indexed by category key → the label space's order and display names (index `category`); unknown keys last, "
+     "as they come.")
     names = category_names(view)
     order = [k for k in names if k in df.index] + [k for k in df.index if k not in names]
     out = df.reindex(order)
@@ -112,7 +115,8 @@ def dataset_table(view: RunView) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")
 
 def delta_ref_table(view: RunView) -> pd.DataFrame:
-    "Per category (display names, label-space order): pairs whose reference label went up, down, and either (non-zero Δ_ref)."
+    ("Per category (display names, label-space order): pairs whose reference label went up, down, and either (non-zero "
+     "Δ_ref).")
     c = view.adapter.get("counts", {})
     d = pd.DataFrame({"up": c.get("delta_ref_up"), "down": c.get("delta_ref_down"), "non-zero": c.get("nonzero_delta_ref")})
     return _by_category(view, d).fillna(0).astype(int)
@@ -132,7 +136,8 @@ def observer_agreement(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/40_report.ipynb #67d5f7b4
 def aggregation_table(view: RunView) -> pd.DataFrame:
-    "How the reference was made (the adapter manifest's aggregation): policy, what a reference label is, its values, notes."
+    ("How the reference was made (the adapter manifest's aggregation): policy, what a reference label is, its values, "
+     "notes.")
     a = view.adapter.get("aggregation") or {}
     rows = [("policy", a.get("policy", "mean")), ("reference label", a.get("reference_label", "")),
             ("values", a.get("values") if isinstance(a.get("values"), str) else ", ".join(map(str, a.get("values") or []))),
@@ -142,8 +147,9 @@ def aggregation_table(view: RunView) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
 
 def observer_reliability(view: RunView) -> pd.DataFrame:
-    """Each observer's estimated reliability (latent-class policies), most reliable first: the mean over categories, the lowest and
-    its category, the highest; empty for other policies. Every category's value is in the adapter manifest."""
+    """Each observer's estimated reliability (latent-class policies), most reliable first: the mean over categories, the
+    lowest and its category, the highest; empty for other policies. Every category's value is in the adapter
+    manifest."""
     rel = (view.adapter.get("aggregation") or {}).get("reliability")
     if not rel: return pd.DataFrame()
     t = pd.DataFrame(rel).dropna(subset=["reliability"])
@@ -153,13 +159,15 @@ def observer_reliability(view: RunView) -> pd.DataFrame:
     return out.sort_values("mean", ascending=False)
 
 def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
-    "Per model and endpoint, the estimate under each aggregation policy and the largest move from the run's own; empty if none."
+    ("Per model and endpoint, the estimate under each aggregation policy and the largest move from the run's own; "
+     "empty if none.")
     s, t = _estimates_by(view, "aggregation_sensitivity", "policy")
     if s is None: return pd.DataFrame()
     return t.assign(**{"largest move": s.assign(a=s["change"].abs()).groupby(["model", "endpoint"], sort=False)["a"].max()})
 
 # %% ../../nbs/40_report.ipynb #42aea9fb
-def _endpoints(view, model) -> dict: return {k: v for k, v in view.endpoints["models"][model].items() if k not in NON_ENDPOINT_KEYS}
+def _endpoints(view, model) -> dict:
+    return {k: v for k, v in view.endpoints["models"][model].items() if k not in NON_ENDPOINT_KEYS}
 
 def _validity(view, model, name) -> dict:
     "The design-matched simulation's worst null rejection rate and power for one endpoint (empty when none was run)."
@@ -176,9 +184,9 @@ RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "chance", "p (one-sid
 DESIGN_COLUMNS = ("patients", "smallest attainable p", "confirmatory", "underpowered", "simulated false-positive rate", "simulated power")
 
 def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.DataFrame:
-    """The overall result of every endpoint of a model: role, estimate, CI, chance level, one-sided p, what it counts, and the design's
-    side (patients, smallest attainable p, flags, the simulated false-positive rate and power); `part` = "result" or "design" keeps
-    one side (two tables that fit a page)."""
+    """The overall result of every endpoint of a model: role, estimate, CI, chance level, one-sided p, what it counts,
+    and the design's side (patients, smallest attainable p, flags, the simulated false-positive rate and power); `part`
+    = "result" or "design" keeps one side (two tables that fit a page)."""
     rows = []
     for name, r in _endpoints(view, model).items():
         o = r["overall"]
@@ -201,7 +209,8 @@ def endpoint_definitions(view: RunView, model: str) -> str:
     return "\n".join(f"- **{_label(n)}** ({r.get('role')}): {r.get('statistic')}" for n, r in _endpoints(view, model).items())
 
 def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame:
-    "One endpoint per category (display names, label-space order): estimate, CI, p, BH-adjusted p, cells, confirmatory flag."
+    ("One endpoint per category (display names, label-space order): estimate, CI, p, BH-adjusted p, cells, "
+     "confirmatory flag.")
     rows = {}
     for k, o in _endpoints(view, model)[endpoint]["per_category"].items():
         ci = o.get("ci") or [None, None]
@@ -211,7 +220,8 @@ def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame
 
 # %% ../../nbs/40_report.ipynb #e2154ba2
 def condition_table(view: RunView, model: str, condition: str) -> pd.DataFrame:
-    "For one model and condition, per category (display names, label-space order): scores, mean, SD and (with context) the unchanged rate."
+    ("For one model and condition, per category (display names, label-space order): scores, mean, SD and (with "
+     "context) the unchanged rate.")
     eps = view.manifest.get("epsilon", 0.01)
     s = view.scores[(view.scores["model"] == model) & (view.scores["condition"] == condition)]
     cats = s.groupby("category")["score"].agg(["count", "mean", "std"]).rename(columns={"count": "scores", "mean": "mean score", "std": "SD"})
@@ -222,7 +232,8 @@ def condition_table(view: RunView, model: str, condition: str) -> pd.DataFrame:
     return _by_category(view, cats)
 
 def call_table(view: RunView, model: str) -> pd.DataFrame:
-    "Calls per condition with failures by kind (from call_summary.csv); empty for a model that makes no calls (Tracks 1 and 2)."
+    ("Calls per condition with failures by kind (from call_summary.csv); empty for a model that makes no calls (Tracks "
+     "1 and 2).")
     c = view.calls
     if not len(c) or not (c["model"] == model).any(): return pd.DataFrame()
     return c[c["model"] == model].drop(columns="model").set_index("condition")
@@ -232,7 +243,8 @@ NO_CALLS = ("This model makes no language-model calls: its scores are prediction
 
 # %% ../../nbs/40_report.ipynb #114c5707
 def plot_delta_ref(view: RunView) -> Figure:
-    "Stacked bars: per category (label-space order), pairs whose reference label went up and down; the confirmatory threshold dotted."
+    ("Stacked bars: per category (label-space order), pairs whose reference label went up and down; the confirmatory "
+     "threshold dotted.")
     plt = _style()
     t = delta_ref_table(view)
     need = (view.config.get("analysis") or {}).get("confirmatory_min_nonzero", 15)
@@ -276,7 +288,8 @@ def _category_means(view: RunView, model: str) -> pd.DataFrame:
     return _by_category(view, d)
 
 def plot_heatmap(view: RunView, model: str) -> Figure:
-    "Heatmap per category of mean Δ_ref, mean Δ_model and mean Δ_shuf: do the model's shifts line up with the observers'?"
+    ("Heatmap per category of mean Δ_ref, mean Δ_model and mean Δ_shuf: do the model's shifts line up with the "
+     "observers'?")
     plt = _style()
     d = _category_means(view, model).rename(columns={"delta_ref": "Δ_ref\n(observers)", "delta_model": "Δ_model\n(own chart)",
                                                      "delta_shuffled": "Δ_shuf\n(donor's chart)"})
@@ -299,7 +312,8 @@ def plot_class_scatter(view: RunView, model: str) -> Figure:
     r = o.get("pearson_r")
     ax.scatter(ref, mod, color=_CORRECT, s=40, label="with the patient's own chart" + ("" if r is None else f" (r = {r:.2f})"), zorder=3)
     ax.scatter(ref, shuf[ref.index], color=_SHUF, marker="x", s=40, label="with a donor's chart", zorder=3)
-    for k in ref.index: ax.annotate(names.get(k, k), (ref[k], mod[k]), fontsize=7, alpha=0.85, xytext=(3, 3), textcoords="offset points")
+    for k in ref.index:
+        ax.annotate(names.get(k, k), (ref[k], mod[k]), fontsize=7, alpha=0.85, xytext=(3, 3), textcoords="offset points")
     ax.axhline(0, color="#999", lw=0.8); ax.axvline(0, color="#999", lw=0.8)
     ax.set_xlabel("mean Δ_ref per category (observers)"); ax.set_ylabel("mean model shift per category")
     ax.set_title(f"{model}: class correspondence"); _below(ax, 2); fig.tight_layout()
@@ -309,7 +323,8 @@ def plot_class_scatter(view: RunView, model: str) -> Figure:
 
 # %% ../../nbs/40_report.ipynb #ffa11e19
 def plot_agreement(view: RunView, model: str) -> Figure:
-    "Per category (and overall): sign-agreement rate with correct and shuffled context against its within-patient permutation chance level."
+    ("Per category (and overall): sign-agreement rate with correct and shuffled context against its within-patient "
+     "permutation chance level.")
     plt = _style()
     r = _endpoints(view, model)["directional_alignment"]
     names = category_names(view)
@@ -346,8 +361,8 @@ def plot_scores(view: RunView, model: str, condition: str) -> Figure:
 
 # %% ../../nbs/40_report.ipynb #57a31c2f
 def plot_shifts(view: RunView, model: str) -> Figure:
-    """The distribution of |Δ_model| (the patient's own chart) and |Δ_shuf| (a donor's) over cells, with the replicate noise's mean
-    and 95th percentile as reference lines when the run has replicates."""
+    """The distribution of |Δ_model| (the patient's own chart) and |Δ_shuf| (a donor's) over cells, with the replicate
+    noise's mean and 95th percentile as reference lines when the run has replicates."""
     plt = _style()
     d = view.cell_deltas(model)
     long = pd.concat([pd.DataFrame({"|Δ|": d["delta_model"].abs(), "chart": "the patient's own"}),
@@ -402,7 +417,8 @@ def failure_table(view: RunView) -> pd.DataFrame:
     if calls.empty: return pd.DataFrame()
     t = calls.set_index("model")[["backend", "n_requests", "n_unique", "n_failed"]].rename(
         columns={"n_requests": "requests", "n_unique": "unique calls", "n_failed": "failed calls"})
-    t["failed share"] = (t["failed calls"] / t["requests"].where(t["requests"] > 0)).round(3)     # failed calls count requests
+    # failed calls count requests
+    t["failed share"] = (t["failed calls"] / t["requests"].where(t["requests"] > 0)).round(3)
     e = view.errors
     if len(e): t = t.join(e.groupby(["model", "error_kind"]).size().unstack(fill_value=0), how="left").fillna(0)
     return t
@@ -410,15 +426,16 @@ def failure_table(view: RunView) -> pd.DataFrame:
 def failure_messages(view: RunView, per_kind: int = 3) -> pd.DataFrame:
     "Per model and failure kind, the most frequent messages (at most `per_kind`) with their counts."
     e = view.errors
-    if not len(e): return pd.DataFrame(columns=["model", "error_kind", "message", "calls"]).set_index(["model", "error_kind"])
+    if not len(e):
+        return pd.DataFrame(columns=["model", "error_kind", "message", "calls"]).set_index(["model", "error_kind"])
     g = e.groupby(["model", "error_kind", "message"]).size().rename("calls").reset_index().sort_values(["model", "error_kind", "calls"],
                                                                                                       ascending=[True, True, False])
     return g.groupby(["model", "error_kind"]).head(per_kind).set_index(["model", "error_kind"])
 
 # %% ../../nbs/40_report.ipynb #3f5a0a31
 def comparison_table(view: RunView) -> pd.DataFrame:
-    """Every model's endpoints side by side, one row per (model, endpoint): estimate, interval, one-sided p and the fixed sequence's
-    decision (a long table, so that any number of endpoints and models fits the page)."""
+    """Every model's endpoints side by side, one row per (model, endpoint): estimate, interval, one-sided p and the
+    fixed sequence's decision (a long table, so that any number of endpoints and models fits the page)."""
     rows = []
     for m in view.models:
         decisions = (view.endpoints["models"][m].get("family") or {}).get("decisions", {})
@@ -438,11 +455,13 @@ def models_table(view: RunView) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
 
 def plot_comparison(view: RunView) -> Figure | None:
-    "Every endpoint some model reports (the family in its order, then the registry's), every model side by side with its interval."
+    ("Every endpoint some model reports (the family in its order, then the registry's), every model side by side with "
+     "its interval.")
     plt = _style()
     present = {n for m in view.models for n in _endpoints(view, m)}
     names = [n for n in dict.fromkeys([*FAMILY, *ENDPOINTS]) if n in present and ENDPOINTS[n].null_value is not None]
-    if not names: return None                                    # no model with results (every call failed): nothing to draw
+    # no model with results (every call failed): nothing to draw
+    if not names: return None
     cols = min(3, len(names)); rows_ = math.ceil(len(names) / cols)
     fig, axes = plt.subplots(rows_, cols, figsize=(3.6 * cols + 1.8, (0.42 * len(view.models) + 1.2) * rows_), squeeze=False)
     for k, ax in enumerate(axes.ravel()):

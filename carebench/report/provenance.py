@@ -22,16 +22,17 @@ def provenance_table(view: RunView) -> pd.DataFrame:
             ("ε (unchanged threshold)", m.get("epsilon")), ("seeds", json.dumps(m.get("seeds")))]
     rows += [(f"package {k}", v) for k, v in (m.get("packages") or {}).items() if v]
     rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)") for i in m.get("inputs", [])]
-    rows += [(f"shifted input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)")   # a run with a shift section
+    # a run with a shift section
+    rows += [(f"shifted input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)")
              for i in (m.get("shift") or {}).get("inputs", [])]
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
 
 def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> pd.DataFrame:
-    """What the run cost (TRIPOD-LLM's compute item): per Track 3 model and condition the requests, distinct prompts, the share
-    served from the response cache, calls asked, failures, prompt and generated tokens, wall time and device; with `fitted`, per
-    fitted model of the other tracks (Tracks 1 and 2) its wall time, device and work instead. With `tokens`, per Track 3 model
-    and condition the tokens instead (two tables fit a page where one would not): the prompts' in full, those served from a
-    prefix cache, those computed, and those generated."""
+    """What the run cost (TRIPOD-LLM's compute item): per Track 3 model and condition the requests, distinct prompts,
+    the share served from the response cache, calls asked, failures, prompt and generated tokens, wall time and device;
+    with `fitted`, per fitted model of the other tracks (Tracks 1 and 2) its wall time, device and work instead. With
+    `tokens`, per Track 3 model and condition the tokens instead (two tables fit a page where one would not): the
+    prompts' in full, those served from a prefix cache, those computed, and those generated."""
     m, rows = view.manifest, []
     if fitted:
         for name in m.get("tracks", []):
@@ -41,14 +42,16 @@ def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> 
                 rows.append({"model": rec["model"], "track": name, "seconds": rec["seconds"], "device": rec.get("device", "unknown"), "work": work})
         return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
     for c in m.get("compute") or [{**c, "condition": "all", "requests": c["n_requests"], "unique_prompts": c["n_unique"],
-                                    "asked": c["n_asked"], "failed": c["n_failed"]} for c in m.get("calls", [])]:   # runs before compute.csv
+                                    # runs before compute.csv
+                                    "asked": c["n_asked"], "failed": c["n_failed"]} for c in m.get("calls", [])]:
         variant = [v for v in (c.get("perturbation") or "", f"format {c['format']}" if c.get("format") else "",
                                f"replicate {c['replicate']}" if c.get("replicate") else "") if v]
         row = {"model": c["model"], "condition": " · ".join([c["condition"], *variant])}
         if tokens: row.update({"prompt tokens": c.get("prompt_tokens"), "from a prefix cache": c.get("cached_tokens"),
                                "computed": c.get("computed_tokens"), "generated tokens": c.get("completion_tokens")})
-        else: row.update({"requests": c["requests"], "distinct prompts": c["unique_prompts"], "cache hit rate": c.get("cache_hit_rate"),
-                          "asked": c["asked"], "failed": c["failed"], "seconds": c.get("seconds"), "device": c.get("device", "unknown")})
+        else:
+            row.update({"requests": c["requests"], "distinct prompts": c["unique_prompts"], "cache hit rate": c.get("cache_hit_rate"),
+                        "asked": c["asked"], "failed": c["failed"], "seconds": c.get("seconds"), "device": c.get("device", "unknown")})
         rows.append(row)
     return pd.DataFrame(rows).set_index(["model", "condition"]) if rows else pd.DataFrame()
 

@@ -28,7 +28,8 @@ def shift_sizes_table(view: RunView) -> pd.DataFrame:
         index=lambda k: k.replace("_", " ")).rename_axis("size")
 
 def shift_prevalence_table(view: RunView) -> pd.DataFrame:
-    "Per category: the reference's mean label context-free and with the chart, and the share of non-zero Δ_ref, in both datasets."
+    ("Per category: the reference's mean label context-free and with the chart, and the share of non-zero Δ_ref, in "
+     "both datasets.")
     rows = _shift(view).get("prevalence") or []
     if not rows: return pd.DataFrame()
     names = category_names(view)
@@ -38,13 +39,15 @@ def shift_prevalence_table(view: RunView) -> pd.DataFrame:
                                           .replace("difference_", "difference, ").replace("_", " ").replace("nonzero delta ref", "non-zero Δ_ref share"))
 
 def shift_length_table(view: RunView) -> pd.DataFrame:
-    "Snapshot length per patient (entries, words, fields): mean and median in both datasets, and the ratio of the means."
+    ("Snapshot length per patient (entries, words, fields): mean and median in both datasets, and the ratio of the "
+     "means.")
     rows = _shift(view).get("snapshot_length") or []
     return pd.DataFrame(rows).set_index("measure").rename(columns=lambda c: c.replace("in_distribution_", "in-distribution ").replace("shifted_", "shifted ")
                                                           .replace("_", " ")) if rows else pd.DataFrame()
 
 def shift_vocabulary_table(view: RunView) -> pd.DataFrame:
-    "Word types of the evaluation items and of the snapshots in both datasets, their Jaccard overlap and the shifted words' coverage."
+    ("Word types of the evaluation items and of the snapshots in both datasets, their Jaccard overlap and the shifted "
+     "words' coverage.")
     v = _shift(view).get("vocabulary")
     if not v: return pd.DataFrame()
     rows = [dict(texts=k, **{"word types, in-distribution": v[k]["types_in_distribution"], "word types, shifted": v[k]["types_shifted"],
@@ -54,26 +57,30 @@ def shift_vocabulary_table(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/45_shift_page.ipynb #f0a5db35
 def shift_endpoint_table(view: RunView, per_category: bool = False) -> pd.DataFrame:
-    "Per model and endpoint (overall, or per category): in-distribution, shifted, and the difference with its interval and p-value."
+    ("Per model and endpoint (overall, or per category): in-distribution, shifted, and the difference with its "
+     "interval and p-value.")
     if not view.has("shift_endpoints"): return pd.DataFrame()
     d = view._csv("shift_endpoints")
     d = d[d["scope"] != "overall"] if per_category else d[d["scope"] == "overall"]
     names = category_names(view)
-    def cell(col):                      # "estimate [CI low, CI high]": one column per quantity keeps the table inside the page
+    # "estimate [CI low, CI high]": one column per quantity keeps the table inside the page
+    def cell(col):
         f = lambda x: "–" if _plain(x) else f"{0.0 if abs(x) < 5e-4 else x:.3f}"
         return [f(e) + ("" if _plain(a) or _plain(b) else f" [{f(a)}, {f(b)}]") for e, a, b in zip(d[col], d[f"{col}_ci_low"], d[f"{col}_ci_high"])]
     log = d["difference_scale"].fillna("estimate") == "log odds ratio"
     out = pd.DataFrame({"model": d["model"], "endpoint": [_label(e) + (" (difference of logs)" if g else "") for e, g in zip(d["endpoint"], log)],
                         **({"category": d["scope"].map(lambda k: names.get(k, k))} if per_category else {}),
                         "in-distribution [CI]": cell("in_distribution"), "shifted [CI]": cell("shifted"), "difference [CI]": cell("difference"),
-                        "p": d["p_difference"],          # per category, the patients with cells (overall: the sizes table's)
+                        # per category, the patients with cells (overall: the sizes table's)
+                        "p": d["p_difference"],
                         **({"patients": [f"{a} / {b}" for a, b in zip(d["n_patients_in_distribution"], d["n_patients_shifted"])]} if per_category else {})})
     return out.set_index(["model", "endpoint", *(["category"] if per_category else [])])
 
 # %% ../../nbs/45_shift_page.ipynb #b381bdac
 def plot_shift(view: RunView) -> Figure | None:
-    """Per model, one row per endpoint: the in-distribution and the shifted estimate with their intervals (left), and the
-    difference with its interval (right); endpoints differenced on another scale (odds ratios) are in the table only."""
+    """Per model, one row per endpoint: the in-distribution and the shifted estimate with their intervals (left), and
+    the difference with its interval (right); endpoints differenced on another scale (odds ratios) are in the table
+    only."""
     plt = _style()
     if not view.has("shift_endpoints"): return None
     d = view._csv("shift_endpoints")
@@ -104,7 +111,8 @@ def plot_shift(view: RunView) -> Figure | None:
                        "a bar clear of the dashed line says the endpoint does not hold its level under the shift.")
 
 def plot_prevalence_shift(view: RunView) -> Figure | None:
-    "Per category, the reference's mean label with the chart in both datasets (bars), the categories in the label space's order."
+    ("Per category, the reference's mean label with the chart in both datasets (bars), the categories in the label "
+     "space's order.")
     plt = _style()
     t = shift_prevalence_table(view)
     if t.empty: return None

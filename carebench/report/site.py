@@ -45,7 +45,8 @@ class Page:
 def page_plan(view: RunView) -> list:
     "The pages of a run's report, in navigation order."
     pages = [Page("index", "Overview", "overview")]
-    if view.has("errors") and len(view.errors): pages.append(Page("failures", "Failed calls", "failures"))   # the diagnosis first
+    # the diagnosis first
+    if view.has("errors") and len(view.errors): pages.append(Page("failures", "Failed calls", "failures"))
     pages.append(Page("input", "Input", "input"))
     for m in view.models:
         slug = view.model_slug(m)
@@ -53,9 +54,12 @@ def page_plan(view: RunView) -> list:
         pages += [Page(f"model-{slug}-{c}", f"Condition: {c.replace('_', ' ')}", "condition", {"model": m, "condition": c}, m) for c in CONDITIONS]
     tracks = registered_tracks()
     for name in view.manifest.get("tracks", []):                # each track of the run brings its own pages
-        for page in getattr(tracks.get(name), "pages", ()):     # (name, title, template[, the artifact role it needs, or roles: any])
-            if len(page) < 4 or any(view.has(r) for r in ((page[3],) if isinstance(page[3], str) else page[3])): pages.append(Page(*page[:3]))
-    if view.has("dataset_shift"): pages.append(Page("shift", "Distribution shift", "shift"))      # a run with a `shift` section
+        # (name, title, template[, the artifact role it needs, or roles: any])
+        for page in getattr(tracks.get(name), "pages", ()):
+            if len(page) < 4 or any(view.has(r) for r in ((page[3],) if isinstance(page[3], str) else page[3])):
+                pages.append(Page(*page[:3]))
+    # a run with a `shift` section
+    if view.has("dataset_shift"): pages.append(Page("shift", "Distribution shift", "shift"))
     pages += [Page("comparison", "Model comparison", "comparison"), Page("provenance", "Provenance", "provenance"),
               Page("tripod", "TRIPOD-LLM checklist", "tripod")]
     return pages
@@ -76,9 +80,9 @@ def templates_dir() -> Path:
 _RESOURCE = re.compile(r"(?P<package>[A-Za-z_][\w.]*):(?P<name>[^/\\:]+\.ipynb)")
 
 def template_path(tdir: Path, template: str) -> Path:
-    """A page's template: `package:name.ipynb`, a notebook shipped inside a package (a track's room, built in or installed
-    from another package, brings its pages this way); a path ending in `.ipynb`; else `<template>.ipynb` among the shared
-    report templates `tdir`."""
+    """A page's template: `package:name.ipynb`, a notebook shipped inside a package (a track's room, built in or
+    installed from another package, brings its pages this way); a path ending in `.ipynb`; else `<template>.ipynb` among
+    the shared report templates `tdir`."""
     m = _RESOURCE.fullmatch(str(template))
     if m: return Path(str(importlib.resources.files(m["package"]) / m["name"]))
     return Path(template) if str(template).endswith(".ipynb") else Path(tdir)/f"{template}.ipynb"
@@ -91,7 +95,8 @@ def page_templates() -> list:
     return sorted(tdir.glob("*.ipynb")) + own
 
 def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
-    "Run every page's template with papermill into `RUN/report/pages/` (a few kernels at a time); page name → (path, error or None)."
+    ("Run every page's template with papermill into `RUN/report/pages/` (a few kernels at a time); page name → (path, "
+     "error or None).")
     import papermill as pm
     tdir, out = templates_dir(), output_folder(view.path/"report"/"pages", root=view.path)
     out.mkdir(parents=True, exist_ok=True)
@@ -157,7 +162,8 @@ def _nav_html(entries, current: str) -> str:
         if "section" in e:
             out.append(f'<div class="section">{html.escape(e["section"])}</div>')
             out += [f'<a class="sub{" current" if c["href"] == current else ""}" href="{c["href"]}">{html.escape(c["text"])}</a>' for c in e["contents"]]
-        else: out.append(f'<a class="{"current" if e["href"] == current else ""}" href="{e["href"]}">{html.escape(e["text"])}</a>')
+        else:
+            out.append(f'<a class="{"current" if e["href"] == current else ""}" href="{e["href"]}">{html.escape(e["text"])}</a>')
     return "\n".join(out)
 
 # %% ../../nbs/41_site.ipynb #cb56825d
@@ -186,7 +192,8 @@ _STATUS = {"running": "it is still running, or was killed before it finished", "
            "failed": "it failed"}
 
 def check_finished(view: RunView):
-    "A `ReportError` (one line) for a run folder that did not finish: a report of half a run would look like a whole one."
+    ("A `ReportError` (one line) for a run folder that did not finish: a report of half a run would look like a whole "
+     "one.")
     m = view.manifest
     status = m.get("status") or ("completed" if m.get("completed") else "running")
     if status == "completed" and view.has("endpoints"): return
@@ -212,12 +219,14 @@ def build_report(run_dir, quiet: bool = True, quarto: str = "auto") -> Path:
     if quarto != "never" and shutil.which("quarto"):
         r = subprocess.run(["quarto", "render", str(report)], capture_output=True, text=True)
         if r.returncode == 0 and (report/"_site"/"index.html").exists(): index = report/"_site"/"index.html"
-        elif quarto == "always": raise ReportError(f"quarto render failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
+        elif quarto == "always":
+            raise ReportError(f"quarto render failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
     if index is None: index = build_offline_site(view, plan, pages)
     view.run.add_artifact("report.index", index)
     for p in plan:
         if pages[p.name][0].exists(): view.run.add_artifact(f"report.page.{p.name}", pages[p.name][0])
     failed = {k: e for k, (_, e) in pages.items() if e}
     view.run.update_manifest(report={"index": str(index), "pages": len(plan), "failed_pages": sorted(failed)})
-    if failed: raise ReportError(f"{len(failed)} report page(s) failed ({', '.join(sorted(failed))}); the site marks them: {index}")
+    if failed:
+        raise ReportError(f"{len(failed)} report page(s) failed ({', '.join(sorted(failed))}); the site marks them: {index}")
     return index

@@ -26,17 +26,20 @@ __all__ = ['quick_study', 'null_rates', 'power_table', 'coverage_table', 'plot_n
 
 # %% ../../nbs/42_validity.ipynb #6b43a307
 def quick_study(folder=None) -> Path:
-    "A quick study (`StudySettings.quick()`), made once in the user's cache and reused while protocol and version are the same."
+    ("A quick study (`StudySettings.quick()`), made once in the user's cache and reused while protocol and version are "
+     "the same.")
     folder = Path(folder or os.environ.get("CAREBENCH_QUICK_STUDY") or Path.home()/".cache"/"carebench"/"quick_study")
     meta = folder/"simulation.json"
     if meta.exists():
         m = json.loads(meta.read_text(encoding="utf-8"))
-        if m.get("protocol_version") == PROTOCOL_VERSION and m.get("carebench_version") == carebench.__version__: return folder
+        if m.get("protocol_version") == PROTOCOL_VERSION and m.get("carebench_version") == carebench.__version__:
+            return folder
     return write_study(simulation_study(StudySettings.quick()), folder)
 
 # %% ../../nbs/42_validity.ipynb #0abadfd9
 def null_rates(study: dict) -> pd.DataFrame:
-    "Rejection rates under the null scenarios: one row per scenario and number of patients, one column per tested endpoint."
+    ("Rejection rates under the null scenarios: one row per scenario and number of patients, one column per tested "
+     "endpoint.")
     rj = study["rejections"]
     t = rj[rj["null"]].pivot_table(index=["scenario", "n_patients"], columns="quantity", values="rate")
     return t[[q for q in FAMILY if q in t.columns]]
@@ -53,8 +56,8 @@ def coverage_table(study: dict) -> pd.DataFrame:
 
 # %% ../../nbs/42_validity.ipynb #cfda7609
 def plot_null_rates(study: dict):
-    """Per tested endpoint, the rejection rate under each null scenario with its exact 95% interval, one marker per number of
-    patients, against α (dashed) and the 0.07 acceptance line (dotted)."""
+    """Per tested endpoint, the rejection rate under each null scenario with its exact 95% interval, one marker per
+    number of patients, against α (dashed) and the 0.07 acceptance line (dotted)."""
     plt = _plt()
     rj = study["rejections"]; rj = rj[rj["null"]]
     names = [q for q in FAMILY if q in set(rj["quantity"])]
@@ -73,7 +76,8 @@ def plot_null_rates(study: dict):
         ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q, fontsize=9); ax.set_xlim(0, max(0.15, float(rj["rate_high"].max()) + 0.01))
         ax.tick_params(labelsize=7); ax.set_xlabel("rejection rate", fontsize=8)
     axes[0, 0].set_yticks(range(len(scen))); axes[0, 0].set_yticklabels(scen, fontsize=7); axes[0, 0].invert_yaxis()
-    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)     # beside the data, never over it
+    # beside the data, never over it
+    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     fig.suptitle("False-positive rate under each null scenario (dashed: α; dotted: 0.07)", fontsize=9)
     fig.tight_layout()
     return fig
@@ -98,7 +102,8 @@ def plot_power(study: dict):
     return fig
 
 def plot_coverage(study: dict):
-    "Coverage of every interval against the scenario's population value: the smallest over scenarios, by number of patients."
+    ("Coverage of every interval against the scenario's population value: the smallest over scenarios, by number of "
+     "patients.")
     plt = _plt()
     t = coverage_table(study)
     fig, ax = plt.subplots(figsize=(6, 3.2))
@@ -113,17 +118,20 @@ def plot_coverage(study: dict):
 
 # %% ../../nbs/42_validity.ipynb #4b3bcfb0
 def build_validity_page(folder, quiet: bool = True) -> Path:
-    "Execute `reports/validity.ipynb` on a study folder with papermill and write `FOLDER/validity.html` (offline: figures inline)."
+    ("Execute `reports/validity.ipynb` on a study folder with papermill and write `FOLDER/validity.html` (offline: "
+     "figures inline).")
     import papermill as pm
     import nbformat
     from nbconvert import HTMLExporter
     folder = Path(folder).absolute()
-    if not (folder/"simulation.json").is_file(): raise ReportError(f"{folder} is not a study folder (no simulation.json)")
+    if not (folder/"simulation.json").is_file():
+        raise ReportError(f"{folder} is not a study folder (no simulation.json)")
     dest = folder/"validity.ipynb"
     try:
         pm.execute_notebook(str(templates_dir()/"validity.ipynb"), str(dest), parameters={"sim_dir": str(folder)}, kernel_name="python3",
                             progress_bar=not quiet, cwd=str(templates_dir()), log_output=False, extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
-    except Exception as e: raise ReportError(f"the validity page failed to build ({type(e).__name__}); see {dest}") from None
+    except Exception as e:
+        raise ReportError(f"the validity page failed to build ({type(e).__name__}); see {dest}") from None
     body = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True,
                         exclude_output_prompt=True).from_notebook_node(nbformat.read(dest, as_version=4))[0]
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>CAREBench validity: {html.escape(folder.name)}</title>"

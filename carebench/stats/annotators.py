@@ -50,8 +50,9 @@ def _agreement_reps(a, b, eps, w) -> np.ndarray:
 
 def delta_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, categories, eps: float = 0.01, n_boot: int = 1000,
                     seed: int = 0, level: float = 0.95) -> pd.DataFrame:
-    """Agreement of two raters' Δ (pairs × categories) per category and pooled ("all"): sign agreement, κ on signs, ICC(2,1), each
-    with a patient-cluster bootstrap percentile interval (`cluster`: the patient index of each pair; seeded)."""
+    """Agreement of two raters' Δ (pairs × categories) per category and pooled ("all"): sign agreement, κ on signs,
+    ICC(2,1), each with a patient-cluster bootstrap percentile interval (`cluster`: the patient index of each pair;
+    seeded)."""
     a, b, cluster = np.asarray(a, float), np.asarray(b, float), np.asarray(cluster)
     eps = effective_epsilon(eps)
     ids, inv = np.unique(cluster, return_inverse=True)
@@ -79,8 +80,8 @@ def delta_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, categorie
 
 # %% ../../nbs/17_annotators.ipynb #0d549cce
 def _one_sided_t(x: np.ndarray, margin: float, min_n: int = 2) -> tuple:
-    """t statistic and lower-tail p-value of H₀: mean ≥ margin against mean < margin; NaN (not tested) with fewer than `min_n`
-    values. With no spread at all the mean is the answer: p = 0 below the margin, 1 otherwise."""
+    """t statistic and lower-tail p-value of H₀: mean ≥ margin against mean < margin; NaN (not tested) with fewer than
+    `min_n` values. With no spread at all the mean is the answer: p = 0 below the margin, 1 otherwise."""
     from scipy.special import stdtr                      # Student's t distribution, without importing scipy.stats
     n = len(x)
     if n < max(min_n, 2): return np.nan, np.nan
@@ -91,23 +92,27 @@ def _one_sided_t(x: np.ndarray, margin: float, min_n: int = 2) -> tuple:
 
 def alternative_annotator_test(humans: np.ndarray, observers: np.ndarray, candidate: np.ndarray, cluster: np.ndarray,
                                epsilon: float = 0.1, q: float = 0.05, min_patients: int = 5) -> tuple[pd.DataFrame, dict]:
-    """Can `candidate` (one value per cell) replace a human? `humans` and `observers`: cells × K values and observer ids (the
-    observers of each cell), `cluster`: the patient of each cell. Per observer: cells, patients, advantage probability ρ, the
-    mean of the per-patient win difference, t, p, BY-adjusted p, won; observers with fewer than `min_patients` patients are
-    not tested (p NaN) and counted. The summary: winning rate ω over tested observers, passes = ω ≥ 0.5 with at least one."""
+    """Can `candidate` (one value per cell) replace a human? `humans` and `observers`: cells × K values and observer ids
+    (the observers of each cell), `cluster`: the patient of each cell. Per observer: cells, patients, advantage
+    probability ρ, the mean of the per-patient win difference, t, p, BY-adjusted p, won; observers with fewer than
+    `min_patients` patients are not tested (p NaN) and counted. The summary: winning rate ω over tested observers,
+    passes = ω ≥ 0.5 with at least one."""
     H, O, c, g = np.asarray(humans), np.asarray(observers), np.asarray(candidate), np.asarray(cluster)
     n, K = H.shape
     rows = []
     for h in pd.unique(O.ravel()):
         cells, col = np.nonzero(O == h)
         if K < 2 or not len(cells): continue
-        others = np.array([[k for k in range(K) if k != j] for j in col])            # the other humans of each of h's cells
+        # the other humans of each of h's cells
+        others = np.array([[k for k in range(K) if k != j] for j in col])
         theirs = H[cells[:, None], others]
         a_h = (theirs == H[cells, col][:, None]).mean(1)                             # h's alignment with them
         a_c = (theirs == c[cells][:, None]).mean(1)                                  # the candidate's
         pats, inv = np.unique(g[cells], return_inverse=True)
-        win = (a_h >= a_c).astype(float) - (a_c >= a_h)                              # the paper's W_h − W_candidate per cell
-        d = np.bincount(inv, win) / np.bincount(inv)                                 # per patient: cells of a patient are one unit
+        # the paper's W_h − W_candidate per cell
+        win = (a_h >= a_c).astype(float) - (a_c >= a_h)
+        # per patient: cells of a patient are one unit
+        d = np.bincount(inv, win) / np.bincount(inv)
         t, p = _one_sided_t(d, epsilon, min_patients)
         rows.append(dict(observer=h, n_cells=len(cells), n_patients=len(pats), advantage=float(np.mean(a_c >= a_h)),
                          mean_difference=float(d.mean()), t=t, p_value=p))

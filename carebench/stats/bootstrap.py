@@ -16,15 +16,16 @@ __all__ = ['DENSE_CELLS', 'MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap
 
 # %% ../../nbs/10_bootstrap.ipynb #8a22375a
 def cluster_sums(values, cluster, n_clusters: int, mask=None):
-    """Per-cluster sums `S` and cell counts `n` (both n_clusters × M) of the columns of `values` (N × M), over cells in `mask`.
-    One `bincount` over (cluster, column) bins: linear in the cells, no (patients × cells) matrix, and the same additions in the
-    same order as a scatter-add (`np.add.at`), so the sums are bitwise those of the scatter-add."""
+    """Per-cluster sums `S` and cell counts `n` (both n_clusters × M) of the columns of `values` (N × M), over cells in
+    `mask`. One `bincount` over (cluster, column) bins: linear in the cells, no (patients × cells) matrix, and the same
+    additions in the same order as a scatter-add (`np.add.at`), so the sums are bitwise those of the scatter-add."""
     values = np.asarray(values, dtype=float)
     values = values[:, None] if values.ndim == 1 else values
     N, M = values.shape
     mask = np.ones(values.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask, bool).reshape(N, -1), values.shape)
     cluster = np.asarray(cluster, np.int64)
-    if N and (cluster.min() < 0 or cluster.max() >= n_clusters): raise ValueError(f"cluster indices must lie in 0..{n_clusters - 1}")
+    if N and (cluster.min() < 0 or cluster.max() >= n_clusters):
+        raise ValueError(f"cluster indices must lie in 0..{n_clusters - 1}")
     bins = (cluster[:, None] * M + np.arange(M)).ravel()
     S = np.bincount(bins, weights=np.where(mask, values, 0.0).ravel(), minlength=n_clusters * M).reshape(n_clusters, M)
     n = np.bincount(bins, weights=mask.ravel().astype(float), minlength=n_clusters * M).reshape(n_clusters, M)
@@ -36,24 +37,27 @@ def bootstrap_weights(n_clusters: int, n_boot: int, rng: np.random.Generator) ->
     return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot).astype(float)
 
 # %% ../../nbs/10_bootstrap.ipynb #80ca50cd
-DENSE_CELLS = 2 ** 20     # resamples × patients up to this (8 MB as floats) are kept as one matrix: one product, no blocks
+# resamples × patients up to this (8 MB as floats) are kept as one matrix: one product, no blocks
+DENSE_CELLS = 2 ** 20
 
 class BootstrapDraws:
-    """The resamples of `bootstrap_weights(n_clusters, n_boot, rng)` (the same counts, from the same stream), drawn `block`
-    rows at a time; kept as integer counts while they fit in `cache_mb`, else drawn again on every pass. `W @ X` is the
-    product with the (B × P) weight matrix, one block of resamples at a time."""
+    """The resamples of `bootstrap_weights(n_clusters, n_boot, rng)` (the same counts, from the same stream), drawn
+    `block` rows at a time; kept as integer counts while they fit in `cache_mb`, else drawn again on every pass. `W @ X`
+    is the product with the (B × P) weight matrix, one block of resamples at a time."""
     def __init__(self, n_clusters: int, n_boot: int, rng: np.random.Generator, block: int = 256, cache_mb: float = 64):
         self.n_clusters, self.n_boot, self.block = int(n_clusters), int(n_boot), int(block)
         self._start = copy.deepcopy(rng)                  # the stream before its first draw: every pass starts here
         dtype = np.uint16 if n_clusters < 2 ** 16 else np.uint32
         fits = self.n_boot * self.n_clusters * np.dtype(dtype).itemsize <= cache_mb * 2 ** 20
         self._counts = np.concatenate([c.astype(dtype) for c in self._draw()]) if fits and self.n_boot else None
-        small = self._counts is not None and self._counts.size <= DENSE_CELLS        # small designs: one product, as floats
+        # small designs: one product, as floats
+        small = self._counts is not None and self._counts.size <= DENSE_CELLS
         self._dense = self._counts.astype(float) if small else None
 
     def _draw(self):
         rng, p = copy.deepcopy(self._start), np.full(self.n_clusters, 1.0 / self.n_clusters)
-        for s in range(0, self.n_boot, self.block): yield rng.multinomial(self.n_clusters, p, size=min(self.block, self.n_boot - s))
+        for s in range(0, self.n_boot, self.block):
+            yield rng.multinomial(self.n_clusters, p, size=min(self.block, self.n_boot - s))
 
     @property
     def shape(self) -> tuple: return (self.n_boot, self.n_clusters)
@@ -61,7 +65,8 @@ class BootstrapDraws:
 
     def blocks(self):
         "The weights (rows of the B × P matrix) as floats, `block` rows at a time, in order."
-        if self._dense is not None: yield from (self._dense[s:s + self.block] for s in range(0, self.n_boot, self.block))
+        if self._dense is not None:
+            yield from (self._dense[s:s + self.block] for s in range(0, self.n_boot, self.block))
         elif self._counts is None: yield from (c.astype(float) for c in self._draw())
         else: yield from (self._counts[s:s + self.block].astype(float) for s in range(0, self.n_boot, self.block))
 
@@ -106,26 +111,44 @@ def _bca_levels(reps, est, S, n, probs):
 
 # %% ../../nbs/10_bootstrap.ipynb #c6f0e602
 def ratio_se(S, n, theta=None) -> np.ndarray:
-    "Cluster-robust standard error of the ratio sum(S)/sum(n) (columns), with the P/(P−1) small-sample factor; P = contributing patients."
+    ("Cluster-robust standard error of the ratio sum(S)/sum(n) (columns), with the P/(P−1) small-sample factor; P = "
+     "contributing patients.")
     S, n = np.asarray(S, float), np.asarray(n, float)
     P = (n > 0).sum(0)
     with np.errstate(invalid="ignore", divide="ignore"):
         theta = S.sum(0) / n.sum(0) if theta is None else theta
         return np.sqrt(P / (P - 1) * ((S - theta * n) ** 2).sum(0)) / n.sum(0)
 
-MIN_STUDENTIZED_PATIENTS = 6   # below: resamples of one or two distinct patients dominate the bootstrap-t; the t interval instead
+# below: resamples of one or two distinct patients dominate the bootstrap-t; the t interval instead
+MIN_STUDENTIZED_PATIENTS = 6
+
+def _quantiles(x, p) -> np.ndarray:
+    "Per column of `x`, its quantiles `p` with NaN left out (the fast path when there is none); an all-NaN column: NaN."
+    if not len(x): return np.full((x.shape[1], len(p)), np.nan)
+    if not np.isnan(x).any(): return np.quantile(x, p, axis=0).T
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanquantile(x, p, axis=0).T
+
+def _studentized_t(S, n, est, reps, weights, P) -> np.ndarray:
+    """Per resample and column, the bootstrap-t statistic (θ* − θ̂)/SE*, each SE* from the resample's own moments. A
+    resample of one distinct patient has no spread: its t is undefined and left out (with 3 patients that is 1 resample
+    in 9, which would otherwise put the bounds at ±1e12·SE); one whose value is the estimate counts as t = 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        M = S.shape[1]
+        WQ = weights @ np.hstack([S ** 2, S * n, n ** 2, n])         # one pass over the resamples for every moment
+        scale = WQ[:, :M] + reps ** 2 * WQ[:, 2 * M:3 * M]
+        var = WQ[:, :M] - 2 * reps * WQ[:, M:2 * M] + reps ** 2 * WQ[:, 2 * M:3 * M]
+        var = np.where(var <= 1e-10 * scale, 0.0, var)           # no spread, up to the rounding of the sums
+        se_b = np.sqrt(P / (P - 1) * var) / WQ[:, 3 * M:]
+        t = np.clip((reps - est) / se_b, -1e12, 1e12)
+    return np.where(se_b == 0, np.where(np.isclose(reps, est, rtol=1e-9, atol=1e-12), 0.0, np.nan), t)
 
 def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
-    """Interval end points (M × len(probs)): for each lower-tail probability q, the bound below which the parameter lies with
-    probability q (q = α/2 and 1 − α/2 give a two-sided interval, q = α a one-sided lower bound)."""
+    """Interval end points (M × len(probs)): for each lower-tail probability q, the bound below which the parameter lies
+    with probability q (q = α/2 and 1 − α/2 give a two-sided interval, q = α a one-sided lower bound)."""
     probs = np.asarray(probs, float)
-    def quantiles(x, p):             # per column, NaN left out (the fast path when there is none); an all-NaN column gives NaN
-        if not len(x): return np.full((x.shape[1], len(p)), np.nan)
-        if not np.isnan(x).any(): return np.quantile(x, p, axis=0).T
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return np.nanquantile(x, p, axis=0).T
-    if method == "percentile": return quantiles(reps, probs)
+    if method == "percentile": return _quantiles(reps, probs)
     if method == "bca":
         levels = _bca_levels(reps, est, S, n, probs)
         out = np.full((S.shape[1], len(probs)), np.nan)
@@ -139,27 +162,16 @@ def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
         return est[:, None] + stdtrit(np.maximum(P - 1, 1)[:, None], probs[None, :]) * se[:, None]
     if method == "t": return t_bounds()
     if method == "studentized":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            M = S.shape[1]
-            WQ = weights @ np.hstack([S ** 2, S * n, n ** 2, n])         # one pass over the resamples for every moment
-            scale = WQ[:, :M] + reps ** 2 * WQ[:, 2 * M:3 * M]
-            var = WQ[:, :M] - 2 * reps * WQ[:, M:2 * M] + reps ** 2 * WQ[:, 2 * M:3 * M]
-            var = np.where(var <= 1e-10 * scale, 0.0, var)           # no spread, up to the rounding of the sums
-            se_b = np.sqrt(P / (P - 1) * var) / WQ[:, 3 * M:]
-            t = np.clip((reps - est) / se_b, -1e12, 1e12)
-        # a resample of one distinct patient has no spread: its t is undefined and left out (with 3 patients that is 1 resample
-        # in 9, which would otherwise put the bounds at ±1e12·SE); one whose value is the estimate counts as t = 0
-        t = np.where(se_b == 0, np.where(np.isclose(reps, est, rtol=1e-9, atol=1e-12), 0.0, np.nan), t)
-        out = est[:, None] - quantiles(t, 1 - probs) * se[:, None]
-        few = P < MIN_STUDENTIZED_PATIENTS                            # too few clusters for bootstrap-t: the small-sample t interval
+        out = est[:, None] - _quantiles(_studentized_t(S, n, est, reps, weights, P), 1 - probs) * se[:, None]
+        # too few clusters for bootstrap-t: the small-sample t interval
+        few = P < MIN_STUDENTIZED_PATIENTS
         return np.where(few[:, None], t_bounds(), out) if few.any() else out
     raise ValueError(f"unknown CI method {method!r} (percentile, bca, studentized or t)")
 
 # %% ../../nbs/10_bootstrap.ipynb #e8e63c5e
 def ratio_bootstrap(S, n, weights, level: float = 0.95, method: str = "percentile", lower_alpha: float | None = None) -> BootstrapResult:
-    """Cluster-bootstrap CIs of the ratio statistics sum(S)/sum(n), resampling patients with `weights` (B × P: a matrix or
-    `BootstrapDraws`), and with
-    `lower_alpha` the one-sided lower bounds at 1 − lower_alpha from the same resamples.
+    """Cluster-bootstrap CIs of the ratio statistics sum(S)/sum(n), resampling patients with `weights` (B × P: a matrix
+    or `BootstrapDraws`), and with `lower_alpha` the one-sided lower bounds at 1 − lower_alpha from the same resamples.
 
     NaN interval when fewer than 2 patients contribute cells; `method` is "percentile", "bca", "studentized" or "t"."""
     S, n = np.asarray(S, float), np.asarray(n, float)

@@ -16,9 +16,10 @@ __all__ = ['model_contrast']
 # %% ../../nbs/19_contrasts.ipynb #02552378
 def model_contrast(a: EndpointInput, b: EndpointInput, settings: AnalysisConfig, seed: int, stream: str,
                    endpoint: str = "context_specificity") -> Estimate:
-    """Endpoint of model A minus model B on the same pairs (both inputs with `canonical=False`, rows in the same order): paired
-    patient-cluster interval and one-sided p-value (A > B)."""
-    if a.canonical or b.canonical: raise ValueError("a model contrast needs inputs built with canonical=False (rows in the pairs' order)")
+    """Endpoint of model A minus model B on the same pairs (both inputs with `canonical=False`, rows in the same order):
+    paired patient-cluster interval and one-sided p-value (A > B)."""
+    if a.canonical or b.canonical:
+        raise ValueError("a model contrast needs inputs built with canonical=False (rows in the pairs' order)")
     if a.delta_ref.shape != b.delta_ref.shape or not np.array_equal(a.cluster, b.cluster) or not np.array_equal(a.delta_ref, b.delta_ref):
         raise ValueError("a model contrast needs both models' inputs on the same pairs")
     eps = effective_epsilon(settings.epsilon)

@@ -32,7 +32,8 @@ __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
-    "A pair order that depends only on the data: patients by a hash of their sorted pair hashes, pairs by their own hash."
+    ("A pair order that depends only on the data: patients by a hash of their sorted pair hashes, pairs by their own "
+     "hash.")
     rows = np.ascontiguousarray(np.hstack([np.asarray(m, float).reshape(len(cluster), -1) for m in mats]))
     h = [hashlib.blake2b(r.tobytes(), digest_size=16).hexdigest() for r in rows]
     pk = {}
@@ -60,21 +61,25 @@ class EndpointInput:
         shape = (len(cl), len(self.categories))
         donors = np.asarray(self.s_shuffled, float)
         donors = donors[None] if donors.ndim == 2 else donors
-        if donors.shape[1:] != shape: raise ValueError(f"s_shuffled has shape {donors.shape}, expected {shape} or (donors, *{shape})")
+        if donors.shape[1:] != shape:
+            raise ValueError(f"s_shuffled has shape {donors.shape}, expected {shape} or (donors, *{shape})")
         mats = {k: np.asarray(getattr(self, k), float) for k in ("delta_ref", "s_free", "s_correct")}
         if self.y_correct is not None: mats["y_correct"] = np.asarray(self.y_correct, float)
         for k, m in mats.items():
             if m.shape != shape: raise ValueError(f"{k} has shape {m.shape}, expected {shape} (pairs × categories)")
             if not np.isfinite(m).all(): raise ValueError(f"{k} holds NaN or infinite values")
-        if np.isinf(donors).any() or np.isnan(donors).all(0).any(): raise ValueError("s_shuffled needs a finite score of at least one donor per cell")
+        if np.isinf(donors).any() or np.isnan(donors).all(0).any():
+            raise ValueError("s_shuffled needs a finite score of at least one donor per cell")
         for k, m in (("s_free", mats["s_free"]), ("s_correct", mats["s_correct"]), ("s_shuffled", donors)):
             if (m < 0).any() or (m > 1).any(): raise ValueError(f"{k}: scores must lie in [0, 1]")
-        donors = np.sort(donors, axis=0)             # per cell, donors by score (NaN last): every quantity is symmetric in donors
+        # per cell, donors by score (NaN last): every quantity is symmetric in donors
+        donors = np.sort(donors, axis=0)
         if self.canonical:
             _, codes = np.unique(cl, return_inverse=True)
             order = _canonical_order(codes, *mats.values(), np.nan_to_num(donors.transpose(1, 0, 2), nan=-1.0))
             _, first, inv = np.unique(codes[order], return_index=True, return_inverse=True)
-            rank = np.empty(len(first), int); rank[np.argsort(first)] = np.arange(len(first))   # patients numbered in canonical order
+            # patients numbered in canonical order
+            rank = np.empty(len(first), int); rank[np.argsort(first)] = np.arange(len(first))
             cl, mats, donors = rank[inv], {k: m[order] for k, m in mats.items()}, donors[:, order]
         object.__setattr__(self, "categories", tuple(self.categories))
         object.__setattr__(self, "cluster", np.asarray(cl, int))
@@ -119,8 +124,9 @@ def to_jsonable(x):
 
 @dataclass(frozen=True)
 class Estimate:
-    """One quantity: estimate, two-sided CI at `ci_level`, and for a tested contrast the one-sided p-value, its floor, the
-    one-sided bound `lower_bound` at 1 − α, the power at the stated effect; sizes, the confirmatory flag, named values."""
+    """One quantity: estimate, two-sided CI at `ci_level`, and for a tested contrast the one-sided p-value, its floor,
+    the one-sided bound `lower_bound` at 1 − α, the power at the stated effect; sizes, the confirmatory flag, named
+    values."""
     estimate: float
     ci: tuple = (math.nan, math.nan)
     p_value: float = math.nan
@@ -148,7 +154,8 @@ class Estimate:
 # %% ../../nbs/15_endpoints.ipynb #53d83183
 @dataclass(frozen=True)
 class EndpointResult:
-    "An endpoint's results: overall and per category key, with the statistic, the null hypothesis in words and its role."
+    ("An endpoint's results: overall and per category key, with the statistic, the null hypothesis in words and its "
+     "role.")
     name: str
     statistic: str
     null_hypothesis: str
@@ -163,8 +170,8 @@ class EndpointResult:
 # %% ../../nbs/15_endpoints.ipynb #8faa0c1a
 @dataclass
 class Resampling:
-    """Bootstrap resamples and sign-flip patterns shared by one model's endpoints, and the settings. Both are drawn once and
-    kept compactly (`BootstrapDraws`: counts or draws again; `SignFlips`: bits), and expanded a block at a time."""
+    """Bootstrap resamples and sign-flip patterns shared by one model's endpoints, and the settings. Both are drawn once
+    and kept compactly (`BootstrapDraws`: counts or draws again; `SignFlips`: bits), and expanded a block at a time."""
     settings: AnalysisConfig
     seed: int
     stream: str
@@ -192,8 +199,9 @@ def confirmatory_flags(inp: EndpointInput, settings: AnalysisConfig) -> np.ndarr
     return enough_cells & ((moved > 0).sum(0) >= settings.confirmatory_min_patients)
 
 def signflip_power(S, n, effect: float, alpha: float, floor) -> np.ndarray:
-    """Normal approximation of the one-sided cluster sign-flip test's power when the true mean contrast is `effect`: the sum
-    of patient contrasts shifts by effect·Σn against its spread sqrt(Σ(S_p − θ̂ n_p)²); 0 when the floor exceeds α."""
+    """Normal approximation of the one-sided cluster sign-flip test's power when the true mean contrast is `effect`: the
+    sum of patient contrasts shifts by effect·Σn against its spread sqrt(Σ(S_p − θ̂ n_p)²); 0 when the floor exceeds
+    α."""
     S, n = np.asarray(S, float), np.asarray(n, float)
     with np.errstate(invalid="ignore", divide="ignore"):
         theta = S.sum(0) / n.sum(0)
@@ -206,9 +214,9 @@ def signflip_power(S, n, effect: float, alpha: float, floor) -> np.ndarray:
 
 # %% ../../nbs/15_endpoints.ipynb #20a01223
 def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, described: list | None = None) -> list:
-    """Estimates (categories, then overall) of a contrast whose estimate is a mean of cell `values` over `mask`: interval,
-    one-sided cluster sign-flip p-value, floor, one-sided bound and power. `described` adds (name, values, mask) means with
-    their own intervals into `values` (`name` and `ci_name`); `extra(j)` adds more named values."""
+    """Estimates (categories, then overall) of a contrast whose estimate is a mean of cell `values` over `mask`:
+    interval, one-sided cluster sign-flip p-value, floor, one-sided bound and power. `described` adds (name, values,
+    mask) means with their own intervals into `values` (`name` and `ci_name`); `extra(j)` adds more named values."""
     st = rs.settings
     S, n = _sums(inp, values, mask)
     parts = [(S, n)] + [_sums(inp, v, m) for _, v, m in (described or [])]
@@ -398,7 +406,8 @@ def _average_ranks(v) -> np.ndarray:
                    role="descriptive", bounds=(-1, 1),
                    part_bounds={"pearson_r_shuffled": (-1, 1), "difference": (-2, 2)})
 def class_correspondence(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    "Pearson r (and Spearman ρ) of per-category mean Δ_ref and mean Δ_model, and for Δ_shuf; bootstrap intervals; no test."
+    ("Pearson r (and Spearman ρ) of per-category mean Δ_ref and mean Δ_model, and for Δ_shuf; bootstrap intervals; no "
+     "test.")
     C, lvl = len(inp.categories), rs.settings.ci_level
     ds = inp.donor_mean(lambda d: d)
     xr, ym, ys = inp.delta_ref.mean(0), inp.delta_model.mean(0), ds.mean(0)
@@ -426,9 +435,10 @@ def class_correspondence(inp: EndpointInput, rs: Resampling) -> EndpointResult:
 
 # %% ../../nbs/15_endpoints.ipynb #3ddb5979
 def brier_cells(inp: EndpointInput) -> tuple:
-    """Per cell, the Brier scores against the correct-context reference without a chart, with the own chart and with a donor's
-    (the donors' mean), and where the observers agree (the cells Brier is scored on)."""
-    if inp.y_correct is None: raise ValueError("brier_improvement needs the correct-context reference labels (y_correct)")
+    """Per cell, the Brier scores against the correct-context reference without a chart, with the own chart and with a
+    donor's (the donors' mean), and where the observers agree (the cells Brier is scored on)."""
+    if inp.y_correct is None:
+        raise ValueError("brier_improvement needs the correct-context reference labels (y_correct)")
     y = inp.y_correct
     bs = np.nanmean(np.where(np.isnan(inp.s_donors), np.nan, (np.nan_to_num(inp.s_donors) - y[None]) ** 2), 0)
     return (inp.s_free - y) ** 2, (inp.s_correct - y) ** 2, bs, (y == 0) | (y == 1)
@@ -445,7 +455,8 @@ def brier_contrast_cells(inp: EndpointInput, eps: float) -> Cells:
                    part_bounds={**dict.fromkeys(("brier_free", "brier_correct", "brier_shuffled"), (0, 1)),
                                 "improvement_over_free": (-1, 1)})
 def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    "Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster sign-flip test."
+    ("Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster "
+     "sign-flip test.")
     c = brier_contrast_cells(inp, effective_epsilon(rs.settings.epsilon))
     excluded = np.append((~c.mask).sum(0), (~c.mask).sum())
     est = _tested(inp, rs, c.values, c.mask, lambda j: {"n_excluded_disagreement": int(excluded[j])},
@@ -457,8 +468,8 @@ def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
 
 # %% ../../nbs/15_endpoints.ipynb #b6a2e31d
 def direction_counts(inp: EndpointInput, eps: float) -> list:
-    """Per patient × category, on non-zero Δ_ref cells: the counts a (Δ_ref up, model up), b (up, down), c (down, up) and d
-    (down, down) of the reference × model direction table (a model change below ε is no direction)."""
+    """Per patient × category, on non-zero Δ_ref cells: the counts a (Δ_ref up, model up), b (up, down), c (down, up)
+    and d (down, down) of the reference × model direction table (a model change below ε is no direction)."""
     R, dm = np.sign(inp.delta_ref), inp.delta_model
     up, down = dm >= eps, dm <= -eps
     return [cluster_sums(m.astype(float), inp.cluster, inp.n_patients, inp.nonzero)[0] for m in
@@ -516,10 +527,12 @@ def within_bounds(result, bounds: tuple, part_bounds: dict | None = None):
 
 # %% ../../nbs/15_endpoints.ipynb #d21dafd0
 def run_endpoints(inp: EndpointInput, settings: AnalysisConfig, seed: int, stream: str, names=None) -> dict:
-    "Compute the named endpoints (default: `settings.endpoints`) for one model; `stream` (the model name) seeds its resampling."
+    ("Compute the named endpoints (default: `settings.endpoints`) for one model; `stream` (the model name) seeds its "
+     "resampling.")
     names = tuple(names or settings.endpoints)
     unknown = [n for n in names if n not in ENDPOINTS]
-    if unknown: raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
+    if unknown:
+        raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
     with threadpool_limits(1):             # small matrix products: BLAS threads cost more than they give
         rs = Resampling.build(settings, seed, stream, inp.n_patients)
         return {n: within_bounds(ENDPOINTS[n].fn(inp, rs), ENDPOINTS[n].bounds, ENDPOINTS[n].part_bounds)
@@ -527,8 +540,9 @@ def run_endpoints(inp: EndpointInput, settings: AnalysisConfig, seed: int, strea
 
 # %% ../../nbs/15_endpoints.ipynb #1ee98310
 def family_decisions(results: dict, alpha: float) -> dict:
-    """The confirmatory family in its fixed sequence (the computed endpoints of `FAMILY`): each is `confirmed` when it and every
-    endpoint before it reject at α with a confirmatory overall test; after the first that does not, the rest are `not tested`."""
+    """The confirmatory family in its fixed sequence (the computed endpoints of `FAMILY`): each is `confirmed` when it
+    and every endpoint before it reject at α with a confirmatory overall test; after the first that does not, the rest
+    are `not tested`."""
     order = [n for n in FAMILY if n in results]
     decisions, going = {}, True
     for name in order:
@@ -537,7 +551,8 @@ def family_decisions(results: dict, alpha: float) -> dict:
         conf = o.confirmatory if o is not None else results[name]["overall"]["confirmatory"]
         if not going: decisions[name] = "not tested (an earlier endpoint of the sequence did not reject)"
         elif not conf: decisions[name] = "not confirmatory (too few non-zero Δ_ref cells or patients)"; going = False
-        elif p is not None and not (isinstance(p, float) and math.isnan(p)) and p <= alpha: decisions[name] = "confirmed"
+        elif p is not None and not (isinstance(p, float) and math.isnan(p)) and p <= alpha:
+            decisions[name] = "confirmed"
         else: decisions[name] = "not rejected"; going = False
     return {"primary": PRIMARY if PRIMARY in results else None, "order": order, "alpha": alpha,
             "rule": "fixed sequence at alpha: an endpoint is confirmed only when it and every endpoint before it reject", "decisions": decisions}
@@ -566,7 +581,8 @@ def results_to_dict(results: dict) -> dict:
 
 # %% ../../nbs/15_endpoints.ipynb #fe2830b5
 def demo_input(n_patients=12, n_items=8, n_categories=4, alignment=0.3, noise=0.05, seed=0, donors: int = 1) -> EndpointInput:
-    "A small random input with a planted alignment: Δ_model = alignment · Δ_ref + noise; `donors` shuffled scores per pair (examples, tests)."
+    ("A small random input with a planted alignment: Δ_model = alignment · Δ_ref + noise; `donors` shuffled scores per "
+     "pair (examples, tests).")
     rng = np.random.default_rng(seed)
     N = n_patients * n_items
     dref = rng.choice([-1, -.5, 0, 0, 0, 0, .5, 1], size=(N, n_categories))

@@ -80,8 +80,8 @@ class WithinPatientPermutation:
         self._arrangement_space(np.arange(n_clusters))
 
     def _arrangement_space(self, patients):
-        """Only patients with target cells and at least 2 items can change the statistic: the arrangements of the others are
-        left out, which decides exact enumeration and the p-value floor (set for the latest `null` call)."""
+        """Only patients with target cells and at least 2 items can change the statistic: the arrangements of the others
+        are left out, which decides exact enumeration and the p-value floor (set for the latest `null` call)."""
         sizes = np.ones_like(self.layout.sizes)
         sizes[patients] = self.layout.sizes[patients]
         total = n_arrangements(sizes, self.n_perm)
@@ -90,7 +90,8 @@ class WithinPatientPermutation:
         self.log_total = sum(math.lgamma(int(s) + 1) for s in sizes)
 
     def null(self, values, rows, cols, reducer) -> tuple:
-        "Observed and null statistics: `reducer` maps gathered values (b × cells) of `values[row, col]` under each arrangement to (b × M)."
+        ("Observed and null statistics: `reducer` maps gathered values (b × cells) of `values[row, col]` under each "
+         "arrangement to (b × M).")
         lay, width = self.layout, self.layout.slots.shape[1]
         values = np.asarray(values)
         padded = np.zeros((len(lay.sizes), width, values.shape[1]), dtype=values.dtype)
@@ -109,7 +110,8 @@ class WithinPatientPermutation:
             return obs, reducer(gather(enumerate_arrangements(self.sizes, width)))
         seeds = np.random.SeedSequence(self.seed).spawn(-(-self.n_draws // self.block))
         sizes = [min(self.block, self.n_draws - i * self.block) for i in range(len(seeds))]
-        def run(i): return reducer(gather(random_arrangements(self.sizes, width, sizes[i], np.random.default_rng(seeds[i]))))
+        def run(i):
+            return reducer(gather(random_arrangements(self.sizes, width, sizes[i], np.random.default_rng(seeds[i]))))
         with threadpool_limits(1), ThreadPoolExecutor(self.workers) as ex:   # our threads, not BLAS's, share the cores
             parts = list(ex.map(run, range(len(seeds))))
         return obs, np.concatenate(parts)

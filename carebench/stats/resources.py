@@ -14,10 +14,10 @@ __all__ = ['resampling_memory', 'check_analysis']
 
 # %% ../../nbs/1a_resources.ipynb #2a4db014
 def resampling_memory(settings: AnalysisConfig, items_per_patient, n_categories: int, n_target_cells: int) -> dict:
-    """Estimated peak bytes of one model's resampling, by the setting that drives each part (measured with tracemalloc over
-    designs of 30–2,000 patients, 1,000–100,000 resamples and 10,000–200,000 flips, and rounded up): bootstrap counts (2 bytes a
-    patient and resample, at most 64 MB), a block of them, and the replicates of every interval (`n_bootstrap`); sign-flip
-    patterns as bits, a block of them as floats, and their null sums (`n_permutations`)."""
+    """Estimated peak bytes of one model's resampling, by the setting that drives each part (measured with tracemalloc
+    over designs of 30–2,000 patients, 1,000–100,000 resamples and 10,000–200,000 flips, and rounded up): bootstrap
+    counts (2 bytes a patient and resample, at most 64 MB), a block of them, and the replicates of every interval
+    (`n_bootstrap`); sign-flip patterns as bits, a block of them as floats, and their null sums (`n_permutations`)."""
     P, C1, B, R = len(list(items_per_patient)), n_categories + 1, settings.n_bootstrap, settings.n_permutations
     flips = 2 ** P if P < 63 and 2 ** P <= R else R
     return {"n_bootstrap": min(2 * B * P, 64 * 2 ** 20) + 24 * 256 * P + 8 * B * 64 * C1,
@@ -28,7 +28,8 @@ def check_analysis(settings: AnalysisConfig, items_per_patient, n_categories: in
     `analysis.max_memory_gb`. A `ConfigError` names the key to change."""
     names = tuple(names or settings.endpoints)
     unknown = [n for n in names if n not in ENDPOINTS]
-    if unknown: raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
+    if unknown:
+        raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
     need = resampling_memory(settings, items_per_patient, n_categories, n_target_cells)
     if sum(need.values()) > settings.max_memory_gb * 2 ** 30:
         key = max(need, key=need.get)

@@ -11,7 +11,8 @@ from threadpoolctl import threadpool_limits
 from ..core.config import AnalysisConfig
 from ..core.seeds import rng_for
 from .bootstrap import MIN_STUDENTIZED_PATIENTS, BootstrapDraws, cluster_sums, ratio_se
-from .endpoints import MEAN_CONTRASTS, EndpointInput, _corr_rows, _or_from_counts, _sums, direction_counts
+from .endpoints import (MEAN_CONTRASTS, EndpointInput, _corr_rows, _or_from_counts, _sums,
+                                       direction_counts)
 from .measures import effective_epsilon
 
 # %% auto #0
@@ -21,7 +22,8 @@ __all__ = ['SHIFT_CONTRASTS', 'DESCRIPTIVE_SHIFT', 'Difference', 'replicate_mome
 # %% ../../nbs/18_shift.ipynb #ca58f343
 @dataclass(frozen=True)
 class Difference:
-    "θ_B − θ_A of one quantity: estimate, two-sided interval, two-sided p-value, its standard error and how it was computed."
+    ("θ_B − θ_A of one quantity: estimate, two-sided interval, two-sided p-value, its standard error and how it was "
+     "computed.")
     estimate: float
     ci: tuple
     p_value: float
@@ -42,7 +44,8 @@ class Difference:
 
 # %% ../../nbs/18_shift.ipynb #0ea94e22
 def replicate_moments(W, S, n, P) -> tuple:
-    "Per resample (rows of `W`) and column: the ratio θ* and its cluster-robust standard error (the P/(P−1) factor of the sample)."
+    ("Per resample (rows of `W`) and column: the ratio θ* and its cluster-robust standard error (the P/(P−1) factor of "
+     "the sample).")
     S, n = np.asarray(S, float), np.asarray(n, float)
     M = S.shape[1]
     Q = W @ np.hstack([S, n, S ** 2, S * n, n ** 2])
@@ -56,8 +59,8 @@ def replicate_moments(W, S, n, P) -> tuple:
 
 # %% ../../nbs/18_shift.ipynb #cd79ca67
 def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95, method: str = "studentized") -> list[Difference]:
-    """θ_B − θ_A for each column of the ratio statistics sum(S)/sum(n) of two independent sets of patients (rows of `SA`/`nA`
-    and `SB`/`nB`), resampled with their own weights `WA` and `WB` (the same number of resamples)."""
+    """θ_B − θ_A for each column of the ratio statistics sum(S)/sum(n) of two independent sets of patients (rows of
+    `SA`/`nA` and `SB`/`nB`), resampled with their own weights `WA` and `WB` (the same number of resamples)."""
     SA, nA, SB, nB = (np.asarray(x, float).reshape(len(x), -1) for x in (SA, nA, SB, nB))
     PA, PB = (nA > 0).sum(0), (nB > 0).sum(0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -68,7 +71,8 @@ def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95, method: 
         nu = se ** 4 / (sa ** 4 / (PA - 1) + sb ** 4 / (PB - 1))
     lo, hi = (1 - level) / 2, (1 + level) / 2
     use = {"bca": "studentized"}.get(method, method)
-    if use not in ("studentized", "t", "percentile"): raise ValueError(f"unknown CI method {method!r} (percentile, bca, studentized or t)")
+    if use not in ("studentized", "t", "percentile"):
+        raise ValueError(f"unknown CI method {method!r} (percentile, bca, studentized or t)")
     if use != "t":
         ta, ra = replicate_moments(WA, SA, nA, PA)
         tb, rb = replicate_moments(WB, SB, nB, PB)
@@ -128,7 +132,8 @@ def _correspondence(inp: EndpointInput, W) -> tuple:
         return r, _corr_rows((W @ Sr) / Wn, (W @ Sm) / Wn)
 
 def _mantel_haenszel(inp: EndpointInput, W, eps) -> tuple:
-    "The log of the Mantel–Haenszel odds ratio over categories and its resampled values (the difference is taken on the log scale)."
+    ("The log of the Mantel–Haenszel odds ratio over categories and its resampled values (the difference is taken on "
+     "the log scale).")
     cnt = direction_counts(inp, eps)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(_or_from_counts(*[x.sum(0) for x in cnt], pooled=True)), np.log(_or_from_counts(*[W @ x for x in cnt], pooled=True))
@@ -145,8 +150,8 @@ def _percentile_difference(ea, ra, eb, rb, level, PA, PB, scale) -> Difference:
     return Difference(float(d), ci, math.nan, float(np.std(reps, ddof=1)) if ok and len(reps) > 1 else math.nan, "percentile", PA, PB, scale=scale)
 
 def shift_differences(inp_a: EndpointInput, inp_b: EndpointInput, names, settings: AnalysisConfig, seed: int, stream: str) -> dict:
-    """For each endpoint in `names`: θ_B − θ_A overall and, for the mean endpoints, per category (`Difference`s), from independent
-    patient-cluster resamplings of A and B (`n_bootstrap` each, seeded by `seed` and `stream`)."""
+    """For each endpoint in `names`: θ_B − θ_A overall and, for the mean endpoints, per category (`Difference`s), from
+    independent patient-cluster resamplings of A and B (`n_bootstrap` each, seeded by `seed` and `stream`)."""
     eps, out = effective_epsilon(settings.epsilon), {}
     with threadpool_limits(1):
         WA = BootstrapDraws(inp_a.n_patients, settings.n_bootstrap, rng_for(seed, stream, "shift", "in_distribution"))

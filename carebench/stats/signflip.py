@@ -35,7 +35,8 @@ class SignFlips:
 
     @classmethod
     def draw(cls, n_clusters: int, n_flips: int, rng: np.random.Generator | None = None, block: int | None = None) -> SignFlips:
-        "The patterns of `signflip_patterns(n_clusters, n_flips, rng)`, drawn `block` at a time (default: about a million signs) and kept as bits."
+        ("The patterns of `signflip_patterns(n_clusters, n_flips, rng)`, drawn `block` at a time (default: about a "
+         "million signs) and kept as bits.")
         if n_clusters < 63 and 2 ** n_clusters <= n_flips:
             codes = np.arange(2 ** n_clusters)[:, None] >> np.arange(n_clusters)[None, :]
             return cls(n_clusters, np.packbits((codes & 1).astype(bool), axis=1), True)
@@ -52,10 +53,12 @@ class SignFlips:
         return None if len(self.bits) > flip_block(self.n_clusters) else 1.0 - 2.0 * np.unpackbits(self.bits, axis=1, count=self.n_clusters)
 
     def blocks(self, rows: int | None = None):
-        "The patterns as ±1 floats, `rows` patterns at a time (default: about a million signs, all of them for a small design), in order."
+        ("The patterns as ±1 floats, `rows` patterns at a time (default: about a million signs, all of them for a "
+         "small design), in order.")
         rows = rows or flip_block(self.n_clusters)
         if rows >= len(self.bits) and self._dense is not None: yield self._dense; return
-        for s in range(0, len(self.bits), rows): yield 1.0 - 2.0 * np.unpackbits(self.bits[s:s + rows], axis=1, count=self.n_clusters)
+        for s in range(0, len(self.bits), rows):
+            yield 1.0 - 2.0 * np.unpackbits(self.bits[s:s + rows], axis=1, count=self.n_clusters)
 
     @property
     def patterns(self) -> np.ndarray:

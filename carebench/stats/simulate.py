@@ -36,12 +36,14 @@ __all__ = ['SCENARIOS', 'COVERAGE', 'PART_OF', 'RECORD', 'CI_METHODS', 'VALIDITY
 # %% ../../nbs/16_simulate.ipynb #fb7a04e4
 @dataclass(frozen=True)
 class Scenario:
-    "One data-generating process of the study (see the model above); `alignment` 0 with `alignment_sd` symmetric makes it a null."
+    ("One data-generating process of the study (see the model above); `alignment` 0 with `alignment_sd` symmetric "
+     "makes it a null.")
     name: str
     description: str
     alignment: float = 0.0          # planted response to the own chart's true shifts (latent scale)
     alignment_sd: float = 0.0       # patient-varying alignment: α_p ~ N(alignment, alignment_sd)
-    gap: float | None = None        # the population value of `gap_of` to plant (the mean alignment is solved for it); 0: a null for it
+    # the population value of `gap_of` to plant (the mean alignment is solved for it); 0: a null for it
+    gap: float | None = None
     gap_of: str = "directional_alignment"
     items: int = 10
     categories: int = 10
@@ -121,12 +123,14 @@ def _scores(s: Scenario, latent, zero, chart: bool) -> np.ndarray:
 
 # %% ../../nbs/16_simulate.ipynb #8a6c31fe
 def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: float | None = None) -> EndpointInput:
-    """One simulated dataset of scenario `s` with `n_patients` patients, as the endpoints' input (rows as generated, patients
-    0..P−1). `alignment` overrides the scenario's planted alignment (alternatives solve it for their gap)."""
+    """One simulated dataset of scenario `s` with `n_patients` patients, as the endpoints' input (rows as generated,
+    patients 0..P−1). `alignment` overrides the scenario's planted alignment (alternatives solve it for their gap)."""
     P, m, C, K, D = n_patients, s.items, s.categories, s.observers, s.donors
     N, cluster = P * m, np.repeat(np.arange(P), m)
-    fixed = np.random.default_rng(derive_seed(0, "scenario", s.name))   # the observers' biases and the model's category shifts:
-    tau = fixed.normal(0, s.observer_bias, (K, 1, 1))                   # properties of the design and the model, not of a sample
+    # the observers' biases and the model's category shifts:
+    fixed = np.random.default_rng(derive_seed(0, "scenario", s.name))
+    # properties of the design and the model, not of a sample
+    tau = fixed.normal(0, s.observer_bias, (K, 1, 1))
     gamma = fixed.normal(0, s.category_shift, C)
     mu = np.linspace(-1.5, 0.0, C)                                      # categories of different prevalence
     eta0 = mu + rng.normal(0, 0.5, (P, 1))[cluster] + rng.normal(0, 0.5, (N, 1)) + rng.normal(size=(N, C)) @ _equicorrelated(C, s.category_corr).T
@@ -137,7 +141,8 @@ def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: 
     base = eta0 + rng.normal(0, s.model_noise, (N, C))
     a = (s.alignment if alignment is None else alignment) + s.alignment_sd * rng.normal(size=P)
     common = gamma + rng.normal(0, s.item_shift, (N, C))                                    # the same with every chart
-    push = rng.normal(0, s.snapshot_effect, (P, C))                                        # each patient's chart, wherever shown
+    # each patient's chart, wherever shown
+    push = rng.normal(0, s.snapshot_effect, (P, C))
     zero = rng.random((N, C)) < s.zero_inflation
     noise = lambda: rng.normal(0, s.response_noise, (N, C))
     free = _scores(s, base, zero, chart=False)
@@ -178,7 +183,8 @@ def truth(s: Scenario, eps: float = 0.01, seed: int = 0) -> dict:
 
 # %% ../../nbs/16_simulate.ipynb #bfd1002f
 def planted_alignment(s: Scenario, eps: float = 0.01, seed: int = 0) -> float:
-    "The mean alignment that plants the scenario's `gap` in `gap_of` in the population (bisection: it grows with the alignment)."
+    ("The mean alignment that plants the scenario's `gap` in `gap_of` in the population (bisection: it grows with the "
+     "alignment).")
     if s.gap is None: return s.alignment
     lo, hi = -2.0, 3.0
     for _ in range(16):
@@ -190,7 +196,8 @@ def planted_alignment(s: Scenario, eps: float = 0.01, seed: int = 0) -> float:
 # %% ../../nbs/16_simulate.ipynb #cf1e1254
 def run_batch(scenario: str, n_patients: int, start: int, count: int, settings: AnalysisConfig, seed: int = 0,
               names=FAMILY) -> list:
-    "Endpoints of datasets `start … start+count−1` of one scenario (a name or a `Scenario`) and size: one record per dataset × quantity."
+    ("Endpoints of datasets `start … start+count−1` of one scenario (a name or a `Scenario`) and size: one record per "
+     "dataset × quantity.")
     s = scenario if isinstance(scenario, Scenario) else SCENARIOS[scenario]
     scenario = s.name
     a = planted_alignment(s, settings.epsilon, seed)
@@ -213,7 +220,8 @@ RECORD = ["scenario", "n_patients", "dataset", "quantity", "estimate", "ci_low",
 # %% ../../nbs/16_simulate.ipynb #b29e64de
 def clopper_pearson(k, n, level: float = 0.95):
     "Exact binomial interval of a rate k/n (arrays allowed)."
-    from scipy.special import betaincinv        # the beta quantile (as scipy.stats.beta.ppf, without importing scipy.stats)
+    # the beta quantile (as scipy.stats.beta.ppf, without importing scipy.stats)
+    from scipy.special import betaincinv
     k, n = np.asarray(k, float), np.asarray(n, float)
     a = (1 - level) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -223,8 +231,8 @@ def clopper_pearson(k, n, level: float = 0.95):
 
 # %% ../../nbs/16_simulate.ipynb #06657aff
 def summarise(records: pd.DataFrame, alpha: float, eps: float = 0.01, seed: int = 0, scenarios: dict | None = None) -> dict:
-    """From the per-dataset records: rejection rates of the tested endpoints (with binomial intervals) per scenario and size,
-    and interval coverage of every quantity against the scenario's population truth."""
+    """From the per-dataset records: rejection rates of the tested endpoints (with binomial intervals) per scenario and
+    size, and interval coverage of every quantity against the scenario's population truth."""
     r = records.copy()
     tested = r[r["quantity"].isin(FAMILY)]
     tested = tested.assign(reject=(tested["p_value"] <= alpha).fillna(False))
@@ -248,7 +256,8 @@ CI_METHODS = ("percentile", "bca", "t", "studentized")
 
 def interval_coverage(scenario: str, n_patients: int, n_datasets: int, n_boot: int = 1000, level: float = 0.95,
                       eps: float = 0.01, seed: int = 0) -> pd.DataFrame:
-    "Coverage of every interval method for mean |Δ_model|, the agreement rate and the primary contrast, on one scenario and size."
+    ("Coverage of every interval method for mean |Δ_model|, the agreement rate and the primary contrast, on one "
+     "scenario and size.")
     s = SCENARIOS[scenario]
     t = truth(s, eps, seed)
     a = planted_alignment(s, eps, seed)
@@ -297,7 +306,8 @@ def _study_job(scenario, n_patients, start, count, settings_dict, seed):
     return run_batch(scenario, n_patients, start, count, AnalysisConfig(**settings_dict), seed)
 
 def simulation_study(study: StudySettings = StudySettings(), executor=None, folder=None, quiet: bool = True) -> dict:
-    "Run the grid on an executor (default inline) and summarise: records, rejection rates, coverage, the settings and the wall time."
+    ("Run the grid on an executor (default inline) and summarise: records, rejection rates, coverage, the settings and "
+     "the wall time.")
     from carebench.core.config import ExecutorConfig
     unknown = [s for s in study.scenarios if s not in SCENARIOS]
     if unknown: raise ValueError(f"unknown scenario {unknown[0]!r} (known: {', '.join(SCENARIOS)})")
@@ -306,7 +316,8 @@ def simulation_study(study: StudySettings = StudySettings(), executor=None, fold
     settings["endpoints"] = tuple(settings["endpoints"])
     jobs = [Job(f"{s}:{p}:{i}", _study_job, (s, p, i, min(study.chunk, study.datasets - i), settings, study.seed))
             for s in study.scenarios for p in study.patients for i in range(0, study.datasets, study.chunk)]
-    for s in study.scenarios: planted_alignment(SCENARIOS[s], study.epsilon, study.seed)   # solved once here (cached per process)
+    # solved once here (cached per process)
+    for s in study.scenarios: planted_alignment(SCENARIOS[s], study.epsilon, study.seed)
     import tempfile
     from tqdm.auto import tqdm
     ex = executor or ExecutorConfig()
@@ -372,8 +383,9 @@ VALIDITY_NULLS = ("baseline", "confident", "pull_to_half", "patient_varying_alig
 
 def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int, settings: AnalysisConfig,
                     seed: int = 0, cache_dir=None) -> dict:
-    """Simulated false-positive rate (the largest over `VALIDITY_NULLS`) and power (planted gap 0.05) of each confirmatory test at a
-    design, with `settings.validity_datasets` datasets per scenario; cached in `cache_dir` (default ~/.cache/carebench/validity)."""
+    """Simulated false-positive rate (the largest over `VALIDITY_NULLS`) and power (planted gap 0.05) of each
+    confirmatory test at a design, with `settings.validity_datasets` datasets per scenario; cached in `cache_dir`
+    (default ~/.cache/carebench/validity)."""
     design = dict(n_patients=int(n_patients), items=int(max(items, 1)), n_categories=int(n_categories), observers=int(max(observers, 1)),
                   donors=int(max(donors, 1)))
     small = dataclasses.replace(settings, n_bootstrap=200, n_permutations=min(settings.n_permutations, 1000))
@@ -408,8 +420,8 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
 # %% ../../nbs/16_simulate.ipynb #048f8502
 def simulate_input(n_patients: int = 20, n_items: int = 10, n_categories: int = 5, alignment: float = 0.0,
                    patient_effect: float = 0.1, noise: float = 0.1, nonzero_rate: float = 0.2, seed: int = 0) -> EndpointInput:
-    """Random endpoint input: Δ_ref with `nonzero_rate` non-zero cells (±0.5, ±1), Δ_model = patient effect + `alignment`·Δ_ref
-    + noise, Δ_shuf = the same patient effect + noise (no alignment); scores clipped to [0, 1]."""
+    """Random endpoint input: Δ_ref with `nonzero_rate` non-zero cells (±0.5, ±1), Δ_model = patient effect +
+    `alignment`·Δ_ref + noise, Δ_shuf = the same patient effect + noise (no alignment); scores clipped to [0, 1]."""
     rng = np.random.default_rng(seed)
     N, C = n_patients * n_items, n_categories
     cluster = np.repeat(np.arange(n_patients), n_items)

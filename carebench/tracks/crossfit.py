@@ -64,10 +64,11 @@ def _predict_donors(learner: Learner, out, model, choice: dict, fold, te, slots,
 def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categories: int, outer: int | None, inner: int, seed: int = 0,
              exclude: Literal["patient", "fold"] = "patient", quiet: bool = True, desc: str = "folds", after_fold=None,
              nested: list | None = None) -> CrossFit:
-    """Nested patient-grouped cross-fitting over the evaluation patients of `pair_patient`; `donors[i]` lists the donor of each
-    shuffled slot of pair `i`. `after_fold(model, rows, fold)` is called after each outer fold's predictions (ablations).
-    `nested` gives the folds instead (`[(outer Fold, [inner Folds])]`): a distribution-shift evaluation fits on one dataset's
-    patients and predicts another's in a single outer fold (`3e_shift`); pairs of no outer test fold keep NaN scores."""
+    """Nested patient-grouped cross-fitting over the evaluation patients of `pair_patient`; `donors[i]` lists the donor
+    of each shuffled slot of pair `i`. `after_fold(model, rows, fold)` is called after each outer fold's predictions
+    (ablations). `nested` gives the folds instead (`[(outer Fold, [inner Folds])]`): a distribution-shift evaluation
+    fits on one dataset's patients and predicts another's in a single outer fold (`3e_shift`); pairs of no outer test
+    fold keep NaN scores."""
     N, K = len(pair_patient), len(donors[0]) if len(donors) else 0
     out = CrossFit(np.full((N, n_categories), np.nan), np.full((N, n_categories), np.nan), np.full((N, K, n_categories), np.nan))
     evaluation = list(dict.fromkeys(pair_patient))

@@ -31,23 +31,26 @@ __all__ = ['check_shift', 'Preflight', 'preflight', 'run_and_merge', 'run_shift'
 
 # %% ../../nbs/3f_runner.ipynb #3259db05
 def check_shift(config: Config, shifted, endpoint_names) -> None:
-    """The `shift` section before anything runs: every track it names is registered and can be evaluated under shift, the
-    shifted dataset has a donor for every patient and its resampling fits in memory."""
+    """The `shift` section before anything runs: every track it names is registered and can be evaluated under shift,
+    the shifted dataset has a donor for every patient and its resampling fits in memory."""
     for t in config.shift.tracks:
-        if t not in TRACKS: raise ConfigError(f"unknown track {quote_value(t)} (known: {', '.join(track_names())})", config.source, "shift.tracks")
+        if t not in TRACKS:
+            raise ConfigError(f"unknown track {quote_value(t)} (known: {', '.join(track_names())})", config.source, "shift.tracks")
         if not TRACKS[t].shift_capable:
             capable = ", ".join(n for n in track_names() if TRACKS[n].shift_capable)
             raise ConfigError(f"the {t} track fits nothing on the main dataset, so it has no shift evaluation (tracks that do: {capable})",
                               config.source, "shift.tracks")
     try: assign_donors(shifted, config.donors_per_patient, config.seed)
     except ValueError as e: raise ConfigError(f"the shifted dataset: {e}", config.source, "shift.dataset") from None
-    try: check_analysis(config.analysis, np.bincount(shifted.cluster), len(shifted.categories), int((shifted.delta_ref != 0).sum()), endpoint_names)
+    try:
+        check_analysis(config.analysis, np.bincount(shifted.cluster), len(shifted.categories), int((shifted.delta_ref != 0).sum()), endpoint_names)
     except ConfigError as e: raise ConfigError(f"the shifted dataset: {e.detail}", config.source, e.key) from None
 
 # %% ../../nbs/3f_runner.ipynb #c9563275
 @dataclass
 class Preflight:
-    "What the checks before a run settled: the tracks (names in output order, and their checked instances) and the donor map."
+    ("What the checks before a run settled: the tracks (names in output order, and their checked instances) and the "
+     "donor map.")
     tracks: list
     instances: dict
     donors: pd.DataFrame
@@ -66,19 +69,20 @@ def _select(config: Config, tracks, require_track: bool) -> list:
             if require_track: raise
             tracks = []
     unknown = [t for t in tracks if t not in TRACKS]
-    if unknown: raise ConfigError(f"unknown track {quote_value(unknown[0])} (known: {', '.join(track_names())})", config.source, "track")
+    if unknown:
+        raise ConfigError(f"unknown track {quote_value(unknown[0])} (known: {', '.join(track_names())})", config.source, "track")
     return sorted(dict.fromkeys(tracks), key=track_names().index)
 
 def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | None = None, require_track: bool = True,
               cache_path=None, embed_cache=None, shifted=None, reach: bool = False) -> Preflight:
-    """Every check that needs no model, run by `carebench validate` and at the start of `carebench run` (before the run folder
-    exists): tracks, donors, each track's own checks, model names unique across tracks, endpoint names and the resampling's
-    memory. Each failure is a `ConfigError` naming the key. With `reach`, each served model's address too (an
-    `EndpointError`
-    when nothing answers there): `run` always, `validate --check-endpoints` on request."""
+    """Every check that needs no model, run by `carebench validate` and at the start of `carebench run` (before the run
+    folder exists): tracks, donors, each track's own checks, model names unique across tracks, endpoint names and the
+    resampling's memory. Each failure is a `ConfigError` naming the key. With `reach`, each served model's address too
+    (an `EndpointError` when nothing answers there): `run` always, `validate --check-endpoints` on request."""
     tracks = _select(config, tracks, require_track)
     try: donors = assign_donors(ds, config.donors_per_patient, config.seed)
-    except ValueError as e:                          # named where it was set: the top level, or a section (older configs)
+    # named where it was set: the top level, or a section (older configs)
+    except ValueError as e:
         key = next((f"{n}.donors_per_patient" for n, s in config.sections.items() if getattr(s, "donors_per_patient", None)), "donors_per_patient")
         raise ConfigError(str(e), config.source, key) from None
     ctx = RunContext(config, ds, donors, dict(model_ids=model_ids, backend=backend, cache_path=cache_path, embed_cache=embed_cache,
@@ -88,11 +92,13 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
     for name, track in instances.items():
         track.check()
         for m in track.model_names():
-            if m in owner: raise ConfigError(f"two tracks would write scores for the model {quote_value(m)} ({owner[m]} and {name}): "
-                                             "rename one", config.source, instances[owner[m]].key_of(m))
+            if m in owner:
+                raise ConfigError(f"two tracks would write scores for the model {quote_value(m)} ({owner[m]} and {name}): "
+                                  "rename one", config.source, instances[owner[m]].key_of(m))
             owner[m] = name
     names = list(dict.fromkeys([*config.analysis.endpoints, *(n for t in instances.values() for e in t.endpoints().values() for n in e)]))
-    try: check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()), names)
+    try:
+        check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()), names)
     except ConfigError as e: raise ConfigError(e.detail, config.source, e.key) from None
     check_sensitivity(config)
     if shifted is not None: check_shift(config, shifted, names)
@@ -101,8 +107,9 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
 
 # %% ../../nbs/3f_runner.ipynb #ae6dc8fa
 def run_and_merge(run, config: Config, jobs: list, merge: str = "merge") -> pd.DataFrame:
-    """Run every track's jobs (`[(track, jobs)]`) on the configured executor, hand each track its jobs' statistics (its method
-    `merge`: `merge` for the run, `merge_shift` for the shift evaluation), record their manifest fields, return all scores."""
+    """Run every track's jobs (`[(track, jobs)]`) on the configured executor, hand each track its jobs' statistics (its
+    method `merge`: `merge` for the run, `merge_shift` for the shift evaluation), record their manifest fields, return
+    all scores."""
     log = logging.getLogger("carebench.run")
     stats = run_jobs([j for _, js in jobs for j in js], config.executor, run.path/"jobs")
     for s in stats:
@@ -115,9 +122,9 @@ def run_and_merge(run, config: Config, jobs: list, merge: str = "merge") -> pd.D
 
 # %% ../../nbs/3f_runner.ipynb #280f1900
 def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: Analysis, quiet: bool = True):
-    """The shift evaluation of a run (a `shift` section): each shift-capable track's jobs fit on the main dataset and score the
-    shifted one (on the run's executor), then the shift analysis (`2e_shift`) writes the shift artifacts. A run without such a
-    track records why in its manifest."""
+    """The shift evaluation of a run (a `shift` section): each shift-capable track's jobs fit on the main dataset and
+    score the shifted one (on the run's executor), then the shift analysis (`2e_shift`) writes the shift artifacts. A
+    run without such a track records why in its manifest."""
     log = logging.getLogger("carebench.run")
     if not tracks:
         run.update_manifest(shift=dict(name=config.shift.name, skipped=f"none of the run's tracks is among shift.tracks ({', '.join(config.shift.tracks)})"))
@@ -132,7 +139,8 @@ def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: 
 # %% ../../nbs/3f_runner.ipynb #294ed4b0
 def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=None, backend: str | None = None, quiet: bool = True,
                command=None, cache_path=None, executor: str | None = None, embed_cache=None, validity: bool = True) -> Analysis:
-    "Run the selected (default: configured) tracks into a new run folder, the tracks' jobs on the executor, then the analysis."
+    ("Run the selected (default: configured) tracks into a new run folder, the tracks' jobs on the executor, then the "
+     "analysis.")
     config = config if isinstance(config, Config) else load_config(config)
     if executor: config = dataclasses.replace(config, executor=dataclasses.replace(config.executor, kind=executor))
     log = logging.getLogger("carebench.run")
@@ -145,28 +153,38 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
     log.info("checks passed; tracks: %s; models: %s", ", ".join(plan.tracks), "; ".join(f"{t}: {', '.join(m)}" for t, m in plan.model_names.items()))
     tracks = list(plan.instances.values())
     for t in tracks: t.start()                       # what loads something fails here, before the run folder exists
+    run = _new_run(config, ds, plan, tracks, out, command)
+    with run.guard():                    # a failure or Ctrl-C marks the run folder as failed or interrupted
+        return _run_in(run, config, ds, plan, tracks, shifted, quiet, validity)
+
+def _new_run(config: Config, ds, plan: Preflight, tracks: list, out, command):
+    "The run folder, its manifest naming the tracks, their models and settings."
     inputs, resolved = run_inputs(ds)
     fields = {}
     for t in tracks: fields.update({k: v for k, v in t.manifest().items() if k != "dry_run"})
-    run = create_run(config.runs_dir, config, path=out, command=command, inputs=inputs, resolved=resolved,
+    return create_run(config.runs_dir, config, path=out, command=command, inputs=inputs, resolved=resolved,
                      seeds={"donors": config.seed, "analysis": config.seed, "folds": config.seed}, tracks=plan.tracks,
                      track=plan.tracks[0] if len(plan.tracks) == 1 else "multiple", dry_run=any(t.manifest().get("dry_run") for t in tracks),
                      models=[r for t in tracks for r in t.records()], **fields, donors_per_patient=config.donors_per_patient,
                      executor=config.executor.kind)
-    with run.guard():                    # a failure or Ctrl-C marks the run folder as failed or interrupted
-        run.add_artifact("adapter_manifest", write_json(run.path/"adapter_manifest.json", adapter_manifest(ds)))
-        atomic_write(run.path/"donor_map.csv", plan.donors.to_csv(index=False)); run.add_artifact("donor_map", run.path/"donor_map.csv")
-        for t in tracks: t.prepare(run)
-        silent = quiet or config.executor.kind != "inline"                 # progress bars only where they can be seen
-        jobs = [(t, t.jobs(run.path, silent)) for t in tracks]
-        log.info("run folder %s: %d job(s) on the %s executor", run.path, sum(len(js) for _, js in jobs), config.executor.kind)
-        all_scores = run_and_merge(run, config, jobs, "merge")
-        write_csv(run.path/"scores.csv", all_scores); run.add_artifact("scores", run.path/"scores.csv")
-        endpoints = {m: names for t in tracks for m, names in t.endpoints().items()}
-        log.info("analysis: %d score rows of %d model(s)", len(all_scores), len(endpoints))
-        res = write_analysis(run, ds, all_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, run.path/"scores.csv",
-                             exclude_missing=True, quiet=quiet, endpoints_for=endpoints, validity=validity)
-        for t in tracks: t.analyse(run, res)             # the tracks' own analyses of their outputs
-        if shifted is not None: run_shift(run, config, ds, shifted, [t for t in tracks if t.name in config.shift.tracks],
-                                          all_scores, res, silent)
-        return res
+
+def _run_in(run, config: Config, ds, plan: Preflight, tracks: list, shifted, quiet: bool, validity: bool) -> Analysis:
+    "Inside the run folder: the donor map, the tracks' jobs, the merged scores, the analysis and the shift evaluation."
+    log = logging.getLogger("carebench.run")
+    run.add_artifact("adapter_manifest", write_json(run.path/"adapter_manifest.json", adapter_manifest(ds)))
+    atomic_write(run.path/"donor_map.csv", plan.donors.to_csv(index=False)); run.add_artifact("donor_map", run.path/"donor_map.csv")
+    for t in tracks: t.prepare(run)
+    silent = quiet or config.executor.kind != "inline"                 # progress bars only where they can be seen
+    jobs = [(t, t.jobs(run.path, silent)) for t in tracks]
+    log.info("run folder %s: %d job(s) on the %s executor", run.path, sum(len(js) for _, js in jobs), config.executor.kind)
+    all_scores = run_and_merge(run, config, jobs, "merge")
+    write_csv(run.path/"scores.csv", all_scores); run.add_artifact("scores", run.path/"scores.csv")
+    endpoints = {m: names for t in tracks for m, names in t.endpoints().items()}
+    log.info("analysis: %d score rows of %d model(s)", len(all_scores), len(endpoints))
+    res = write_analysis(run, ds, all_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, run.path/"scores.csv",
+                         exclude_missing=True, quiet=quiet, endpoints_for=endpoints, validity=validity)
+    for t in tracks: t.analyse(run, res)             # the tracks' own analyses of their outputs
+    if shifted is not None:
+        run_shift(run, config, ds, shifted, [t for t in tracks if t.name in config.shift.tracks],
+                  all_scores, res, silent)
+    return res

@@ -29,7 +29,8 @@ class RunContext:
     config: Config
     ds: Dataset
     donors: pd.DataFrame
-    options: dict = field(default_factory=dict)      # model_ids, backend, cache_path, embed_cache (None: from the config)
+    # model_ids, backend, cache_path, embed_cache (None: from the config)
+    options: dict = field(default_factory=dict)
     reserved: set = field(default_factory=set)       # model names taken by tracks checked before this one
 
 @dataclass
@@ -40,15 +41,15 @@ class Merged:
 
 # %% ../../nbs/3a_track.ipynb #8d935588
 class Track:
-    """A track of CAREBench. Subclass, set `name`, `title` and `section`, implement `configured`, `model_names`, `jobs` and
-    `merge` (the other methods have defaults), and register the class with `@register_track`."""
+    """A track of CAREBench. Subclass, set `name`, `title` and `section`, implement `configured`, `model_names`, `jobs`
+    and `merge` (the other methods have defaults), and register the class with `@register_track`."""
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
     section: ClassVar[type | None] = None     # the dataclass of its config section (top-level key `name`)
     run_keys: ClassVar[tuple] = ()            # section keys that set run settings of the same name (older configs)
     order: ClassVar[int] = 100                # position of its models in the run's outputs (Track 3: 10, Track 1: 20)
-    # report pages: (name, title, template[, the artifact role it needs]); the template is `package:name.ipynb` (a notebook
-    # in the track's room or package), a path ending in .ipynb, or the stem of a shared template of `reports/`
+    # report pages: (name, title, template[, the artifact role it needs]); the template is `package:name.ipynb` (a
+    # notebook in the track's room or package), a path ending in .ipynb, or the stem of a shared template of `reports/`
     pages: ClassVar[tuple] = ()
     hints: ClassVar[dict] = {}                # figure → a sentence the shared report pages add for this track's models
     endpoints_excluded: ClassVar[tuple] = ()  # registered endpoints that do not apply to its scores
@@ -91,7 +92,8 @@ class Track:
         "The shifted dataset's scores (its own patient ids) from the shift jobs' outputs."
         raise NotImplementedError(f"track {self.name!r} has no distribution-shift evaluation")
     def analyse(self, run, analysis) -> None:
-        "After the run's analysis: the track's own analyses of its outputs (e.g. Track 3's perturbation suite); nothing by default."
+        ("After the run's analysis: the track's own analyses of its outputs (e.g. Track 3's perturbation suite); "
+         "nothing by default.")
 
     @classmethod
     def serves(cls, endpoint: str) -> bool:
@@ -106,7 +108,8 @@ class Track:
 
     @classmethod
     def summary(cls, manifest: dict) -> list:
-        "For `carebench run`, from a finished run's manifest: (model, lines) per model; the CLI prints the endpoints under them."
+        ("For `carebench run`, from a finished run's manifest: (model, lines) per model; the CLI prints the endpoints "
+         "under them.")
         return [(m["id"], []) for m in manifest.get("models", []) if m.get("track") == cls.name]
 
 # %% ../../nbs/3a_track.ipynb #846e7c4f
@@ -126,8 +129,8 @@ def register_track(cls: type) -> type:
 _ROOMS: list = []
 
 def builtin_rooms() -> list:
-    """The rooms of the built-in tracks: each folder of `carebench/tracks/` that holds a `track` module, imported so that
-    its track registers itself. A new built-in track is its folder and nothing else."""
+    """The rooms of the built-in tracks: each folder of `carebench/tracks/` that holds a `track` module, imported so
+    that its track registers itself. A new built-in track is its folder and nothing else."""
     import carebench.tracks as pkg
     rooms = [m.name for m in pkgutil.iter_modules(pkg.__path__) if m.ispkg
              and importlib.util.find_spec(f"{pkg.__name__}.{m.name}.track") is not None]
@@ -137,7 +140,8 @@ def builtin_rooms() -> list:
 
 # %% ../../nbs/3a_track.ipynb #e3e02b34
 def registered_tracks() -> dict:
-    "Every registered track: the built-in rooms, then the installed ones (entry points of other packages), imported on first use."
+    ("Every registered track: the built-in rooms, then the installed ones (entry points of other packages), imported "
+     "on first use.")
     if not _ROOMS: _ROOMS.extend(builtin_rooms() or [""])
     section_classes()
     return TRACKS
@@ -151,7 +155,8 @@ def track_names() -> list:
 def configured_tracks(config: Config) -> list:
     "The tracks a config sets up, in output order; none is a `ConfigError`."
     out = [n for n in track_names() if TRACKS[n].configured(config)]
-    if not out: raise ConfigError("no track configured: " + "; ".join(f"{TRACKS[n].title or n}: see the `{n}` section" for n in track_names()),
-                                  config.source, "tracks")
+    if not out:
+        raise ConfigError("no track configured: " + "; ".join(f"{TRACKS[n].title or n}: see the `{n}` section" for n in track_names()),
+                          config.source, "tracks")
     return out
 

@@ -12,11 +12,13 @@ __all__ = ['learning_curve_table', 'plot_learning_curve', 'fits_table']
 
 # %% ../../../nbs/tracks/adaptation/3s_adaptation_pages.ipynb #d256bac6
 def learning_curve_table(view: RunView) -> pd.DataFrame:
-    "Track 2's learning curve: held-out quality at each share of the outer folds' training patients (empty without Track 2)."
+    ("Track 2's learning curve: held-out quality at each share of the outer folds' training patients (empty without "
+     "Track 2).")
     return view._csv("adaptation_learning_curve").set_index("share") if view.has("adaptation_learning_curve") else pd.DataFrame()
 
 def plot_learning_curve(view: RunView) -> Figure:
-    "Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training patients."
+    ("Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training "
+     "patients.")
     plt = _style()
     d = learning_curve_table(view)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
@@ -38,4 +40,5 @@ def fits_table(view: RunView) -> pd.DataFrame:
     "Every model Track 2 fitted: training and validation patients, epochs, validation losses, adapter and its sha256."
     if not view.has("adaptation_fits"): return pd.DataFrame()
     d = pd.DataFrame(view._json("adaptation_fits")["fits"])
-    return d.drop(columns=[c for c in ("valid_losses", "adapter") if c in d]).set_index("key")   # the adapter folder is named by its key
+    # the adapter folder is named by its key
+    return d.drop(columns=[c for c in ("valid_losses", "adapter") if c in d]).set_index("key")

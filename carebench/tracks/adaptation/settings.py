@@ -60,7 +60,8 @@ class AdaptationConfig:
         if not 0 <= self.weight_decay <= 1:
             raise ValueError(f"weight_decay must be in [0, 1], got {_num(self.weight_decay)}")
         if not 0 < self.validation_share < 1: raise ValueError("validation_share must be in (0, 1)")
-        if self.outer_folds is not None and self.outer_folds < 3:   # the shuffled-context model leaves the donor's fold out too
+        # the shuffled-context model leaves the donor's fold out too
+        if self.outer_folds is not None and self.outer_folds < 3:
             raise ValueError("outer_folds must be at least 3 (or null): the model that reads a donor's chart is also fitted without "
                              "the donor's fold, which leaves nothing to fit on with 2")
         _whole("outer_folds", self.outer_folds, 3, 10_000, null=True)

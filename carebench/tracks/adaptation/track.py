@@ -40,14 +40,16 @@ def chart_text(patient) -> str:
 _TARGETS = {"query": ["query", "value"], "q_proj": ["q_proj", "v_proj"], "c_attn": ["c_attn"]}
 
 class BaseModel:
-    "The pretrained body and its tokenizer, loaded once per job; every fine-tuning starts from its initial adapter weights."
+    ("The pretrained body and its tokenizer, loaded once per job; every fine-tuning starts from its initial adapter "
+     "weights.")
     def __init__(self, s: AdaptationConfig):
         hub_offline()                                          # local folders only: nothing is downloaded
         import torch
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as hf_logging
         hf_logging.disable_progress_bar()
-        import warnings                                        # a deprecation notice of transformers that PEFT triggers: not the user's
+        # a deprecation notice of transformers that PEFT triggers: not the user's
+        import warnings
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
         if s.threads: torch.set_num_threads(s.threads)
         self.s, self.torch = s, torch
@@ -94,17 +96,21 @@ class BaseModel:
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #3657dac4
 class Scorer:
-    """One fine-tuned model: its LoRA adapter weights and a linear head (one sigmoid output per category). All scorers of a job share
-    one adapted copy of the body (`BaseModel.peft`) and swap their weights in when they score, so memory holds one model."""
+    """One fine-tuned model: its LoRA adapter weights and a linear head (one sigmoid output per category). All scorers
+    of a job share one adapted copy of the body (`BaseModel.peft`) and swap their weights in when they score, so memory
+    holds one model."""
     def __init__(self, base: BaseModel, n_categories: int, seed: int):
         torch = base.torch
         self.base, self.torch, self.body = base, torch, base.adapted()
         base.reset()
-        torch.manual_seed(seed)                                          # the head's init and dropout: this fit's own seed                                                     # every fine-tuning starts from the same adapter init
+        # the head's init and dropout: this fit's own seed                                                     # every
+        # fine-tuning starts from the same adapter init
+        torch.manual_seed(seed)
         self.head = torch.nn.Linear(base.hidden, n_categories).to(base.device)
         base.active = self
 
-    def params(self) -> list: return [p for p in self.body.parameters() if p.requires_grad] + list(self.head.parameters())
+    def params(self) -> list:
+        return [p for p in self.body.parameters() if p.requires_grad] + list(self.head.parameters())
 
     def activate(self):
         "Put this scorer's adapter weights into the shared body."
@@ -119,8 +125,8 @@ class Scorer:
         return self.head(pooled)
 
     def scores(self, texts: list) -> np.ndarray:
-        """Sigmoid scores (cases × categories) in evaluation mode. Cases are batched by length (a batch is padded to its longest
-        case, and an item alone is a tenth of an item with its chart) and returned in their own order."""
+        """Sigmoid scores (cases × categories) in evaluation mode. Cases are batched by length (a batch is padded to its
+        longest case, and an item alone is a tenth of an item with its chart) and returned in their own order."""
         self.activate(); self.body.eval(); out, bs = [], self.base.s.model.batch_size
         order = np.argsort([len(i) + len(c or "") for i, c in texts], kind="stable")
         with self.torch.no_grad():
@@ -142,15 +148,16 @@ class Scorer:
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #09e59e19
 def _batches(texts: list, bs: int, rng) -> list:
-    """One epoch's batches in a random order: cases with a chart and cases without one are batched apart (shuffled within each),
-    so that an item alone is never padded to the length of a chart: about half the work of mixed batches, the same cases."""
+    """One epoch's batches in a random order: cases with a chart and cases without one are batched apart (shuffled
+    within each), so that an item alone is never padded to the length of a chart: about half the work of mixed batches,
+    the same cases."""
     groups = [np.flatnonzero([bool(c) for _, c in texts]), np.flatnonzero([not c for _, c in texts])]
     out = [g[b:b + bs] for g in (rng.permutation(g) for g in groups) for b in range(0, len(g), bs)]
     return [out[k] for k in rng.permutation(len(out))]
 
 def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.ndarray, seed: int) -> tuple:
-    """Fine-tune a fresh `Scorer` on `texts` (soft targets `Y`), keep the epoch with the lowest validation loss, stop after
-    `patience` epochs without improvement. Returns the scorer and its log (epochs run, best epoch, losses)."""
+    """Fine-tune a fresh `Scorer` on `texts` (soft targets `Y`), keep the epoch with the lowest validation loss, stop
+    after `patience` epochs without improvement. Returns the scorer and its log (epochs run, best epoch, losses)."""
     s, torch = base.s, base.torch
     sc = Scorer(base, Y.shape[1], seed)
     opt = torch.optim.AdamW(sc.params(), lr=s.learning_rate, weight_decay=s.weight_decay)
@@ -231,7 +238,8 @@ def check_fine_tuning(s: AdaptationConfig, config_file=None) -> dict:
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #9e54300e
 class _Track2Learner:
-    "Track 2 as a `Learner` of `crossfit`: no candidates to choose on inner folds (early stopping happens inside each fit)."
+    ("Track 2 as a `Learner` of `crossfit`: no candidates to choose on inner folds (early stopping happens inside each "
+     "fit).")
     def __init__(self, ds: Dataset, s: AdaptationConfig, base: BaseModel, seed: int, adapters: Path | None = None, quiet: bool = True):
         self.ds, self.s, self.base, self.seed, self.adapters, self.quiet = ds, s, base, seed, adapters, quiet
         self.charts = {p.id: chart_text(p) for p in ds.patients}
@@ -243,7 +251,8 @@ class _Track2Learner:
     def inner_losses(self, inner) -> dict: return {}
 
     def cases(self, patients) -> tuple:
-        "Training cases of `patients`: pairs and training items without a chart (context-free labels), pairs with their own chart."
+        ("Training cases of `patients`: pairs and training items without a chart (context-free labels), pairs with "
+         "their own chart.")
         ds, P = self.ds, list(patients)
         pr, ti = np.isin(ds.pair_patient, P), np.isin(ds.train_patient, P)
         texts = [(i, None) for i in ds.pair_item[pr]] + [(i, None) for i in ds.train_item[ti]]
@@ -253,7 +262,8 @@ class _Track2Learner:
     def fit(self, train, choice=None):
         train = sorted(train)
         key = hashlib.sha256(json.dumps(train).encode()).hexdigest()[:12]
-        if key in self.models: return self.models[key]            # the same training patients: the same model, fitted once
+        # the same training patients: the same model, fitted once
+        if key in self.models: return self.models[key]
         rng = rng_for(self.seed, "adaptation", key)
         n_valid = min(len(train) - 1, max(1, round(self.s.validation_share * len(train))))
         valid = sorted(rng.choice(train, n_valid, replace=False).tolist())
@@ -278,7 +288,8 @@ def save_adapter(sc: Scorer, folder: Path, train: list) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     sc.activate(); sc.body.save_pretrained(folder)
     cfg = json.loads((folder/"adapter_config.json").read_text(encoding="utf-8"))
-    if isinstance(cfg.get("target_modules"), list):   # PEFT writes this set in hash order, which differs between processes
+    # PEFT writes this set in hash order, which differs between processes
+    if isinstance(cfg.get("target_modules"), list):
         cfg["target_modules"] = sorted(cfg["target_modules"])
         (folder/"adapter_config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True), encoding="utf-8")
     sc.torch.save({n: p.detach().cpu() for n, p in sc.head.named_parameters()}, folder/"head.pt")
@@ -339,7 +350,8 @@ def model_name(s: AdaptationConfig) -> str:
     return f"{name}+lora_{s.family}"
 
 def adaptation_job(config, run_path, quiet: bool = True) -> dict:
-    "Track 2 as one job of a run: scores, learning curve, fits and adapters under RUN/jobs/adaptation/; returns its statistics."
+    ("Track 2 as one job of a run: scores, learning curve, fits and adapters under RUN/jobs/adaptation/; returns its "
+     "statistics.")
     from carebench.adapters.load import load_dataset
     from carebench.core.runs import atomic_write, write_json
     from carebench.stats.endpoints import to_jsonable
@@ -361,7 +373,8 @@ def adaptation_job(config, run_path, quiet: bool = True) -> dict:
     stats = dict(model=model, track="adaptation", base=base.identity, n_pairs=ds.n_pairs, fits=len(res.fits),
                  outer_folds=len(nested_folds(list(dict.fromkeys(ds.pair_patient)), s.outer_folds, 2, config.seed)),
                  epochs_run=int(sum(f["epochs_run"] for f in res.fits)), seconds=round(time.time() - t0, 3), device=str(base.device),
-                 adapters={f["adapter"]: f["adapter_sha256"] for f in res.fits if "adapter" in f})      # hashes in the run manifest
+                 # hashes in the run manifest
+                 adapters={f["adapter"]: f["adapter_sha256"] for f in res.fits if "adapter" in f})
     write_json(folder/"stats.json", to_jsonable(stats))
     return stats
 
@@ -413,7 +426,8 @@ class AdaptationTrack(Track):
     def check(self):
         c, s = self.ctx.config, self.settings
         try: nested_folds(list(dict.fromkeys(self.ctx.ds.pair_patient)), s.outer_folds, 2)
-        except ValueError: raise ConfigError("Track 2's cross-fitting needs at least 3 evaluation patients", c.source, "adaptation.outer_folds") from None
+        except ValueError:
+            raise ConfigError("Track 2's cross-fitting needs at least 3 evaluation patients", c.source, "adaptation.outer_folds") from None
         check_fine_tuning(s, c.source)
 
     def key_of(self, model: str) -> str: return "adaptation.model"

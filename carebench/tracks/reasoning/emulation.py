@@ -41,7 +41,8 @@ __all__ = ['MAX_CALLS', 'ADJUDICATION_NOTE', 'emulation_model', 'plan_emulation'
 def emulation_model(config: Config) -> ModelConfig:
     "The model that plays the raters: `reasoning.emulation.model` (an id of reasoning.models) or the first model."
     rc, em = config.reasoning, config.reasoning.emulation
-    if not rc.models: raise ConfigError("emulation needs a model: add one under reasoning.models", config.source, "reasoning.models")
+    if not rc.models:
+        raise ConfigError("emulation needs a model: add one under reasoning.models", config.source, "reasoning.models")
     if em.model is None: return rc.models[0]
     for m in rc.models:
         if m.id == em.model: return m
@@ -52,8 +53,8 @@ def _with_persona(rc, rater) -> "PromptConfig":
     return dataclasses.replace(rc.prompt, system=rater.persona.strip() + "\n\n" + (rc.prompt.system or DEFAULT_SYSTEM))
 
 def plan_emulation(ds: Dataset, model: ModelConfig, backend, config: Config) -> list:
-    """Every rater's request per pair and labelled condition (rater, then condition, then pair: a patient's prompts adjacent),
-    the persona before the system text; the cache key names the rater."""
+    """Every rater's request per pair and labelled condition (rater, then condition, then pair: a patient's prompts
+    adjacent), the persona before the system text; the cache key names the rater."""
     rc, em = config.reasoning, config.reasoning.emulation
     gen, identity, repair = dataclasses.asdict(backend.generation), backend.identity(), repair_key(model, rc)
     patients, out = {p.id: p for p in ds.patients}, []
@@ -115,8 +116,9 @@ ADJUDICATION_NOTE = ("Other raters labelled this EHR item independently (1: it b
                      "They disagree on: {split}. As the adjudicator, give your own judgment for every category.")
 
 def plan_adjudication(ds: Dataset, model: ModelConfig, backend, config: Config, labels: dict) -> list:
-    """The adjudicator's request for every (pair, labelled condition) where the raters' labels differ in some category: its persona,
-    the same prompt, and the raters' labels (blind raters, an informed adjudicator); `meta["disagree"]` marks the categories."""
+    """The adjudicator's request for every (pair, labelled condition) where the raters' labels differ in some category:
+    its persona, the same prompt, and the raters' labels (blind raters, an informed adjudicator); `meta["disagree"]`
+    marks the categories."""
     rc, em = config.reasoning, config.reasoning.emulation
     gen, identity, keys, repair = dataclasses.asdict(backend.generation), backend.identity(), ds.categories, repair_key(model, rc)
     settings = _with_persona(rc, em.adjudicator)
@@ -144,8 +146,9 @@ def plan_adjudication(ds: Dataset, model: ModelConfig, backend, config: Config, 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #78227c07
 @dataclasses.dataclass
 class Emulation:
-    """What the raters said: labels (condition → pairs × raters × categories, NaN where a call failed), the adjudicator's labels
-    where raters disagreed (condition → pairs × categories, NaN elsewhere; None without an adjudicator), scores (long), cost."""
+    """What the raters said: labels (condition → pairs × raters × categories, NaN where a call failed), the
+    adjudicator's labels where raters disagreed (condition → pairs × categories, NaN elsewhere; None without an
+    adjudicator), scores (long), cost."""
     labels: dict
     scores: pd.DataFrame
     cost: dict
@@ -223,10 +226,12 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #0b039671
 def emulated_reference(emu: Emulation) -> tuple[dict, np.ndarray]:
-    """The emulated reference per labelled condition: the mean of the raters who answered in both conditions (so that Δ never mixes
-    raters), or the adjudicator's label where the raters disagreed and it decided; and the pairs every rater answered in both."""
+    """The emulated reference per labelled condition: the mean of the raters who answered in both conditions (so that Δ
+    never mixes raters), or the adjudicator's label where the raters disagreed and it decided; and the pairs every rater
+    answered in both."""
     import warnings
-    gone = np.logical_or.reduce([np.isnan(emu.labels[c]) for c in LABELLED_CONDITIONS])     # pairs × raters × categories
+    # pairs × raters × categories
+    gone = np.logical_or.reduce([np.isnan(emu.labels[c]) for c in LABELLED_CONDITIONS])
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)                      # a cell every rater failed: NaN
         ref = {c: np.nanmean(np.where(gone, np.nan, emu.labels[c]), axis=1) for c in LABELLED_CONDITIONS}
@@ -241,8 +246,8 @@ def _observer_deltas(labels: dict) -> np.ndarray:
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #0a669901
 def judge_emulation(ds: Dataset, emu: Emulation, config: Config) -> dict:
-    """The agreement table (emulated vs human Δ_ref, each rater vs human, human vs human), the alternative-annotator test of each
-    rater, and the summary."""
+    """The agreement table (emulated vs human Δ_ref, each rater vs human, human vs human), the alternative-annotator
+    test of each rater, and the summary."""
     em, a = config.reasoning.emulation, config.analysis
     ref, ok = emulated_reference(emu)
     cats, cl = list(ds.categories), ds.cluster
@@ -273,11 +278,13 @@ def judge_emulation(ds: Dataset, emu: Emulation, config: Config) -> dict:
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #115152df
 def emulation_endpoints(ds: Dataset, ref: dict, ok: np.ndarray, scores: pd.DataFrame, config: Config) -> pd.DataFrame:
-    "Every configured endpoint of every model against the human and the emulated reference, on pairs both cover, same resamples."
+    ("Every configured endpoint of every model against the human and the emulated reference, on pairs both cover, same "
+     "resamples.")
     cells = score_cells(scores, ds)
     problems = validate_scores(scores, ds, cells)
     fatal = problems[~problems["check"].isin(("missing_cells", "missing_condition"))]
-    if len(fatal): raise ScoreValidationError(f"{len(fatal)} problem(s) in the scores; the first: {fatal.iloc[0]['message']}", fatal)
+    if len(fatal):
+        raise ScoreValidationError(f"{len(fatal)} problem(s) in the scores; the first: {fatal.iloc[0]['message']}", fatal)
     names = [n for n in config.analysis.endpoints if n in ENDPOINTS]
     emulated = dataclasses.replace(ds, reference={c: np.nan_to_num(ref[c]) for c in LABELLED_CONDITIONS})
     rows = []
@@ -316,7 +323,8 @@ def emulate(config: Config | str | Path, out=None, run=None, cache_path=None, qu
     the run is of this dataset (`check_run_inputs`), that its artifacts are the files it wrote (`verify_artifacts`) and
     that its report folder is a real folder (`output_folder`)."""
     config = config if isinstance(config, Config) else load_config(config)
-    if (out is None) == (run is None): raise ValueError("give exactly one of out (a new folder) and run (a finished run folder)")
+    if (out is None) == (run is None):
+        raise ValueError("give exactly one of out (a new folder) and run (a finished run folder)")
     ds = load_dataset(config)
     emulation_model(config)                                           # a config error before any folder is touched
     check_emulation_calls(ds, config)                                 # too many calls: refused before anything is built

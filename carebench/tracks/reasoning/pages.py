@@ -18,7 +18,8 @@ __all__ = ['emulation_summary', 'emulation_cost', 'emulation_agreement', 'emulat
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #125270d5
 def emulation_summary(view: RunView) -> pd.DataFrame:
-    "Per rater of `carebench emulate`: persona, the alternative-annotator test's winning rate, mean advantage and verdict."
+    ("Per rater of `carebench emulate`: persona, the alternative-annotator test's winning rate, mean advantage and "
+     "verdict.")
     s = json.loads(view.run.artifact("emulation").read_text())
     rows = [dict(rater=r["id"], persona=r["persona"], **{"winning rate": s["verdicts"][r["id"]]["winning_rate"],
                  "mean advantage": s["verdicts"][r["id"]]["mean_advantage"],
@@ -31,8 +32,9 @@ def emulation_cost(view: RunView) -> pd.DataFrame:
     return pd.DataFrame([(k.replace("_", " "), v) for k, v in c.items()], columns=["field", "value"]).set_index("field")
 
 def emulation_agreement(view: RunView, pooled: bool = True) -> pd.DataFrame:
-    """The agreement table (`emulation_agreement.csv`): pooled over categories, each comparison's sign agreement, κ and ICC with
-    intervals; or (`pooled=False`) per category, the emulated-vs-human and human-vs-human estimates side by side."""
+    """The agreement table (`emulation_agreement.csv`): pooled over categories, each comparison's sign agreement, κ and
+    ICC with intervals; or (`pooled=False`) per category, the emulated-vs-human and human-vs-human estimates side by
+    side."""
     a = pd.read_csv(view.run.artifact("emulation_agreement"))
     if pooled:
         t = a[a["category"] == "all"].copy()
@@ -47,7 +49,8 @@ def emulation_endpoints_table(view: RunView) -> pd.DataFrame:
     return pd.DataFrame() if e is None else t.assign(difference=t.get("emulated") - t.get("human"))
 
 def plot_emulation_agreement(view: RunView):
-    "Sign agreement of Δ per category: emulated vs human reference beside human observer vs human observer, with intervals."
+    ("Sign agreement of Δ per category: emulated vs human reference beside human observer vs human observer, with "
+     "intervals.")
     plt = _plt()
     a = pd.read_csv(view.run.artifact("emulation_agreement"))
     a = a[(a["measure"] == "sign_agreement") & (a["category"] != "all")]
@@ -66,8 +69,9 @@ def plot_emulation_agreement(view: RunView):
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #bad42906
 def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
-    """The robustness table of one model: per perturbation and contrast endpoint, the endpoint unperturbed and perturbed, the change
-    with its patient-cluster interval, the one-sided p-value that the perturbation lowers it, and the pairs it changed."""
+    """The robustness table of one model: per perturbation and contrast endpoint, the endpoint unperturbed and
+    perturbed, the change with its patient-cluster interval, the one-sided p-value that the perturbation lowers it, and
+    the pairs it changed."""
     if not view.has("perturbation_effects"): return pd.DataFrame()
     d = view._csv("perturbation_effects")
     d = d[d["model"] == model].drop(columns=["model", "ci_level"])
@@ -76,7 +80,8 @@ def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
                              "n_pairs_changed": "pairs changed"}).set_index(["perturbation", "endpoint"])
 
 def plot_field_importance(view: RunView, model: str, endpoint: str = "Context specificity") -> Figure | None:
-    "What leaving out each snapshot field (`drop:FIELD`) changes in `endpoint`, most costly first, with patient-cluster intervals."
+    ("What leaving out each snapshot field (`drop:FIELD`) changes in `endpoint`, most costly first, with "
+     "patient-cluster intervals.")
     plt = _style()
     t = perturbation_table(view, model)
     if t.empty: return None
@@ -97,8 +102,9 @@ def plot_field_importance(view: RunView, model: str, endpoint: str = "Context sp
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #f456fff0
 def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
-    """Per endpoint of one model: the main estimate, its range over the K prompt formats, the raw between-format SD, the SD beyond
-    sampling noise with its patient-cluster interval (mean-contrast endpoints), and whether the effect lies within the range."""
+    """Per endpoint of one model: the main estimate, its range over the K prompt formats, the raw between-format SD, the
+    SD beyond sampling noise with its patient-cluster interval (mean-contrast endpoints), and whether the effect lies
+    within the range."""
     d = _role_rows(view, "format_spread", model)
     if d.empty: return d
     d["endpoint"] = d["endpoint"].map(_label)
@@ -108,7 +114,8 @@ def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
         "n_patients": "patients"}).set_index("endpoint")
 
 def plot_format_spread(view: RunView, model: str) -> Figure | None:
-    "Every endpoint's estimate under each prompt format with its interval (the main format filled), the endpoint's null dashed."
+    ("Every endpoint's estimate under each prompt format with its interval (the main format filled), the endpoint's "
+     "null dashed.")
     plt = _style()
     d = _role_rows(view, "format_endpoints", model)
     if d.empty: return None
@@ -130,7 +137,8 @@ def plot_format_spread(view: RunView, model: str) -> Figure | None:
                        "null. An effect no larger than the spread of the dots is not a finding about the chart.")
 
 def replicate_table(view: RunView, model: str) -> pd.DataFrame:
-    "The test–retest null of one model: |Δ| between replicates of the context-free condition, beside the run's |Δ_model| and |Δ_shuf|."
+    ("The test–retest null of one model: |Δ| between replicates of the context-free condition, beside the run's "
+     "|Δ_model| and |Δ_shuf|.")
     d = _role_rows(view, "replicate_noise", model)
     if d.empty: return d
     d = d.drop(columns=["ci_level"]).rename(columns={

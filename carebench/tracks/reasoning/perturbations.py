@@ -30,7 +30,8 @@ __all__ = ['PERTURBATIONS', 'Shown', 'Perturbation', 'register_perturbation', 'D
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #eef8fc27
 @dataclass(frozen=True)
 class Shown:
-    "The context a prompt shows: the patient it comes from and its `(field, value)` pairs in the order shown (values: text or tuple)."
+    ("The context a prompt shows: the patient it comes from and its `(field, value)` pairs in the order shown (values: "
+     "text or tuple).")
     id: str
     snapshot: tuple
 
@@ -42,9 +43,9 @@ class Shown:
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #7e3b8622
 class Perturbation:
-    """A perturbation: `name`, `target` ("context" or "item"), whether it takes a field (`takes_field`), and `apply(item, shown, rng,
-    pool)` returning `(item, shown)` or `None` where it does not apply. `pool` holds `(patient id, field, text)` of every patient, for
-    perturbations that borrow text from another record."""
+    """A perturbation: `name`, `target` ("context" or "item"), whether it takes a field (`takes_field`), and
+    `apply(item, shown, rng, pool)` returning `(item, shown)` or `None` where it does not apply. `pool` holds `(patient
+    id, field, text)` of every patient, for perturbations that borrow text from another record."""
     name: ClassVar[str] = ""
     target: ClassVar[str] = "context"
     takes_field: ClassVar[bool] = False
@@ -69,7 +70,8 @@ PERTURBATIONS: dict[str, type] = {}
 
 def register_perturbation(cls: type) -> type:
     "Class decorator: register a `Perturbation` subclass under its `name`."
-    if not (isinstance(cls, type) and issubclass(cls, Perturbation) and cls.name): raise TypeError("register_perturbation takes a Perturbation subclass with a name")
+    if not (isinstance(cls, type) and issubclass(cls, Perturbation) and cls.name):
+        raise TypeError("register_perturbation takes a Perturbation subclass with a name")
     register_into(PERTURBATIONS, cls.name, cls)
     return cls
 
@@ -80,7 +82,8 @@ def _has(shown: Shown, field: str) -> bool:
     return any(n == field and any(t.strip() for t in _texts(v)) for n, v in shown.snapshot)
 
 class _FieldFilter(Perturbation):
-    "The chart with some fields kept (`keep(name)`); not applicable when the patient's chart has no text in the named field."
+    ("The chart with some fields kept (`keep(name)`); not applicable when the patient's chart has no text in the named "
+     "field.")
     takes_field = True
     def keep(self, name: str) -> bool: raise NotImplementedError
     def apply(self, item, shown, rng, pool=()):
@@ -115,8 +118,9 @@ _BOILERPLATE = ("Patient was seen in clinic. Vital signs were recorded. The visi
 
 @register_perturbation
 class IrrelevantText(Perturbation):
-    """The chart plus a field `additional_notes` of about the length of one of its own fields (chosen by the seed): text from another
-    patient's record (a field of another name than the chosen one), or neutral boilerplate when there is none."""
+    """The chart plus a field `additional_notes` of about the length of one of its own fields (chosen by the seed): text
+    from another patient's record (a field of another name than the chosen one), or neutral boilerplate when there is
+    none."""
     name = "irrelevant_text"
     def apply(self, item, shown, rng, pool=()):
         own = [(n, " ".join(_texts(v))) for n, v in shown.snapshot if any(t.strip() for t in _texts(v))]
@@ -135,7 +139,8 @@ class NegateField(Perturbation):
         if not _has(shown, self.field): return None
         def neg(t):
             first = t.split()[0] if t.split() else ""
-            plain = first[:1].isupper() and (first[1:].islower() or len(first) == 1)     # "Lithium" → "lithium"; "HbA1c", "HIV" kept
+            # "Lithium" → "lithium"; "HbA1c", "HIV" kept
+            plain = first[:1].isupper() and (first[1:].islower() or len(first) == 1)
             return "No " + (t[:1].lower() + t[1:] if plain else t)
         out = tuple((n, (neg(v) if isinstance(v, str) else tuple(neg(t) for t in v)) if n == self.field else v) for n, v in shown.snapshot)
         return item, Shown(shown.id, out)
@@ -148,7 +153,8 @@ _ABBREVIATIONS = {"mg": "milligrams", "mcg": "micrograms", "ml": "millilitres", 
 
 @register_perturbation
 class ItemCase(Perturbation):
-    "The item lower-cased, upper-cased or title-cased (the seed chooses one that differs; not applicable when none does)."
+    ("The item lower-cased, upper-cased or title-cased (the seed chooses one that differs; not applicable when none "
+     "does).")
     name, target = "item_case", "item"
     def apply(self, item, shown, rng, pool=()):
         forms = [f for f in dict.fromkeys((item.lower(), item.upper(), item.title())) if f != item]
@@ -165,7 +171,8 @@ class ItemPunctuation(Perturbation):
 
 @register_perturbation
 class ItemAbbreviation(Perturbation):
-    "Abbreviations in the item expanded (mg → milligrams, HIV → human immunodeficiency virus, …), or contracted when it has none."
+    ("Abbreviations in the item expanded (mg → milligrams, HIV → human immunodeficiency virus, …), or contracted when "
+     "it has none.")
     name, target = "item_abbreviation", "item"
     def apply(self, item, shown, rng, pool=()):
         pattern = lambda words: re.compile(r"(?<![\w/])(" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + r")(?![\w/])", re.I)
@@ -177,11 +184,13 @@ class ItemAbbreviation(Perturbation):
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #fe6c69ac
 def parse_perturbations(specs, fields) -> list:
-    "Perturbations from specs (`name` or `name:FIELD`, `*` for every field in `fields`); an unknown name or field is a `ValueError`."
+    ("Perturbations from specs (`name` or `name:FIELD`, `*` for every field in `fields`); an unknown name or field is "
+     "a `ValueError`.")
     out = []
     for spec in specs:
         name, _, arg = str(spec).partition(":")
-        if name not in PERTURBATIONS: raise ValueError(f"unknown perturbation {name!r} (known: {', '.join(PERTURBATIONS)})")
+        if name not in PERTURBATIONS:
+            raise ValueError(f"unknown perturbation {name!r} (known: {', '.join(PERTURBATIONS)})")
         cls = PERTURBATIONS[name]
         if cls.takes_field and arg == "*": out += [cls(f) for f in fields]
         elif cls.takes_field and arg not in fields:
@@ -198,9 +207,10 @@ def perturb(p: Perturbation, item: str, patient, seed: int, pool: tuple = ()):
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #4479b411
 def perturbation_effects(ds, scores, perturbed, config, order=None):
-    """One row per (model, perturbation, endpoint): the endpoint unperturbed and perturbed on the pairs the model scored in every
-    condition, the change with its patient-cluster interval, the one-sided p-value that the perturbation lowers it, and the pairs
-    it changed. `scores` is the run's long score frame, `perturbed` the suite's (`perturbation` column)."""
+    """One row per (model, perturbation, endpoint): the endpoint unperturbed and perturbed on the pairs the model scored
+    in every condition, the change with its patient-cluster interval, the one-sided p-value that the perturbation lowers
+    it, and the pairs it changed. `scores` is the run's long score frame, `perturbed` the suite's (`perturbation`
+    column)."""
     eps = effective_epsilon(config.analysis.epsilon)
     pair_idx = pd.Series(range(ds.n_pairs), index=pd.MultiIndex.from_arrays([ds.pair_patient.astype(str), ds.pair_item.astype(str)]))
     cat_idx = pd.Series(range(len(ds.categories)), index=list(ds.categories))
@@ -210,7 +220,8 @@ def perturbation_effects(ds, scores, perturbed, config, order=None):
         complete = ~np.isnan(np.hstack([base[c] for c in CONDITIONS])).any(1)
         if not complete.any(): continue
         ib = endpoint_input(ds, base, complete, canonical=False)
-        unperturbed = {name: contrast(ib, eps) for name, contrast in CONTRASTS.items()}        # the same for every perturbation
+        # the same for every perturbation
+        unperturbed = {name: contrast(ib, eps) for name, contrast in CONTRASTS.items()}
         specs = [s for s in (order or []) if s in set(pm["perturbation"])] + [s for s in dict.fromkeys(pm["perturbation"]) if s not in (order or [])]
         for spec in specs:
             g = pm[pm["perturbation"] == spec]
@@ -223,7 +234,8 @@ def perturbation_effects(ds, scores, perturbed, config, order=None):
             ia = endpoint_input(ds, {**base, CORRECT_CONTEXT: corr}, complete, canonical=False)
             for name, contrast in CONTRASTS.items():
                 (xa, mask), (xb, _) = contrast(ia, eps), unperturbed[name]
-                e = model_contrast(ib, ia, config.analysis, config.seed, f"{model}~{spec}", name)     # unperturbed − perturbed
+                # unperturbed − perturbed
+                e = model_contrast(ib, ia, config.analysis, config.seed, f"{model}~{spec}", name)
                 rows.append(dict(model=model, perturbation=spec, endpoint=name, unperturbed=float(xb[mask].mean()) if mask.any() else None,
                                  perturbed=float(xa[mask].mean()) if mask.any() else None, change=-e.estimate, ci_low=-e.ci[1],
                                  ci_high=-e.ci[0], ci_level=e.ci_level, p_lower=e.p_value, min_attainable_p=e.min_attainable_p,
@@ -233,11 +245,12 @@ def perturbation_effects(ds, scores, perturbed, config, order=None):
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #fcaff437
 def between_spread(inputs: list, contrast, eps: float, weights: np.ndarray, level: float = 0.95) -> dict:
-    """The spread over formats of one mean-contrast endpoint, from `inputs` (one per format, `canonical=False`, the same pairs):
-    each format's estimate, the raw SD, the SD beyond sampling noise and its basic patient-bootstrap interval (the same resample
-    `weights` for every format)."""
+    """The spread over formats of one mean-contrast endpoint, from `inputs` (one per format, `canonical=False`, the same
+    pairs): each format's estimate, the raw SD, the SD beyond sampling noise and its basic patient-bootstrap interval
+    (the same resample `weights` for every format)."""
     sums = [cluster_sums(x, inp.cluster, inp.n_patients, mask) for inp, (x, mask) in ((i, contrast(i, eps)) for i in inputs)]
-    S, n = np.array([s.sum(1) for s, _ in sums]), sums[0][1].sum(1)   # formats × patients; the mask is Δ_ref's, shared by all
+    # formats × patients; the mask is Δ_ref's, shared by all
+    S, n = np.array([s.sum(1) for s, _ in sums]), sums[0][1].sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
         theta, reps = S.sum(1) / n.sum(), (weights @ S.T) / (weights @ n)[:, None]     # K, and B × K
     s2, s2b = theta.var(ddof=1), reps.var(1, ddof=1)
@@ -249,10 +262,10 @@ def between_spread(inputs: list, contrast, eps: float, weights: np.ndarray, leve
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #1fa3f23c
 def format_spread(ds, scores, fscores, config, endpoints=None) -> tuple:
-    """Per model with other prompt formats: every configured endpoint under each format (`format_endpoints`: estimate, interval,
-    p-value) on the pairs complete in every format, and per endpoint the spread over formats (`format_spread`: the main estimate,
-    min, max, raw SD, and for mean-contrast endpoints the SD beyond sampling noise with its interval). `fscores` is the long frame
-    of formats 1…K−1 (a `format` column); format 0 is `scores`."""
+    """Per model with other prompt formats: every configured endpoint under each format (`format_endpoints`: estimate,
+    interval, p-value) on the pairs complete in every format, and per endpoint the spread over formats (`format_spread`:
+    the main estimate, min, max, raw SD, and for mean-contrast endpoints the SD beyond sampling noise with its
+    interval). `fscores` is the long frame of formats 1…K−1 (a `format` column); format 0 is `scores`."""
     eps, a = effective_epsilon(config.analysis.epsilon), config.analysis
     names = [n for n in (a.endpoints if endpoints is None else endpoints) if n in ENDPOINTS]
     rows, spread = [], []
@@ -287,9 +300,10 @@ def format_spread(ds, scores, fscores, config, endpoints=None) -> tuple:
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #8afb4a4c
 def replicate_noise(ds, scores, rscores, config) -> pd.DataFrame:
-    """Per model with replicates: the test–retest null, |Δ| between a replicate of the context-free condition and the run's own
-    context-free score per cell, as mean (with its patient-cluster interval), median, 95th percentile and share of cells moved by at
-    least ε; beside it the mean |Δ_model| and |Δ_shuf| of the run on the same cells. `rscores` has a `replicate` column."""
+    """Per model with replicates: the test–retest null, |Δ| between a replicate of the context-free condition and the
+    run's own context-free score per cell, as mean (with its patient-cluster interval), median, 95th percentile and
+    share of cells moved by at least ε; beside it the mean |Δ_model| and |Δ_shuf| of the run on the same cells.
+    `rscores` has a `replicate` column."""
     eps, a = effective_epsilon(config.analysis.epsilon), config.analysis
     rows = []
     for model, rm in rscores.groupby("model", sort=False):

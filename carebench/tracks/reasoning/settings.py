@@ -25,24 +25,27 @@ DEFAULT_PERSONAS = (
 
 @dataclass(frozen=True)
 class RaterConfig:
-    "One emulated observer: an `id` and a `persona` (who the rater is: specialty, role), put before the task's system text."
+    ("One emulated observer: an `id` and a `persona` (who the rater is: specialty, role), put before the task's system "
+     "text.")
     id: str
     persona: str
 
     def __post_init__(self):
-        if not str(self.id).strip() or not str(self.persona).strip(): raise ValueError("a rater needs an id and a persona")
+        if not str(self.id).strip() or not str(self.persona).strip():
+            raise ValueError("a rater needs an id and a persona")
 
 @dataclass(frozen=True)
 class EmulationConfig:
-    """`reasoning.emulation`: K rater agents (personas) of one model, each labelling every evaluation pair context-free and with
-    the patient's chart, blind to each other (`carebench emulate`). A rater's label is its score ≥ `threshold`; `epsilon` and `q`
-    are the alternative-annotator test's margin and level."""
+    """`reasoning.emulation`: K rater agents (personas) of one model, each labelling every evaluation pair context-free
+    and with the patient's chart, blind to each other (`carebench emulate`). A rater's label is its score ≥ `threshold`;
+    `epsilon` and `q` are the alternative-annotator test's margin and level."""
     model: str | None = None          # the id of one of reasoning.models; None: the first
     raters: tuple[RaterConfig, ...] = tuple(RaterConfig(i, p) for i, p in DEFAULT_PERSONAS)
     threshold: float = 0.5
     epsilon: float = 0.1
     q: float = 0.05
-    adjudicator: RaterConfig | None = None   # an adjudicator agent: sees the raters' labels where they disagree and decides
+    # an adjudicator agent: sees the raters' labels where they disagree and decides
+    adjudicator: RaterConfig | None = None
     # the most calls an emulation may plan (raters × 2 conditions × pairs, + 2 × pairs with an adjudicator);
     # raise it on purpose
     max_calls: int = 20_000
@@ -66,13 +69,17 @@ class ReasoningConfig:
     repair_attempts: int = 1          # 0 or 1: one bounded repair request after an unparsable JSON answer
     cache: Path | None = None         # None: $CAREBENCH_CACHE, else ~/.cache/carebench/responses.sqlite
     allow_remote: bool = False        # patient text may be sent to a non-loopback endpoint only when true
-    perturbations: tuple[str, ...] = ()   # the perturbation suite: specs of nbs/tracks/reasoning/3h_perturbations (drop:*, shuffle_fields, ...); off by default
-    formats: int = 1                  # K prompt formats (30_prompts): every pair scored under each; 1 (off): the main prompt only
+    # the perturbation suite: specs of nbs/tracks/reasoning/3h_perturbations (drop:*, shuffle_fields, ...); off by
+    # default
+    perturbations: tuple[str, ...] = ()
+    # K prompt formats (30_prompts): every pair scored under each; 1 (off): the main prompt only
+    formats: int = 1
     replicates: int = 1               # the context-free condition scored this many times (test–retest noise); 1: off
     emulation: EmulationConfig = field(default_factory=EmulationConfig)   # `carebench emulate`: LLM raters as observers
 
     def __post_init__(self):
-        if self.donors_per_patient is not None and self.donors_per_patient < 1: raise ValueError("donors_per_patient must be at least 1")
+        if self.donors_per_patient is not None and self.donors_per_patient < 1:
+            raise ValueError("donors_per_patient must be at least 1")
         if self.batch_size < 1: raise ValueError("batch_size must be at least 1")
         if self.batch_size > 4096:
             raise ValueError("batch_size must be at most 4,096 (a batch is claimed and held in memory at once)")

@@ -29,7 +29,8 @@ from ...models.backends import Backend, BackendContext, Reply, Request, backend_
 from ...models.cache import ResponseCache, cache_key, default_cache_path
 from ..donors import assign_donors
 from ...models.parsing import ParseError, parse_scores
-from .perturbations import format_spread, parse_perturbations, perturb, perturbation_effects, replicate_noise
+from .perturbations import (format_spread, parse_perturbations, perturb, perturbation_effects,
+                                                      replicate_noise)
 from ...models.prompts import Prompt, PromptRecipe, build_prompt, sample_formats
 from ...models.backends import ModelConfig
 from .settings import ReasoningConfig
@@ -46,7 +47,8 @@ REPAIR = ("Your answer could not be used ({reason}). Reply with only a JSON obje
           "from 0 to 1.")
 
 def repair_key(model: ModelConfig, rc: ReasoningConfig) -> dict | None:
-    "What the repair request adds to a json-mode call's cache key (a repaired answer is another answer); None in logprob mode."
+    ("What the repair request adds to a json-mode call's cache key (a repaired answer is another answer); None in "
+     "logprob mode.")
     return {"attempts": rc.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} if model.scoring_mode == "json" else None
 
 def snapshot_field_names(ds: Dataset) -> list:
@@ -56,14 +58,15 @@ def snapshot_field_names(ds: Dataset) -> list:
 def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: Backend, config: Config) -> list:
     """Every request of one model: three conditions per pair (one per donor slot when shuffled) under each prompt format
     (`meta["format"]`, 0 the main prompt), then the correct context under each configured perturbation where it applies
-    (`meta["perturbation"]`) and the context-free condition again per replicate (`meta["replicate"]`, in a seeded pair order, so
-    that batches differ); ordered so that shared prefixes are adjacent. Each request's meta names the snapshot fields its context
-    shows."""
+    (`meta["perturbation"]`) and the context-free condition again per replicate (`meta["replicate"]`, in a seeded pair
+    order, so that batches differ); ordered so that shared prefixes are adjacent. Each request's meta names the snapshot
+    fields its context shows."""
     gen = dataclasses.asdict(backend.generation)
     rc = config.reasoning
     repair = repair_key(model, rc)
     patients = {p.id: p for p in ds.patients}
-    by_pair = {}                                                  # (patient, item) → its donor slots, in the map's order
+    # (patient, item) → its donor slots, in the map's order
+    by_pair = {}
     for p, i, d, s in zip(donors["patient_id"], donors["item"], donors["donor_patient_id"], donors["slot"]):
         by_pair.setdefault((p, i), []).append((d, int(s)))
     identity = backend.identity()
@@ -73,7 +76,8 @@ def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend
     retest = rng_for(config.seed, "replicate_order").permutation(ds.n_pairs) if rc.replicates > 1 else None
 
     def request(item, shown, meta, fmt=None, replicate=0):
-        prompt = PromptRecipe(item, shown, ds.label_space, rc.prompt, model.scoring_mode, fmt)   # built when asked: no text is kept
+        # built when asked: no text is kept
+        prompt = PromptRecipe(item, shown, ds.label_space, rc.prompt, model.scoring_mode, fmt)
         key = cache_key(model=model.id, revision=model.revision, backend=identity, mode=model.scoring_mode, generation=gen,
                         prompt=prompt.build().hash, repair=repair, extra=backend.key_extra(meta), **({"replicate": replicate} if replicate else {}))
         return Request(key, prompt, meta)
@@ -89,7 +93,8 @@ def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend
                 out.append(request(item, patients[cpid] if cpid else None, meta, fmt))
         for p in perts:                             # the suite: the patient's own chart with one thing changed
             got = perturb(p, item, patients[pid], config.seed, pool)
-            if got is None: continue                # not applicable to this pair: it keeps its unperturbed score, no call
+            # not applicable to this pair: it keeps its unperturbed score, no call
+            if got is None: continue
             shown_item, shown = got
             out.append(request(shown_item, shown, dict(pair=i, patient_id=pid, item=item, condition=CORRECT_CONTEXT, context_patient_id=pid,
                                                        slot=None, fields=shown.fields, perturbation=p.spec)))
@@ -103,7 +108,8 @@ def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #2d90e89a
 def _check_logprob(scores, keys) -> tuple:
     "Scores from a logprob reply, or a failure kind and message."
-    if scores is None or set(scores) != set(keys): return None, ("missing_key", "the backend returned no score for some category")
+    if scores is None or set(scores) != set(keys):
+        return None, ("missing_key", "the backend returned no score for some category")
     if not all(0 <= v <= 1 for v in scores.values()): return None, ("out_of_range", "a probability outside [0, 1]")
     return scores, None
 
@@ -113,8 +119,8 @@ def _scrubbed(rep: Reply) -> Reply:
     return dataclasses.replace(rep, text=redact_values(rep.text), error=redact_text(rep.error))
 
 def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict | None = None) -> list:
-    """Ask one batch; return cache records `(key, status, response, scores, error_kind, error)`. `usage` (key → [prompt tokens,
-    generated tokens, prompt tokens served from a cache]) adds up what each call cost, its repair included."""
+    """Ask one batch; return cache records `(key, status, response, scores, error_kind, error)`. `usage` (key → [prompt
+    tokens, generated tokens, prompt tokens served from a cache]) adds up what each call cost, its repair included."""
     keys = backend.ctx.label_space.keys
     def count(reqs, replies):
         if usage is None: return
@@ -134,8 +140,10 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
         if mode == "logprob":
             sc, err = _check_logprob(rep.scores, keys)
             out.append((r.key, "done", None, sc, None, None) if sc else (r.key, "failed", None, None, *err)); continue
-        try: out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout), None, None))
-        except Exception as e:                                  # the parser raises ParseError; anything else is a parser bug
+        try:
+            out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout), None, None))
+        # the parser raises ParseError; anything else is a parser bug
+        except Exception as e:
             e = e if isinstance(e, ParseError) else ParseError("invalid_json", f"unparsable answer ({type(e).__name__})")
             if repair: to_repair.append((r, rep.text, e))
             else: out.append((r.key, "failed", rep.text, None, e.kind, e.detail))
@@ -153,15 +161,16 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
             try:
                 if rep.error_kind: raise ParseError(rep.error_kind, rep.error or "")
                 out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout), None, None))
-            except ParseError as e2: out.append((r.key, "failed", text, None, e.kind, f"{e.detail}; the repair failed too ({e2.kind})"))
+            except ParseError as e2:
+                out.append((r.key, "failed", text, None, e.kind, f"{e.detail}; the repair failed too ({e2.kind})"))
     return out
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #343465eb
 @dataclass
 class ModelScores:
-    """A model's scores (long format), failed calls, call statistics per condition, compute accounting per condition (and
-    perturbation, format, replicate), totals, and the scores of the perturbation suite, the other prompt formats and the
-    replicates (long format, each with its own column)."""
+    """A model's scores (long format), failed calls, call statistics per condition, compute accounting per condition
+    (and perturbation, format, replicate), totals, and the scores of the perturbation suite, the other prompt formats
+    and the replicates (long format, each with its own column)."""
     scores: pd.DataFrame
     errors: pd.DataFrame
     calls: pd.DataFrame
@@ -176,12 +185,14 @@ def _variant(meta: dict) -> tuple:
     return meta["condition"], meta.get("perturbation") or "", meta.get("format", 0), meta.get("replicate", 0)
 
 def _compute(model: str, device: str, reqs: list, asked: set, usage: dict, seconds: dict, failed: set) -> pd.DataFrame:
-    """Per condition (and perturbation, format, replicate): requests, distinct prompts, from the cache, asked, failed, tokens (the
-    prompts' in full, those served from a prefix cache, those computed, those generated), wall time, device, cache hit rate."""
+    """Per condition (and perturbation, format, replicate): requests, distinct prompts, from the cache, asked, failed,
+    tokens (the prompts' in full, those served from a prefix cache, those computed, those generated), wall time, device,
+    cache hit rate."""
     first, n_req = {}, {(c, "", 0, 0): 0 for c in CONDITIONS}
     for r in reqs:
         g = _variant(r.meta)
-        first.setdefault(r.key, g)                                   # a prompt belongs to the condition that asks it first
+        # a prompt belongs to the condition that asks it first
+        first.setdefault(r.key, g)
         n_req[g] = n_req.get(g, 0) + 1
     keys = {g: [] for g in n_req}
     for k, g in first.items(): keys[g].append(k)
@@ -197,8 +208,9 @@ def _compute(model: str, device: str, reqs: list, asked: set, usage: dict, secon
     return pd.DataFrame(rows)
 
 class _Rows:
-    """A long table of scores gathered request by request: each request's own fields once, its scores as (category, value)
-    in the answer's order; `frame` repeats a request's fields on each of its rows (text as categories, numbers as numbers)."""
+    """A long table of scores gathered request by request: each request's own fields once, its scores as (category,
+    value) in the answer's order; `frame` repeats a request's fields on each of its rows (text as categories, numbers as
+    numbers)."""
     def __init__(self, columns: list, keys: tuple):
         self.columns, self.keys = columns, tuple(keys)
         self.names = [c for c in columns if c not in ("category", "score")]
@@ -213,8 +225,10 @@ class _Rows:
         n = np.frombuffer(self.count, dtype=np.int64) if len(self.count) else np.zeros(0, np.int64)
         out = {}
         for c in self.columns:
-            if c == "category": out[c] = pd.Categorical.from_codes(np.frombuffer(self.cat, dtype=np.int64) if len(self.cat) else np.zeros(0, np.int64), self.keys)
-            elif c == "score": out[c] = np.frombuffer(self.val, dtype=np.float64).copy() if len(self.val) else np.zeros(0)
+            if c == "category":
+                out[c] = pd.Categorical.from_codes(np.frombuffer(self.cat, dtype=np.int64) if len(self.cat) else np.zeros(0, np.int64), self.keys)
+            elif c == "score":
+                out[c] = np.frombuffer(self.val, dtype=np.float64).copy() if len(self.val) else np.zeros(0)
             else:
                 col = self.fields[self.names.index(c)]
                 if col and all(type(v) is int for v in col): out[c] = np.repeat(np.asarray(col, dtype=np.int64), n)
@@ -225,8 +239,8 @@ class _Rows:
 
 def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, config: Config, cache: ResponseCache, quiet: bool = True,
                 desc: str = "", since: float | None = None) -> tuple:
-    """Ask the calls `todo` (keys of `unique`) in batches claimed through the cache (shared with other processes, resumable);
-    returns the keys asked, the tokens per key and each call's share of its batch's wall time."""
+    """Ask the calls `todo` (keys of `unique`) in batches claimed through the cache (shared with other processes,
+    resumable); returns the keys asked, the tokens per key and each call's share of its batch's wall time."""
     asked, usage, seconds = set(), {}, {}
     from tqdm.auto import tqdm                     # here, not at import: reading a config loads every track module
     with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=desc, unit="call", disable=quiet) as bar:
@@ -234,7 +248,8 @@ def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, config: C
             if claimed:
                 t = time.perf_counter()
                 cache.record(_answer(backend, [unique[k] for k in claimed], mode, config.reasoning.repair_attempts > 0, usage))
-                share = (time.perf_counter() - t) / len(claimed)                 # a batch's wall time, shared out by its calls
+                # a batch's wall time, shared out by its calls
+                share = (time.perf_counter() - t) / len(claimed)
                 seconds.update((k, share) for k in claimed); asked.update(claimed)
             bar.update(len(claimed) + len(settled))
     return asked, usage, seconds
@@ -265,13 +280,16 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
                 errs.append((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", rec["error_kind"] or "pending",
                              rec["error"] or "", rec["attempts"], pert, fmt, rep)); continue
             if pert: tables["pert"].add((model.id, pert, m["patient_id"], m["item"], mode), rec["scores"])
-            elif fmt: tables["fmt"].add((model.id, fmt, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", mode), rec["scores"])
+            elif fmt:
+                tables["fmt"].add((model.id, fmt, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", mode), rec["scores"])
             elif rep: tables["rep"].add((model.id, rep, m["patient_id"], m["item"], mode), rec["scores"])
-            else: tables["main"].add((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", mode), rec["scores"])
+            else:
+                tables["main"].add((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", mode), rec["scores"])
     scores, perturbed, formats, replicates = (t.frame() for t in tables.values())
     errors = pd.DataFrame(errs, columns=["model", "condition", "patient_id", "item", "context_patient_id", "error_kind", "message", "attempts",
                                          "perturbation", "format", "replicate"])
-    main = [r for r in reqs if _variant(r.meta)[1:] == ("", 0, 0)]      # the call table is the three conditions' of the main prompt
+    # the call table is the three conditions' of the main prompt
+    main = [r for r in reqs if _variant(r.meta)[1:] == ("", 0, 0)]
     calls = pd.DataFrame([(model.id, c, sum(r.meta["condition"] == c for r in main)) for c in CONDITIONS], columns=["model", "condition", "n_calls"])
     main_errors = errors[(errors["perturbation"] == "") & (errors["format"] == 0) & (errors["replicate"] == 0)]
     fails = main_errors.groupby(["condition", "error_kind"]).size().unstack(fill_value=0) if len(main_errors) else pd.DataFrame()
@@ -288,22 +306,27 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #f86f528d
 def select_models(config: Config, ids=None, backend: str | None = None) -> list:
-    "The models to run: all configured, or those named by `ids` (an unconfigured id needs `backend`); `backend` overrides."
+    ("The models to run: all configured, or those named by `ids` (an unconfigured id needs `backend`); `backend` "
+     "overrides.")
     configured = {m.id: m for m in config.reasoning.models}
     if not ids:
-        if not configured: raise ConfigError("no model configured: add one under reasoning.models, or name one with --model and --backend",
-                                             config.source, "reasoning.models")
+        if not configured:
+            raise ConfigError("no model configured: add one under reasoning.models, or name one with --model and --backend",
+                              config.source, "reasoning.models")
         return [dataclasses.replace(m, backend=backend) if backend else m for m in configured.values()]
     out = []
     for i in ids:
-        if i in configured: out.append(dataclasses.replace(configured[i], backend=backend) if backend else configured[i])
+        if i in configured:
+            out.append(dataclasses.replace(configured[i], backend=backend) if backend else configured[i])
         elif backend: out.append(ModelConfig(id=i, backend=backend))
-        else: raise ConfigError(f"model {i!r} is not configured; name its backend with --backend", config.source, "reasoning.models")
+        else:
+            raise ConfigError(f"model {i!r} is not configured; name its backend with --backend", config.source, "reasoning.models")
     return out
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #bb1f9ef2
 def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_path=None, quiet: bool = True, slug: str | None = None) -> dict:
-    "One model's scoring as a job: writes `RUN/jobs/<slug>/` (scores, errors, calls, stats; the slug is unique in the run) and returns the stats."
+    ("One model's scoring as a job: writes `RUN/jobs/<slug>/` (scores, errors, calls, stats; the slug is unique in the "
+     "run) and returns the stats.")
     run_path = Path(run_path)
     ds = load_dataset(config)
     donors = assign_donors(ds, config.donors_per_patient, config.seed)
@@ -354,7 +377,8 @@ reasoning:                  # Track 3: `carebench run` scores every model below 
   donors_per_patient: 1
 """
     pages = (("perturbations", "Track 3: robustness", "carebench.tracks.reasoning:perturbations.ipynb",
-              ("perturbation_effects", "format_spread", "replicate_noise")),    # only with the suite, formats or replicates
+              # only with the suite, formats or replicates
+              ("perturbation_effects", "format_spread", "replicate_noise")),
              ("emulation", "Track 3: emulated reference", "carebench.tracks.reasoning:emulation.ipynb",
               "emulation"))                                                     # after `carebench emulate --run`
 
@@ -389,14 +413,16 @@ reasoning:                  # Track 3: `carebench run` scores every model below 
     def start(self):
         c = self.ctx.config
         self.backends = [make_backend(m, c.reasoning, self.bctx, self.index.get(m.id, i), c.source) for i, m in enumerate(self.models)]
-        ResponseCache(self.cache_file).close()                       # an unusable cache fails before the run folder exists
+        # an unusable cache fails before the run folder exists
+        ResponseCache(self.cache_file).close()
 
     def records(self) -> list:
         return [dict(id=m.id, track=self.name, backend=m.backend, revision=m.revision, scoring_mode=m.scoring_mode,
                      generation=to_plain(b.generation), options=redact_secrets(to_plain(b.options)), identity=b.identity())
                 for m, b in zip(self.models, self.backends)]
 
-    def manifest(self) -> dict: return dict(dry_run=any(m.backend == "dry_run" for m in self.models), cache=str(self.cache_file))
+    def manifest(self) -> dict:
+        return dict(dry_run=any(m.backend == "dry_run" for m in self.models), cache=str(self.cache_file))
 
     def prepare(self, run):
         run.add_artifact("prompt_templates", write_json(run.path/"prompt_templates.json", _prompt_templates(self.ctx.ds, self.ctx.config)))
@@ -415,10 +441,12 @@ reasoning:                  # Track 3: `carebench run` scores every model below 
         compute = pd.read_csv(run.path/"compute.csv", keep_default_na=False, na_values=[""], dtype={"model": str, "perturbation": str})
         extra, rc, seed = {}, self.ctx.config.reasoning, self.ctx.config.seed
         for role, on in (("perturbation_scores", rc.perturbations), ("format_scores", rc.formats > 1), ("replicate_scores", rc.replicates > 1)):
-            if not on: continue                                    # the suite's, the other formats' and the replicates' scores
+            # the suite's, the other formats' and the replicates' scores
+            if not on: continue
             write_csv(run.path/f"{role}.csv", concat_scores([read_csv_text(f/f"{role}.csv") for f in folders]))
             run.add_artifact(role, run.path/f"{role}.csv")
-        if rc.perturbations:                                       # what each perturbation and format is, with its hash and seed
+        # what each perturbation and format is, with its hash and seed
+        if rc.perturbations:
             extra["perturbations"] = [dict(spec=p.spec, target=p.target, hash=p.hash, seed=seed) for p in
                                       parse_perturbations(rc.perturbations, snapshot_field_names(self.ctx.ds))]
         if rc.formats > 1:
@@ -426,13 +454,15 @@ reasoning:                  # Track 3: `carebench run` scores every model below 
                                      category_order=list(f.category_order or self.ctx.ds.label_space.keys))
                                 for k, f in enumerate(sample_formats(rc.formats, seed, self.ctx.ds.label_space))]
         if rc.replicates > 1: extra["replicates"] = dict(n=rc.replicates, condition=CONTEXT_FREE, seed=seed)
-        extra["token_accounting"] = 2          # prompt_tokens: the prompts in full; cached_tokens of them reused; computed_tokens the rest
+        # prompt_tokens: the prompts in full; cached_tokens of them reused; computed_tokens the rest
+        extra["token_accounting"] = 2
         return Merged([read_csv_text(f/"scores.csv") for f in folders], dict(calls=stats, compute=json.loads(compute.to_json(orient="records")), **extra))
 
     def analyse(self, run, analysis):
-        """With the perturbation suite, per model and perturbation, the change of each contrast endpoint (`perturbation_effects.csv`);
-        with prompt formats, every endpoint per format and its spread (`format_endpoints.csv`, `format_spread.csv`); with replicates,
-        the test–retest noise (`replicate_noise.csv`)."""
+        """With the perturbation suite, per model and perturbation, the change of each contrast endpoint
+        (`perturbation_effects.csv`); with prompt formats, every endpoint per format and its spread
+        (`format_endpoints.csv`, `format_spread.csv`); with replicates, the test–retest noise
+        (`replicate_noise.csv`)."""
         have = [r for r in ("perturbation_scores", "format_scores", "replicate_scores") if r in run.artifacts]
         if not have: return
         def read(role):

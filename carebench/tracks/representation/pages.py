@@ -13,7 +13,8 @@ from ...evaluation.view import _CORRECT, _DOWN, _SHUF, Figure, RunView, _below, 
 __all__ = ['fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'reliability_table', 'plot_reliability']
 
 # %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #9217e9a6
-def _secondary(view: RunView) -> dict: return view._json("representation_secondary") if view.has("representation_secondary") else {}
+def _secondary(view: RunView) -> dict:
+    return view._json("representation_secondary") if view.has("representation_secondary") else {}
 
 def _heads(view: RunView) -> pd.DataFrame:
     d = pd.DataFrame(_secondary(view).get("fusion_heads", []))
@@ -22,8 +23,8 @@ def _heads(view: RunView) -> pd.DataFrame:
     return d
 
 def fusion_table(view: RunView) -> pd.DataFrame:
-    """One row per fusion head (and rank): the penalty λ with the best mean inner-fold Brier, that Brier, the worst over the λ grid,
-    and how many outer folds chose the head (an integer, once per head)."""
+    """One row per fusion head (and rank): the penalty λ with the best mean inner-fold Brier, that Brier, the worst over
+    the λ grid, and how many outer folds chose the head (an integer, once per head)."""
     d = _heads(view)
     if d.empty: return d
     best = d.loc[d.groupby("head", sort=False)["brier"].idxmin()].set_index("head")
@@ -73,9 +74,9 @@ def _reference_long(view: RunView) -> pd.DataFrame:
                          "y_free": ds.y_free.ravel(), "y_correct": ds.y_correct.ravel()})
 
 def reliability_table(view: RunView, model: str, bins: int = 10, n_boot: int = 500) -> pd.DataFrame:
-    """Reliability of one model's scores: per condition (context-free scores against the context-free reference, correct-context
-    scores against the correct-context reference) and score bin, the cells, the mean score, the observed share of observers saying
-    yes, and its 95% interval from resampling whole patients (seeded by the run's seed)."""
+    """Reliability of one model's scores: per condition (context-free scores against the context-free reference,
+    correct-context scores against the correct-context reference) and score bin, the cells, the mean score, the observed
+    share of observers saying yes, and its 95% interval from resampling whole patients (seeded by the run's seed)."""
     ref = _reference_long(view)
     s = view.scores[(view.scores["model"] == model) & view.scores["condition"].isin([CONTEXT_FREE, "correct_context"])]
     m = s.merge(ref, on=["patient_id", "item", "category"], how="inner")
@@ -98,7 +99,8 @@ def reliability_table(view: RunView, model: str, bins: int = 10, n_boot: int = 5
     return pd.DataFrame(rows)
 
 def plot_reliability(view: RunView, model: str) -> Figure:
-    "Reliability diagram: observed share of yes against the mean score per bin, both conditions, with patient-cluster intervals."
+    ("Reliability diagram: observed share of yes against the mean score per bin, both conditions, with patient-cluster "
+     "intervals.")
     plt = _style()
     d = reliability_table(view, model)
     fig, ax = plt.subplots(figsize=(5.8, 5))

@@ -39,4 +39,5 @@ class RepresentationConfig:
             raise ValueError("ranks must be whole numbers of at least 1 and at most 1,024 (from 1 to 16 of them)")
         if not 0 < self.fuzzy_threshold <= 1: raise ValueError("fuzzy_threshold must be in (0, 1]")
         bad = [f for f in self.fusions if f not in ("2d", "3d", "4_vector", "lowrank_bilinear")]
-        if bad or not self.fusions: raise ValueError(f"unknown fusion {bad[0] if bad else None!r} (2d, 3d, 4_vector, lowrank_bilinear)")
+        if bad or not self.fusions:
+            raise ValueError(f"unknown fusion {bad[0] if bad else None!r} (2d, 3d, 4_vector, lowrank_bilinear)")

@@ -29,5 +29,6 @@ class ItemStandardizer:
         n = normalize_text(text)
         if n in self.canonical: return self.canonical[n], True
         best = max(self._keys, key=lambda k: difflib.SequenceMatcher(None, n, k).ratio(), default=None)
-        if best is not None and difflib.SequenceMatcher(None, n, best).ratio() >= self.threshold: return self.canonical[best], True
+        if best is not None and difflib.SequenceMatcher(None, n, best).ratio() >= self.threshold:
+            return self.canonical[best], True
         return text, False

@@ -19,7 +19,8 @@ from ...stats.measures import binary_entropy, ece, icc2_1, lins_ccc, sign_eps
 from ...adapters.dataset import Dataset
 from ...models.encoders import (TextEncoder, check_encoder, context_vector, default_embedding_cache,
                                        embed_contexts)
-from .heads import RidgeStats, fit_stack, fuse, pca_basis, predict, predict_stack, project
+from .heads import (RidgeStats, fit_stack, fuse, pca_basis, predict, predict_stack,
+                                                   project)
 from .settings import RepresentationConfig
 from ..crossfit import crossfit, long_scores as held_out_scores
 from ..splits import nested_folds
@@ -33,7 +34,8 @@ __all__ = ['Track1Inputs', 'track1_inputs', 'head_configs', 'CVResult', 'nested_
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #54c9012c
 @dataclass
 class Track1Inputs:
-    "What the nested cross-validation needs, embeddings included (so it can run, and be benchmarked, without an encoder)."
+    ("What the nested cross-validation needs, embeddings included (so it can run, and be benchmarked, without an "
+     "encoder).")
     pair_patient: np.ndarray
     pair_item: np.ndarray
     y_free: np.ndarray
@@ -46,8 +48,8 @@ class Track1Inputs:
     donors: list                 # per pair: donor patient ids (one per slot)
 
 def track1_inputs(ds: Dataset, donors: pd.DataFrame | list, encoder: TextEncoder) -> Track1Inputs:
-    """Embed every item and every evaluation patient's snapshot fields, and collect labels and donors (the donor map, or the
-    donors of each pair as a list: the shift evaluation's union of two datasets, `3e_shift`)."""
+    """Embed every item and every evaluation patient's snapshot fields, and collect labels and donors (the donor map, or
+    the donors of each pair as a list: the shift evaluation's union of two datasets, `3e_shift`)."""
     texts = list(dict.fromkeys([*ds.pair_item, *ds.train_item]))
     vecs = encoder.embed(texts)
     if isinstance(donors, pd.DataFrame):
@@ -74,23 +76,27 @@ class CVResult:
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #cad835f5
 class _Track1Learner:
-    """Track 1 as a `Learner` of the shared cross-fitting (`3d_crossfit`): two parts chosen on the inner folds, the context-free
-    ridge classifier (`stage1`: its λ) and the fusion head (`head`: fusion, rank and λ), all closed-form from each feature
-    set's totals (`RidgeStats`)."""
+    """Track 1 as a `Learner` of the shared cross-fitting (`3d_crossfit`): two parts chosen on the inner folds, the
+    context-free ridge classifier (`stage1`: its λ) and the fusion head (`head`: fusion, rank and λ), all closed-form
+    from each feature set's totals (`RidgeStats`)."""
     def __init__(self, data: Track1Inputs, s: RepresentationConfig, stats_cls):
         self.data, self.s, self.stats_cls = data, s, stats_cls
         self.configs, self.lambdas = head_configs(s), list(s.lambdas)
         self.evaluation = list(dict.fromkeys(data.pair_patient))
-        self.ctx = {p: context_vector(*data.contexts[p]) for p in data.contexts}       # each patient's full context, once
-        self.always = sorted(set(data.train_patient) - set(self.evaluation))   # patients with training items only: never held out
+        # each patient's full context, once
+        self.ctx = {p: context_vector(*data.contexts[p]) for p in data.contexts}
+        # patients with training items only: never held out
+        self.always = sorted(set(data.train_patient) - set(self.evaluation))
         self.seen = np.zeros(len(data.pair_patient), bool)
 
     def prepare(self, fold):
         d, s, T = self.data, self.s, set(fold.train)
         tr, te = np.isin(d.pair_patient, list(T)), np.isin(d.pair_patient, list(fold.test))
-        ttr = np.isin(d.train_patient, list(T)) | ~np.isin(d.train_patient, self.evaluation)   # training-only patients always train
+        # training-only patients always train
+        ttr = np.isin(d.train_patient, list(T)) | ~np.isin(d.train_patient, self.evaluation)
         std = ItemStandardizer(s.fuzzy_threshold).fit([*d.pair_item[tr], *d.train_item[ttr]])
-        self.seen[te] = [std.transform(t)[1] for t in d.pair_item[te]]   # repeated or novel; the item keeps its own text
+        # repeated or novel; the item keeps its own text
+        self.seen[te] = [std.transform(t)[1] for t in d.pair_item[te]]
         items = np.stack([d.item_vec[t] for t in dict.fromkeys([*d.pair_item[tr], *d.train_item[ttr]])])
         ctxs = np.stack([self.ctx[p] for p in sorted(T)])
         reps = max(1, len(items) // len(ctxs))                       # contexts weighted like items in the shared basis
@@ -110,7 +116,8 @@ class _Track1Learner:
 
     def inner_losses(self, f) -> dict:
         v1, v2 = np.isin(self.g1, f.test), np.isin(self.g2, f.test)
-        ok1, ok2 = np.isin(self.Y1[v1], (0, 1)), np.isin(self.Y2[v2], (0, 1))        # Brier on cells where the observers agree
+        # Brier on cells where the observers agree
+        ok1, ok2 = np.isin(self.Y1[v1], (0, 1)), np.isin(self.Y2[v2], (0, 1))
         e1 = (((predict_stack(self.X1[v1], *fit_stack(self.st1, [*f.train, *self.always], self.lambdas)) - self.Y1[v1]) ** 2) * ok1).sum((1, 2))
         e2 = np.concatenate([(((predict_stack(self.feats[cfg][v2], *fit_stack(self.st2[cfg], f.train, self.lambdas)) - self.Y2[v2]) ** 2)
                               * ok2).sum((1, 2)) for cfg in self.configs])
@@ -137,13 +144,15 @@ class _Track1Learner:
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #cf5af9aa
 def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet: bool = True, stats_cls=RidgeStats,
               nested: list | None = None) -> CVResult:
-    """Nested patient-grouped cross-validation of stage 1 and the fusion head; `stats_cls` builds the ridge solver (benchmarks swap it);
-    `nested` gives the folds (the shift evaluation's single fold, `3e_shift`)."""
+    """Nested patient-grouped cross-validation of stage 1 and the fusion head; `stats_cls` builds the ridge solver
+    (benchmarks swap it); `nested` gives the folds (the shift evaluation's single fold, `3e_shift`)."""
     N, C = data.y_free.shape
     learner, ablation = _Track1Learner(data, s, stats_cls), {}
-    def ablate(model, rows, fold):                          # each field of each held-out patient's chart blanked in turn
+    # each field of each held-out patient's chart blanked in turn
+    def ablate(model, rows, fold):
         for fname in sorted({f for p in fold.test for f in data.contexts[p][0]}):
-            without = {p: context_vector(*data.contexts[p], drop=fname) for p in fold.test}   # per patient, not per pair
+            # per patient, not per pair
+            without = {p: context_vector(*data.contexts[p], drop=fname) for p in fold.test}
             abl = project(np.stack([without[data.pair_patient[i]] for i in rows]), learner.basis)
             has = np.array([fname in data.contexts[data.pair_patient[i]][0] for i in rows])
             res = ablation.setdefault(fname, np.full((N, C), np.nan))
@@ -162,7 +171,8 @@ def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet:
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #128c21c6
 def model_name(s: RepresentationConfig) -> str:
-    "The `model` of Track 1's scores: the encoder (its name, or the last part of its path when only a path is set) + the head family."
+    ("The `model` of Track 1's scores: the encoder (its name, or the last part of its path when only a path is set) + "
+     "the head family.")
     e = s.encoder
     name = e.name if e.name != "all-MiniLM-L6-v2" or not e.path else e.path.rstrip("/").split("/")[-1]
     return f"{name}+ridge_fusion"
@@ -173,11 +183,13 @@ def long_scores(ds: Dataset, res: CVResult, model: str, donors: list) -> pd.Data
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #07175ed8
 def secondary_outputs(ds: Dataset, res: CVResult, eps: float) -> dict:
-    "Descriptive outputs: agreement with each observer, calibration, entropy change, repeated vs novel, per-field ablation, head choices."
+    ("Descriptive outputs: agreement with each observer, calibration, entropy change, repeated vs novel, per-field "
+     "ablation, head choices.")
     out = {}
     dm, nz = res.s_correct - res.s_free, ds.delta_ref != 0
     R = np.sign(ds.delta_ref)
-    agree = lambda d, mask: float((sign_eps(d, eps) == R)[mask & nz].mean()) if (mask & nz).any() else None   # mask: pairs × categories
+    # mask: pairs × categories
+    agree = lambda d, mask: float((sign_eps(d, eps) == R)[mask & nz].mean()) if (mask & nz).any() else None
     rows = []
     for cond, s in ((CONTEXT_FREE, res.s_free), (CORRECT_CONTEXT, res.s_correct)):
         lab = ds.labels[cond]
@@ -281,9 +293,10 @@ class RepresentationTrack(Track):
     def check(self):
         c, s = self.ctx.config, self.settings
         try: nested_folds(list(self.ctx.ds.patient_ids), s.outer_folds, s.inner_folds)
-        except ValueError: raise ConfigError("Track 1's nested cross-validation needs at least 3 patients (2 per inner fold after holding "
-                                             "one out); use fewer representation.outer_folds or a larger dataset",
-                                             c.source, "representation.outer_folds") from None
+        except ValueError:
+            raise ConfigError("Track 1's nested cross-validation needs at least 3 patients (2 per inner fold after holding "
+                              "one out); use fewer representation.outer_folds or a larger dataset",
+                              c.source, "representation.outer_folds") from None
         # a local model folder, max_length within its positions
         check_encoder(s.encoder, "representation.encoder", c.source)
         self.emb_file = Path(self.ctx.options.get("embed_cache") or s.cache or default_embedding_cache())
