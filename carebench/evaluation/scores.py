@@ -217,7 +217,8 @@ def _duplicates(df: pd.DataFrame, shuf: np.ndarray, donor: pd.Series) -> pd.Data
     start = np.r_[True, key[1:] != key[:-1]]
     dup = np.zeros(len(key), bool); dup[order] = ~start
     if not dup.any(): return pd.DataFrame(columns=PROBLEM_COLUMNS)
-    first = order[np.maximum.accumulate(np.where(start, np.arange(len(key)), 0))]   # each sorted row's group's first row
+    # each sorted row's group's first row
+    first = order[np.maximum.accumulate(np.where(start, np.arange(len(key)), 0))]
     first_row = np.empty(len(key), np.int64); first_row[order] = df["row"].to_numpy()[first]
     return _problem_rows(df.assign(first=first_row), dup, "duplicate", "score",
                          lambda d: "duplicate of row " + d["first"].astype(str) + " (same model, condition, patient, item, category and donor)")

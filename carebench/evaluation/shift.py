@@ -94,7 +94,8 @@ def shift_table(model: str, results_a: dict, results_b: dict, diffs: dict) -> pd
 
 # %% ../../nbs/2e_shift.ipynb #73dcd68d
 def _checked_shift_cells(run: RunFolder, b: Dataset, df_b: pd.DataFrame):
-    "Where the shifted scores land in the shifted dataset, after their validation table is written; a problem stops here."
+    ("Where the shifted scores land in the shifted dataset, after their validation table is written; a problem stops "
+     "here.")
     cells_b = score_cells(df_b, b)
     problems = validate_scores(df_b, b, cells_b)
     atomic_write(run.path/"shift_score_validation.csv", problems.to_csv(index=False))

@@ -107,7 +107,8 @@ class ResponseCache:
         if not readonly: self._prepare()
 
     def _prepare(self):
-        "WAL journal, the table and its newer columns; switching to WAL and creating the table ignore the busy timeout: retry."
+        ("WAL journal, the table and its newer columns; switching to WAL and creating the table ignore the busy "
+         "timeout: retry.")
         for attempt in range(200):
             try:
                 self.db.execute("PRAGMA journal_mode=WAL")

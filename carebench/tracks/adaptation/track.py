@@ -418,8 +418,8 @@ def adaptation_shift_job(config, run_path, quiet: bool = True) -> dict:
 @register_track
 class AdaptationTrack(Track):
     "Track 2: LoRA fine-tuning inside patient-grouped outer folds; one job for the track."
-    name, title, section, order = "adaptation", "Track 2: adaptation", AdaptationConfig, 30
-    pages = (("adaptation", "Track 2: adaptation", "carebench.tracks.adaptation:adaptation.ipynb"),)
+    name, title, section, order = "adaptation", "Adaptation (Track 2)", AdaptationConfig, 30
+    pages = (("adaptation", "Adaptation (Track 2)", "carebench.tracks.adaptation:adaptation.ipynb"),)
     shift_capable = True
     endpoints_default = ("brier_improvement", "mantel_haenszel")     # its classifier fits probabilities to the labels
 

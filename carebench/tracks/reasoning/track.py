@@ -356,7 +356,7 @@ def _emulate(*args, **kwargs) -> dict:
 @register_track
 class ReasoningTrack(Track):
     "Track 3: prompted language models, one job per model."
-    name, title, section, run_keys, order = "reasoning", "Track 3: reasoning", ReasoningConfig, ("donors_per_patient",), 10
+    name, title, section, run_keys, order = "reasoning", "Reasoning (Track 3)", ReasoningConfig, ("donors_per_patient",), 10
     # a prompted model states its judgments; Brier and the Mantel–Haenszel odds ratio judge scores fitted to the labels
     endpoints_excluded = ("brier_improvement", "mantel_haenszel")
     listed_models = True
@@ -376,10 +376,10 @@ reasoning:                  # Track 3: `carebench run` scores every model below 
     # - {id: served-model, backend: openai, base_url: "http://127.0.0.1:8000/v1"}
   donors_per_patient: 1
 """
-    pages = (("perturbations", "Track 3: robustness", "carebench.tracks.reasoning:perturbations.ipynb",
+    pages = (("perturbations", "Reasoning: robustness", "carebench.tracks.reasoning:perturbations.ipynb",
               # only with the suite, formats or replicates
               ("perturbation_effects", "format_spread", "replicate_noise")),
-             ("emulation", "Track 3: emulated reference", "carebench.tracks.reasoning:emulation.ipynb",
+             ("emulation", "Reasoning: emulated reference", "carebench.tracks.reasoning:emulation.ipynb",
               "emulation"))                                                     # after `carebench emulate --run`
 
     @classmethod

@@ -283,8 +283,8 @@ def representation_shift_job(config, run_path, embed_cache=None, quiet: bool = T
 @register_track
 class RepresentationTrack(Track):
     "Track 1: a frozen encoder and a fusion head in nested patient-grouped cross-validation; one job for the track."
-    name, title, section, order = "representation", "Track 1: representation", RepresentationConfig, 20
-    pages = (("representation", "Track 1: representation", "carebench.tracks.representation:representation.ipynb"),)
+    name, title, section, order = "representation", "Representation (Track 1)", RepresentationConfig, 20
+    pages = (("representation", "Representation (Track 1)", "carebench.tracks.representation:representation.ipynb"),)
     shift_capable = True
     endpoints_default = ("brier_improvement", "mantel_haenszel")     # its heads fit probabilities to the labels
     example = ("representation:             # Track 1: frozen encoder (all-MiniLM-L6-v2, shipped with the package) "
