@@ -13,7 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
-from ..core.errors import ConfigError, FhirError, InputFileError, Location
+from ..core.errors import CareBenchError, ConfigError, FhirError, InputFileError, Location
 from ..core.inputs import file_problem, folder_files, head_problem
 from ..core.vocab import LabelSpace
 from .base import register_adapter
@@ -23,7 +23,7 @@ from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions,
                                              split_parenthesis, split_status, split_value)
 
 # %% auto #0
-__all__ = ['FHIR_FIELDS', 'FhirOptions', 'fhir_files', 'element_path', 'validate_resource', 'Resource', 'read_resources',
+__all__ = ['FHIR_FIELDS', 'FhirOptions', 'fhir_files', 'element_path', 'Skips', 'validate_resource', 'Resource', 'read_resources',
            'codings_of', 'concept_text', 'quantity_text', 'fhir_field', 'value_text', 'patient_ids', 'fhir_snapshots',
            'resolve_items', 'FhirAdapter', 'fhir_entries', 'write_fhir']
 
@@ -36,6 +36,9 @@ class FhirOptions(LabelTableOptions):
     items: Path | None = None
     patient_id: Literal["id", "identifier"] = "id"
     terminology: TerminologyOptions = field(default_factory=TerminologyOptions)
+    # a resource that fails validation, conflicts with another of the same id or cannot be rendered: an error (`error`),
+    # or left out and counted by reason in the adapter manifest (`skip`)
+    on_invalid: Literal["error", "skip"] = "error"
 
     @property
     def path(self) -> Path: return self.labels          # the long table, as `assemble_long` reads it
@@ -62,6 +65,31 @@ def element_path(loc) -> str:
     return out
 
 # %% ../../nbs/2b_fhir.ipynb #fafa4186
+@dataclass
+class Skips:
+    """What `on_invalid: skip` left out, counted by reason (a reason names the resource type and what was wrong with it),
+    with the place of the first of each; and the resources read without validation because no snapshot field uses
+    their type. With `on_invalid: error` a problem is raised instead of counted."""
+    on_invalid: str = "error"
+    counts: Counter = field(default_factory=Counter)
+    first: dict = field(default_factory=dict)
+    unused: Counter = field(default_factory=Counter)
+
+    def skip(self, reason: str, error: CareBenchError) -> None:
+        "Raise `error`, or (with `skip`) count it under `reason`."
+        if self.on_invalid != "skip": raise error
+        self.counts[reason] += 1
+        self.first.setdefault(reason, str(error))
+
+    def report(self) -> dict:
+        "For the adapter manifest."
+        return dict(on_invalid=self.on_invalid, skipped=dict(self.counts), first=self.first, not_used=dict(self.unused))
+
+    def notes(self, prefix: str) -> list:
+        "One sentence per reason, for the notes every adapter reports."
+        return ([f"{prefix}: {n} {t} resource(s) not used (no snapshot field; not validated)" for t, n in sorted(self.unused.items())]
+                + [f"{prefix}: {n} left out (on_invalid: skip): {r}" for r, n in sorted(self.counts.items())])
+
 def _model(rtype: str):
     try: from fhir.resources.R4B import get_fhir_model_class     # lazy: pydantic models of every resource type
     except ImportError:
@@ -111,8 +139,19 @@ def _json(text: str, where: Location):
     # e.g. an integer of 5,000 digits
     except ValueError as e: raise FhirError(f"unreadable JSON value ({str(e)[:120]})", where) from None
 
-def _unbundle(data, where: Location) -> list:
-    "A Bundle's resources (its envelope validated without them), or the resource itself."
+def _resource(data, where: Location, full_url, keep, skips: Skips) -> list:
+    """A resource as a validated `Resource` (in a list; none when it is left out). A resource whose type no snapshot field
+    uses (not in `keep`) is counted, not validated; one that fails validation is an error or, with `skip`, counted."""
+    rtype = data.get("resourceType") if isinstance(data, dict) else None
+    if keep is not None and isinstance(rtype, str) and rtype and rtype not in keep and _model(rtype) is not None:
+        skips.unused[rtype] += 1; return []                      # a FHIR type no snapshot field reads: counted only
+    try: return [Resource(validate_resource(data, where), where, full_url)]
+    except FhirError as e:
+        skips.skip(f"{rtype if isinstance(rtype, str) and rtype else 'a resource'} fails FHIR validation", e); return []
+
+def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> list:
+    "A Bundle's resources (its envelope validated without them), or the resource itself (`_resource`)."
+    skips = skips if skips is not None else Skips()
     if isinstance(data, dict) and data.get("resourceType") == "Bundle":
         entries = data.get("entry", [])
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
@@ -122,14 +161,15 @@ def _unbundle(data, where: Location) -> list:
         for e in entries:
             if "resource" not in e: continue
             if isinstance(e["resource"], dict) and e["resource"].get("resourceType") == "Bundle":
-                out += _unbundle(e["resource"], where)  # nested
-            else: out.append(Resource(validate_resource(e["resource"], where), where, e.get("fullUrl")))
+                out += _unbundle(e["resource"], where, keep, skips)  # nested
+            else: out += _resource(e["resource"], where, e.get("fullUrl"), keep, skips)
         return out
-    return [Resource(validate_resource(data, where), where)]
+    return _resource(data, where, None, keep, skips)
 
-def read_resources(path: Path) -> list[Resource]:
-    "Every resource of the FHIR files at `path` (Bundles unpacked), validated, in file order."
-    out = []
+def read_resources(path: Path, keep=None, skips: Skips | None = None) -> list[Resource]:
+    """Every resource of the FHIR files at `path` (Bundles unpacked), validated, in file order; with `keep` (resource
+    types), the others are only counted in `skips`, and with `skips.on_invalid == "skip"` an invalid one is counted."""
+    out, skips = [], (skips if skips is not None else Skips())
     for f in fhir_files(path):
         if problem := head_problem(f, json=True):
             raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(f))
@@ -140,9 +180,9 @@ def read_resources(path: Path) -> list[Resource]:
         if f.suffix.lower() == ".ndjson":
             # lines end at \n only: U+2028 inside a string is text
             for n, line in enumerate(text.split("\n"), 1):
-                if line.strip(): out += _unbundle(_json(line, Location(str(f), row=n)), Location(str(f), row=n))
-        else: out += _unbundle(_json(text, Location(str(f))), Location(str(f)))
-    if not out: raise FhirError("no FHIR resource found", file=str(path))
+                if line.strip(): out += _unbundle(_json(line, Location(str(f), row=n)), Location(str(f), row=n), keep, skips)
+        else: out += _unbundle(_json(text, Location(str(f))), Location(str(f)), keep, skips)
+    if not out: raise FhirError("no FHIR resource found" + (" that a snapshot uses" if skips.unused or skips.counts else ""), file=str(path))
     return out
 
 # %% ../../nbs/2b_fhir.ipynb #ce566b7c
@@ -186,16 +226,25 @@ def _allergy(m, r, term, res):
              for j, c in enumerate(x.manifestation or ())]
     return "allergies", concept_text(m.code, term, _where(r), "code") + (f" ({', '.join(signs)})" if signs else "")
 
+def _medication_name(m, r, ref, term, res) -> str:
+    """The name of the Medication a reference names: one contained in the resource itself (`#med1`, the pattern HL7's
+    examples use), else one that was read."""
+    if isinstance(ref, str) and ref.startswith("#"):
+        med = next((c for c in (m.contained or ()) if c.get_resource_type() == "Medication" and c.id == ref[1:]), None)
+        if med is not None: return concept_text(med.code, term, _where(r), f"contained {ref}.code")
+    else:
+        med = res.get(ref)
+        if med is not None and med.model.get_resource_type() == "Medication":
+            return concept_text(med.model.code, term, _where(med), "code")
+    raise FhirError(f"medicationReference {ref!r} names no Medication resource that was read", _where(r, "medicationReference"))
+
 @fhir_field("MedicationStatement", "MedicationRequest")
 def _medication(m, r, term, res):
     if m.medicationCodeableConcept is not None:
         name = concept_text(m.medicationCodeableConcept, term, _where(r), "medicationCodeableConcept")
     else:
         ref = m.medicationReference.reference if m.medicationReference is not None else None
-        med = res.get(ref)
-        if med is None or med.model.get_resource_type() != "Medication":
-            raise FhirError(f"medicationReference {ref!r} names no Medication resource that was read", _where(r, "medicationReference"))
-        name = concept_text(med.model.code, term, _where(med), "code")
+        name = _medication_name(m, r, ref, term, res)
     dosage = m.dosage if m.get_resource_type() == "MedicationStatement" else m.dosageInstruction
     text = next((d.text for d in (dosage or ()) if d.text), "")
     return "medication_history", name + (f" {text}" if text else "")
@@ -225,11 +274,22 @@ def _report(m, r, term, res):
     fld = "radiology" if _category_codes(m) & {"RAD", "imaging", "LP29684-5"} else "labs"
     return fld, concept_text(m.code, term, _where(r), "code") + (f": {m.conclusion}" if m.conclusion else "")
 
+def _series_text(m) -> str:
+    "What an ImagingStudy's series say when it has no procedure code (Synthea's studies): `CR of Chest; US of Abdomen`."
+    out = []
+    for s in m.series or ():
+        modality = (s.modality.display or s.modality.code) if s.modality else None
+        site = (s.bodySite.display or s.bodySite.code) if s.bodySite else None
+        text = " of ".join(x for x in (modality, site) if x)
+        if text and text not in out: out.append(text)
+    return "; ".join(out)
+
 @fhir_field("ImagingStudy")
 def _imaging(m, r, term, res):
     if m.procedureCode: name = concept_text(m.procedureCode[0], term, _where(r), "procedureCode[0]")
     elif m.description: return "radiology", m.description
-    else: raise FhirError("an ImagingStudy needs a procedureCode or a description", _where(r, "procedureCode"))
+    elif series := _series_text(m): return "radiology", f"Imaging study: {series}"
+    else: raise FhirError("an ImagingStudy needs a procedureCode, a description or a series' modality", _where(r, "procedureCode"))
     return "radiology", name + (f": {m.description}" if m.description else "")
 
 @fhir_field("Procedure")
@@ -274,16 +334,21 @@ def patient_ids(resources: list, how: str) -> dict:
     return out
 
 # %% ../../nbs/2b_fhir.ipynb #a160febe
-def fhir_snapshots(resources: list, how: str, term: Terminology) -> tuple[dict, list]:
-    "Patient id -> `Patient` with the snapshot built from `resources`, and notes (resource types not used, repeats)."
+def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | None = None) -> tuple[dict, list]:
+    """Patient id -> `Patient` with the snapshot built from `resources`, and notes (resource types not used, repeats). A
+    resource that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
+    (`skips.on_invalid == "skip"`) left out and counted."""
+    skips = skips if skips is not None else Skips()
     pids = patient_ids(resources, how)
     by_key, by_url, fields, unused, repeats = {}, {}, {pid: {} for pid in dict.fromkeys(pids.values())}, Counter(), 0
     for r in resources:
         if r.model.id:
             if r.key in by_key:
                 if by_key[r.key].model.model_dump() != r.model.model_dump():
-                    raise FhirError(f"{r.key} is given twice with different content (the other in {by_key[r.key].where})", _where(r, "id"))
-                repeats += 1; continue
+                    skips.skip(f"{r.model.get_resource_type()} given twice with different content (the later left out)",
+                               FhirError(f"{r.key} is given twice with different content (the other in {by_key[r.key].where})", _where(r, "id")))
+                else: repeats += 1
+                continue
             by_key[r.key] = r
         if r.full_url: by_url.setdefault(r.full_url, r)
     refs = {**by_url, **by_key}                 # what a reference may name: `Type/id` first, then an entry's fullUrl
@@ -294,10 +359,13 @@ def fhir_snapshots(resources: list, how: str, term: Terminology) -> tuple[dict, 
             if t != "Patient": unused[t] += 1
             continue
         element, ref = _subject(r.model)
-        if not ref: raise FhirError(f"the {t} names no patient", _where(r, element))
-        if ref not in pids:
-            raise FhirError(f"{ref!r} is no Patient resource that was read", _where(r, f"{element}.reference"))
-        fld, text = FHIR_FIELDS[t](r.model, r, term, refs)
+        if not ref or ref not in pids:
+            skips.skip(f"{t} names no patient that was read", FhirError(f"the {t} names no patient", _where(r, element)) if not ref
+                       else FhirError(f"{ref!r} is no Patient resource that was read", _where(r, f"{element}.reference")))
+            continue
+        try: fld, text = FHIR_FIELDS[t](r.model, r, term, refs)
+        except FhirError as e:
+            skips.skip(f"{t} cannot be rendered ({e.location.element or 'content'})", e); continue
         snap = fields[pids[ref]]
         if fld == "summary": snap[fld] = f"{snap[fld]} {text}" if fld in snap else text
         else: snap.setdefault(fld, []).append(text)
@@ -344,11 +412,14 @@ class FhirAdapter:
         ("Resources validated and rendered into snapshots; item references resolved; the long table checked and "
          "assembled.")
         term = Terminology(options.terminology)
-        snaps, notes = fhir_snapshots(read_resources(options.bundles), options.patient_id, term)
+        skips = Skips(options.on_invalid)
+        keep = {*FHIR_FIELDS, "Patient", "Medication"} - {"Basic"}       # what a snapshot reads; the rest is only counted
+        snaps, notes = fhir_snapshots(read_resources(options.bundles, keep, skips), options.patient_id, term, skips)
         df, item_codes = resolve_items(read_long(options.labels, options.columns), options, term)
         ds = assemble_long(df, options, label_space, snaps, options.bundles)
         prov = dict(ds.provenance)
-        prov.update(notes=notes + term.notes("FHIR") + prov["notes"], terminology=term.report(), item_codes=item_codes)
+        prov.update(notes=skips.notes("FHIR") + notes + term.notes("FHIR") + prov["notes"], terminology=term.report(),
+                    item_codes=item_codes, records=skips.report())
         return dataclasses.replace(ds, provenance=prov)
 
 # %% ../../nbs/2b_fhir.ipynb #44ea3f1a

@@ -4,6 +4,8 @@
 
 # %% ../../nbs/2c_omop.ipynb #6e0ae02e
 from __future__ import annotations
+import csv
+from collections import Counter
 import dataclasses
 import os
 import re
@@ -25,9 +27,9 @@ from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions,
                                              split_status, split_value)
 
 # %% auto #0
-__all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'DUCKDB_CONFIG', 'OMOP_DOMAINS', 'OmopOptions', 'FolderSource', 'database_engine',
-           'DatabaseSource', 'omop_source', 'read_table', 'read_concepts', 'read_persons', 'row_text', 'omop_snapshots',
-           'OmopAdapter', 'omop_rows', 'write_omop', 'integer_column']
+__all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'CDM_COLUMNS', 'DUCKDB_CONFIG', 'OMOP_DOMAINS', 'OmopOptions', 'read_delimited',
+           'FolderSource', 'database_engine', 'DatabaseSource', 'omop_source', 'read_table', 'read_concepts',
+           'read_persons', 'row_text', 'omop_snapshots', 'OmopAdapter', 'omop_rows', 'write_omop', 'integer_column']
 
 # %% ../../nbs/2c_omop.ipynb #6a945301
 OMOP_TABLES = {   # table -> (primary key, concept column, source value column, default field)
@@ -52,6 +54,10 @@ class OmopOptions(LabelTableOptions):
     routes: dict = field(default_factory=lambda: dict(DEFAULT_ROUTES))
     concept_routes: dict = field(default_factory=dict)
     terminology: TerminologyOptions = field(default_factory=TerminologyOptions)
+    # tables without a header row (SynPUF) are read in this CDM version's column order (`CDM_COLUMNS`)
+    cdm_version: Literal["5.2", "5.3", "5.4"] | None = None
+    # a row whose id repeats an earlier row's: an error (`error`), or left out and counted in the manifest (`skip`)
+    on_invalid: Literal["error", "skip"] = "error"
 
     def __post_init__(self):
         super().__post_init__()
@@ -70,32 +76,186 @@ class OmopOptions(LabelTableOptions):
     def snapshots(self):
         return self.tables if self.tables is not None else redact_secrets(self.url) if self.url else f"${self.url_env}"
 
+# %% ../../nbs/2c_omop.ipynb #aee33eef
+# the columns of each table the adapter reads, in the order of the OMOP CDM's DDL (OHDSI/CommonDataModel, inst/ddl),
+# for tables shipped without a header row (SynPUF)
+CDM_COLUMNS = {
+    "5.2": {
+        "person": ("person_id", "gender_concept_id", "year_of_birth", "month_of_birth", "day_of_birth",
+                   "birth_datetime", "race_concept_id", "ethnicity_concept_id", "location_id", "provider_id",
+                   "care_site_id", "person_source_value", "gender_source_value", "gender_source_concept_id",
+                   "race_source_value", "race_source_concept_id", "ethnicity_source_value",
+                   "ethnicity_source_concept_id",),
+        "concept": ("concept_id", "concept_name", "domain_id", "vocabulary_id", "concept_class_id",
+                    "standard_concept", "concept_code", "valid_start_date", "valid_end_date", "invalid_reason",),
+        "note": ("note_id", "person_id", "note_date", "note_datetime", "note_type_concept_id",
+                 "note_class_concept_id", "note_title", "note_text", "encoding_concept_id", "language_concept_id",
+                 "provider_id", "visit_occurrence_id", "note_source_value",),
+        "condition_occurrence": ("condition_occurrence_id", "person_id", "condition_concept_id",
+                                 "condition_start_date", "condition_start_datetime", "condition_end_date",
+                                 "condition_end_datetime", "condition_type_concept_id", "stop_reason",
+                                 "provider_id", "visit_occurrence_id", "condition_source_value",
+                                 "condition_source_concept_id", "condition_status_source_value",
+                                 "condition_status_concept_id",),
+        "drug_exposure": ("drug_exposure_id", "person_id", "drug_concept_id", "drug_exposure_start_date",
+                          "drug_exposure_start_datetime", "drug_exposure_end_date", "drug_exposure_end_datetime",
+                          "verbatim_end_date", "drug_type_concept_id", "stop_reason", "refills", "quantity",
+                          "days_supply", "sig", "route_concept_id", "lot_number", "provider_id",
+                          "visit_occurrence_id", "drug_source_value", "drug_source_concept_id",
+                          "route_source_value", "dose_unit_source_value",),
+        "measurement": ("measurement_id", "person_id", "measurement_concept_id", "measurement_date",
+                        "measurement_datetime", "measurement_type_concept_id", "operator_concept_id",
+                        "value_as_number", "value_as_concept_id", "unit_concept_id", "range_low", "range_high",
+                        "provider_id", "visit_occurrence_id", "measurement_source_value",
+                        "measurement_source_concept_id", "unit_source_value", "value_source_value",),
+        "procedure_occurrence": ("procedure_occurrence_id", "person_id", "procedure_concept_id", "procedure_date",
+                                 "procedure_datetime", "procedure_type_concept_id", "modifier_concept_id",
+                                 "quantity", "provider_id", "visit_occurrence_id", "procedure_source_value",
+                                 "procedure_source_concept_id", "qualifier_source_value",),
+        "observation": ("observation_id", "person_id", "observation_concept_id", "observation_date",
+                        "observation_datetime", "observation_type_concept_id", "value_as_number",
+                        "value_as_string", "value_as_concept_id", "qualifier_concept_id", "unit_concept_id",
+                        "provider_id", "visit_occurrence_id", "observation_source_value",
+                        "observation_source_concept_id", "unit_source_value", "qualifier_source_value",),
+    },
+    "5.3": {
+        "person": ("person_id", "gender_concept_id", "year_of_birth", "month_of_birth", "day_of_birth",
+                   "birth_datetime", "race_concept_id", "ethnicity_concept_id", "location_id", "provider_id",
+                   "care_site_id", "person_source_value", "gender_source_value", "gender_source_concept_id",
+                   "race_source_value", "race_source_concept_id", "ethnicity_source_value",
+                   "ethnicity_source_concept_id",),
+        "concept": ("concept_id", "concept_name", "domain_id", "vocabulary_id", "concept_class_id",
+                    "standard_concept", "concept_code", "valid_start_date", "valid_end_date", "invalid_reason",),
+        "note": ("note_id", "person_id", "note_date", "note_datetime", "note_type_concept_id",
+                 "note_class_concept_id", "note_title", "note_text", "encoding_concept_id", "language_concept_id",
+                 "provider_id", "visit_occurrence_id", "visit_detail_id", "note_source_value",),
+        "condition_occurrence": ("condition_occurrence_id", "person_id", "condition_concept_id",
+                                 "condition_start_date", "condition_start_datetime", "condition_end_date",
+                                 "condition_end_datetime", "condition_type_concept_id",
+                                 "condition_status_concept_id", "stop_reason", "provider_id",
+                                 "visit_occurrence_id", "visit_detail_id", "condition_source_value",
+                                 "condition_source_concept_id", "condition_status_source_value",),
+        "drug_exposure": ("drug_exposure_id", "person_id", "drug_concept_id", "drug_exposure_start_date",
+                          "drug_exposure_start_datetime", "drug_exposure_end_date", "drug_exposure_end_datetime",
+                          "verbatim_end_date", "drug_type_concept_id", "stop_reason", "refills", "quantity",
+                          "days_supply", "sig", "route_concept_id", "lot_number", "provider_id",
+                          "visit_occurrence_id", "visit_detail_id", "drug_source_value", "drug_source_concept_id",
+                          "route_source_value", "dose_unit_source_value",),
+        "measurement": ("measurement_id", "person_id", "measurement_concept_id", "measurement_date",
+                        "measurement_datetime", "measurement_time", "measurement_type_concept_id",
+                        "operator_concept_id", "value_as_number", "value_as_concept_id", "unit_concept_id",
+                        "range_low", "range_high", "provider_id", "visit_occurrence_id", "visit_detail_id",
+                        "measurement_source_value", "measurement_source_concept_id", "unit_source_value",
+                        "value_source_value",),
+        "procedure_occurrence": ("procedure_occurrence_id", "person_id", "procedure_concept_id", "procedure_date",
+                                 "procedure_datetime", "procedure_type_concept_id", "modifier_concept_id",
+                                 "quantity", "provider_id", "visit_occurrence_id", "visit_detail_id",
+                                 "procedure_source_value", "procedure_source_concept_id", "modifier_source_value",),
+        "observation": ("observation_id", "person_id", "observation_concept_id", "observation_date",
+                        "observation_datetime", "observation_type_concept_id", "value_as_number",
+                        "value_as_string", "value_as_concept_id", "qualifier_concept_id", "unit_concept_id",
+                        "provider_id", "visit_occurrence_id", "visit_detail_id", "observation_source_value",
+                        "observation_source_concept_id", "unit_source_value", "qualifier_source_value",),
+    },
+    "5.4": {
+        "person": ("person_id", "gender_concept_id", "year_of_birth", "month_of_birth", "day_of_birth",
+                   "birth_datetime", "race_concept_id", "ethnicity_concept_id", "location_id", "provider_id",
+                   "care_site_id", "person_source_value", "gender_source_value", "gender_source_concept_id",
+                   "race_source_value", "race_source_concept_id", "ethnicity_source_value",
+                   "ethnicity_source_concept_id",),
+        "concept": ("concept_id", "concept_name", "domain_id", "vocabulary_id", "concept_class_id",
+                    "standard_concept", "concept_code", "valid_start_date", "valid_end_date", "invalid_reason",),
+        "note": ("note_id", "person_id", "note_date", "note_datetime", "note_type_concept_id",
+                 "note_class_concept_id", "note_title", "note_text", "encoding_concept_id", "language_concept_id",
+                 "provider_id", "visit_occurrence_id", "visit_detail_id", "note_source_value", "note_event_id",
+                 "note_event_field_concept_id",),
+        "condition_occurrence": ("condition_occurrence_id", "person_id", "condition_concept_id",
+                                 "condition_start_date", "condition_start_datetime", "condition_end_date",
+                                 "condition_end_datetime", "condition_type_concept_id",
+                                 "condition_status_concept_id", "stop_reason", "provider_id",
+                                 "visit_occurrence_id", "visit_detail_id", "condition_source_value",
+                                 "condition_source_concept_id", "condition_status_source_value",),
+        "drug_exposure": ("drug_exposure_id", "person_id", "drug_concept_id", "drug_exposure_start_date",
+                          "drug_exposure_start_datetime", "drug_exposure_end_date", "drug_exposure_end_datetime",
+                          "verbatim_end_date", "drug_type_concept_id", "stop_reason", "refills", "quantity",
+                          "days_supply", "sig", "route_concept_id", "lot_number", "provider_id",
+                          "visit_occurrence_id", "visit_detail_id", "drug_source_value", "drug_source_concept_id",
+                          "route_source_value", "dose_unit_source_value",),
+        "measurement": ("measurement_id", "person_id", "measurement_concept_id", "measurement_date",
+                        "measurement_datetime", "measurement_time", "measurement_type_concept_id",
+                        "operator_concept_id", "value_as_number", "value_as_concept_id", "unit_concept_id",
+                        "range_low", "range_high", "provider_id", "visit_occurrence_id", "visit_detail_id",
+                        "measurement_source_value", "measurement_source_concept_id", "unit_source_value",
+                        "unit_source_concept_id", "value_source_value", "measurement_event_id",
+                        "meas_event_field_concept_id",),
+        "procedure_occurrence": ("procedure_occurrence_id", "person_id", "procedure_concept_id", "procedure_date",
+                                 "procedure_datetime", "procedure_end_date", "procedure_end_datetime",
+                                 "procedure_type_concept_id", "modifier_concept_id", "quantity", "provider_id",
+                                 "visit_occurrence_id", "visit_detail_id", "procedure_source_value",
+                                 "procedure_source_concept_id", "modifier_source_value",),
+        "observation": ("observation_id", "person_id", "observation_concept_id", "observation_date",
+                        "observation_datetime", "observation_type_concept_id", "value_as_number",
+                        "value_as_string", "value_as_concept_id", "qualifier_concept_id", "unit_concept_id",
+                        "provider_id", "visit_occurrence_id", "visit_detail_id", "observation_source_value",
+                        "observation_source_concept_id", "unit_source_value", "qualifier_source_value",
+                        "value_source_value", "observation_event_id", "obs_event_field_concept_id",),
+    },
+}
+
+# %% ../../nbs/2c_omop.ipynb #e8c04c6e
+def _first_line(p: Path) -> str:
+    with open(p, encoding="utf-8-sig", newline="") as f: return f.readline()
+
+def read_delimited(p: Path, name: str, cdm_version: str | None = None) -> pd.DataFrame:
+    """A delimited OMOP table as text. The delimiter is whichever of comma, tab and pipe its first line holds most of (a
+    tab-separated file is read without quoting: Athena's concept names hold quote marks). A table whose first row is
+    data rather than CDM column names is read in the column order of `cdm_version` (`CDM_COLUMNS`)."""
+    line = _first_line(p)
+    sep = max((",", "\t", "|"), key=line.count) if any(s in line for s in ",\t|") else ","
+    quoting = csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL
+    read = dict(dtype=str, keep_default_na=False, encoding="utf-8-sig", sep=sep, quoting=quoting)
+    fields = [f.strip().strip('"').lower() for f in line.rstrip("\r\n").split(sep)]
+    known = {c for v in CDM_COLUMNS.values() for c in v.get(name, ())}
+    if name not in CDM_COLUMNS["5.4"] or set(fields) & known: return pd.read_csv(p, **read)
+    if cdm_version is None:
+        raise OmopError("the table has no header row (its first row is data): set dataset.cdm_version (5.2, 5.3 or 5.4) to "
+                        "read it in that CDM version's column order", file=str(p), table=name, row=1)
+    names = list(CDM_COLUMNS[cdm_version][name])
+    extra = len(fields) - len(names)
+    if extra not in (0, 1) or (extra == 1 and fields[-1] != ""):      # a trailing delimiter on every line is allowed
+        raise OmopError(f"the first row has {len(fields)} fields, a CDM {cdm_version} {name} table has {len(names)} columns "
+                        "(is dataset.cdm_version right?)", file=str(p), table=name, row=1)
+    df = pd.read_csv(p, header=None, names=names + ["_trailing"] * extra, **read).drop(columns="_trailing", errors="ignore")
+    df.attrs["first_row"] = 1                                         # no header: the data starts on the first line
+    return df
+
 # %% ../../nbs/2c_omop.ipynb #ec712905
 class FolderSource:
     """OMOP tables as files in a folder: `<table>.csv`, `.parquet` or `.pq`, one file per table (a table given twice
     is an error: which one holds the data is not for the adapter to guess). Only regular files are read
     (`folder_files`)."""
-    def __init__(self, folder: Path):
-        self.folder = Path(folder)
+    def __init__(self, folder: Path, cdm_version: str | None = None):
+        self.folder, self.cdm_version = Path(folder), cdm_version
         if not self.folder.is_dir():
             raise InputFileError("the OMOP tables folder does not exist or is not a folder", file=str(self.folder))
         self.files = {}
-        for p in folder_files(self.folder, (".csv", ".parquet", ".pq"), "OMOP table",
-                              stems={"person", "concept", *OMOP_TABLES}):
-            if p.stem in self.files:
-                raise OmopError(f"the {p.stem} table is there twice: {self.files[p.stem].name} and {p.name} (keep one)",
-                                file=str(self.folder), table=p.stem)
-            self.files[p.stem] = p
+        for p in folder_files(self.folder, (".csv", ".tsv", ".txt", ".parquet", ".pq"), "OMOP table",
+                              stems={"person", "concept", *OMOP_TABLES}, fold_case=True):
+            stem = p.stem.lower()                                 # CONCEPT.csv (Eunomia, Athena) is the concept table
+            if stem in self.files:
+                raise OmopError(f"the {stem} table is there twice: {self.files[stem].name} and {p.name} (keep one)",
+                                file=str(self.folder), table=stem)
+            self.files[stem] = p
     def file(self, name: str) -> Path | None: return self.files.get(name)
     def where(self, name: str) -> str: return str(self.file(name) or self.folder/f"{name}.csv")
     def read(self, name: str) -> pd.DataFrame | None:
         p = self.file(name)
         if p is None: return None
-        csv_file = p.suffix.lower() == ".csv"
+        csv_file = p.suffix.lower() in (".csv", ".tsv", ".txt")
         if problem := file_problem(p) or (csv_file and head_problem(p)):
             raise InputFileError(f"cannot read the OMOP table ({problem})", file=str(p))
         try:
-            if csv_file: return pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+            if csv_file: return read_delimited(p, name, self.cdm_version)
             import pyarrow.parquet as pq
             table = pq.read_table(p)
             df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order
@@ -205,13 +365,17 @@ class DatabaseSource:
 def omop_source(options: OmopOptions):
     ("The folder or database the options name (`url_env`: the URL is read from that environment variable, never "
      "written anywhere).")
-    if options.tables is not None: return FolderSource(options.tables)
-    url = options.url
-    if options.url_env is not None:
-        url = os.environ.get(options.url_env, "").strip()
-        if not url:
-            raise ConfigError(f"the environment variable {options.url_env} (the OMOP database URL) is not set", None, "dataset.url_env")
-    return DatabaseSource(url, options.schema)
+    if options.tables is not None: source = FolderSource(options.tables, options.cdm_version)
+    else:
+        url = options.url
+        if options.url_env is not None:
+            url = os.environ.get(options.url_env, "").strip()
+            if not url:
+                raise ConfigError(f"the environment variable {options.url_env} (the OMOP database URL) is not set", None,
+                                  "dataset.url_env")
+        source = DatabaseSource(url, options.schema)
+    source.on_invalid, source.skipped = options.on_invalid, Counter()     # what `on_invalid: skip` leaves out, by reason
+    return source
 
 # %% ../../nbs/2c_omop.ipynb #09c4ec66
 def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str | None = None) -> pd.DataFrame | None:
@@ -220,6 +384,7 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
     when absent."""
     df = source.read(name)
     if df is None: return None
+    first_row = df.attrs.get("first_row", 2)               # a headerless table's data starts on its first line
     df.columns = [str(c).strip().lower() for c in df.columns]
     twice = next((c for c in dict.fromkeys(df.columns) if list(df.columns).count(c) > 1), None)
     if twice:
@@ -228,11 +393,14 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
         if c not in df.columns:
             raise MissingColumnError(f"no column {c!r} (the {name} table needs {', '.join(needed)})", file=source.where(name), table=name)
     cols = [c for c in (*needed, *optional, *([key] if key else [])) if c in df.columns]
-    df = df[list(dict.fromkeys(cols))].astype(str).apply(lambda s: s.str.strip()).assign(row=np.arange(len(df)) + 2)
+    df = df[list(dict.fromkeys(cols))].astype(str).apply(lambda s: s.str.strip()).assign(row=np.arange(len(df)) + first_row)
     if key in df.columns:
         k = _integers(df, key, source, name, blank_ok=False)
         dup = pd.Series(k).duplicated().to_numpy()
-        if dup.any():
+        if dup.any() and getattr(source, "on_invalid", "error") == "skip":   # the first row of each id is kept
+            source.skipped[f"{name}: a row whose {key} repeats an earlier row's"] += int(dup.sum())
+            df, k = df[~dup], k[~dup]
+        elif dup.any():
             i = int(dup.argmax())
             raise OmopError(f"{key} {k[i]} appears twice", Location(source.where(name), name, int(df["row"].iat[i]), key))
         df = df.iloc[np.argsort(k, kind="stable")]
@@ -361,7 +529,7 @@ class OmopAdapter:
         ("The table files read (a folder), or the database file (a SQLite/DuckDB URL naming one), the labels and "
          "terminology tables.")
         if options.tables is not None:
-            src = FolderSource(options.tables)
+            src = FolderSource(options.tables, options.cdm_version)
             files = {f"omop.{t}": p for t in ("person", "concept", *OMOP_TABLES) if (p := src.file(t)) is not None}
         else:
             # url_env: not looked at (it may hold a password)
@@ -377,7 +545,9 @@ class OmopAdapter:
         snaps, notes = omop_snapshots(source, options, term)
         ds = assemble_long(read_long(options.labels, options.columns), options, label_space, snaps, options.snapshots)
         prov = dict(ds.provenance)
-        prov.update(notes=notes + term.notes("OMOP") + prov["notes"], terminology=term.report())
+        skipped = [f"OMOP: {n} left out (on_invalid: skip): {r}" for r, n in sorted(source.skipped.items())]
+        prov.update(notes=skipped + notes + term.notes("OMOP") + prov["notes"], terminology=term.report(),
+                    records=dict(on_invalid=options.on_invalid, skipped=dict(source.skipped), cdm_version=options.cdm_version))
         return dataclasses.replace(ds, provenance=prov)
 
 # %% ../../nbs/2c_omop.ipynb #4e90176d

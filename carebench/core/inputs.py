@@ -29,15 +29,17 @@ def file_problem(path, allow_missing: bool = False) -> str | None:
     return f"{kind}, not a regular file"
 
 # %% ../../nbs/07_inputs.ipynb #2c003876
-def folder_files(folder, suffixes, what: str = "file", stems=None) -> list[Path]:
+def folder_files(folder, suffixes, what: str = "file", stems=None, fold_case: bool = False) -> list[Path]:
     """The files directly in `folder` whose suffix (any case) is one of `suffixes` and, where `stems` is given, whose
-    name without it is one of `stems`; hidden entries skipped; in name order. An entry kept that is not a readable
-    regular file is an `InputFileError` naming it (`cannot read the <what> (...)`)."""
+    name without it is one of `stems` (compared in lower case with `fold_case`: `CONCEPT.csv` is `concept`); hidden
+    entries skipped; in name order. An entry kept that is not a readable regular file is an `InputFileError` naming it
+    (`cannot read the <what> (...)`)."""
     folder, suffixes = Path(folder), tuple(s.lower() for s in suffixes)
     out = []
     for p in sorted(Path(e.path) for e in os.scandir(folder)):          # names only: nothing is opened or followed yet
+        stem = p.stem.lower() if fold_case else p.stem
         if (p.name.startswith(".") or p.suffix.lower() not in suffixes
-                or (stems is not None and p.stem not in stems)): continue
+                or (stems is not None and stem not in stems)): continue
         if problem := file_problem(p): raise InputFileError(f"cannot read the {what} ({problem})", file=str(p))
         out.append(p)
     return out
