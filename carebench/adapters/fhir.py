@@ -23,9 +23,10 @@ from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions,
                                              split_parenthesis, split_status, split_value)
 
 # %% auto #0
-__all__ = ['FHIR_FIELDS', 'FhirOptions', 'fhir_files', 'element_path', 'Skips', 'validate_resource', 'Resource', 'read_resources',
-           'codings_of', 'concept_text', 'quantity_text', 'fhir_field', 'value_text', 'patient_ids', 'fhir_snapshots',
-           'resolve_items', 'FhirAdapter', 'fhir_entries', 'write_fhir']
+__all__ = ['FHIR_FIELDS', 'MEDICATION_STATUS', 'FhirOptions', 'fhir_files', 'element_path', 'Skips', 'validate_resource',
+           'Resource', 'read_resources', 'codings_of', 'concept_text', 'quantity_text', 'fhir_field', 'value_text',
+           'patient_ids', 'not_a_fact', 'collapse', 'fhir_snapshots', 'resolve_items', 'FhirAdapter', 'fhir_entries',
+           'write_fhir']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 @dataclass(frozen=True)
@@ -238,6 +239,9 @@ def _medication_name(m, r, ref, term, res) -> str:
             return concept_text(med.model.code, term, _where(med), "code")
     raise FhirError(f"medicationReference {ref!r} names no Medication resource that was read", _where(r, "medicationReference"))
 
+MEDICATION_STATUS = {"stopped": "stopped", "completed": "completed", "on-hold": "on hold", "not-taken": "not taken",
+                     "intended": "intended", "draft": "draft"}          # how a medication that is not current reads
+
 @fhir_field("MedicationStatement", "MedicationRequest")
 def _medication(m, r, term, res):
     if m.medicationCodeableConcept is not None:
@@ -247,7 +251,8 @@ def _medication(m, r, term, res):
         name = _medication_name(m, r, ref, term, res)
     dosage = m.dosage if m.get_resource_type() == "MedicationStatement" else m.dosageInstruction
     text = next((d.text for d in (dosage or ()) if d.text), "")
-    return "medication_history", name + (f" {text}" if text else "")
+    mark = MEDICATION_STATUS.get(m.status)
+    return "medication_history", name + (f" {text}" if text else "") + (f", {mark}" if mark else "")
 
 # %% ../../nbs/2b_fhir.ipynb #ef24945e
 def _category_codes(m) -> set:
@@ -334,6 +339,20 @@ def patient_ids(resources: list, how: str) -> dict:
     return out
 
 # %% ../../nbs/2b_fhir.ipynb #a160febe
+def not_a_fact(m) -> str | None:
+    """Why a resource states nothing about the patient (entered in error, refuted, cancelled, not done), or None. Such a
+    resource is never shown; a stopped medication or a resolved condition is, marked as such."""
+    status = getattr(m, "status", None)
+    if status in ("entered-in-error", "cancelled", "not-done"): return status
+    vs = getattr(m, "verificationStatus", None)
+    code = next((c.code for c in (vs.coding or ())), None) if vs is not None and getattr(vs, "coding", None) else None
+    return code if code in ("refuted", "entered-in-error") else None
+
+def collapse(texts: list) -> list:
+    "Repeated entries of a field once, in order of first appearance, with their count: `Simvastatin 10 MG (×33)`."
+    counts = Counter(texts)
+    return [t if counts[t] == 1 else f"{t} (×{counts[t]})" for t in dict.fromkeys(texts)]
+
 def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | None = None) -> tuple[dict, list]:
     """Patient id -> `Patient` with the snapshot built from `resources`, and notes (resource types not used, repeats). A
     resource that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
@@ -341,6 +360,7 @@ def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | 
     skips = skips if skips is not None else Skips()
     pids = patient_ids(resources, how)
     by_key, by_url, fields, unused, repeats = {}, {}, {pid: {} for pid in dict.fromkeys(pids.values())}, Counter(), 0
+    withheld = Counter()
     for r in resources:
         if r.model.id:
             if r.key in by_key:
@@ -363,13 +383,19 @@ def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | 
             skips.skip(f"{t} names no patient that was read", FhirError(f"the {t} names no patient", _where(r, element)) if not ref
                        else FhirError(f"{ref!r} is no Patient resource that was read", _where(r, f"{element}.reference")))
             continue
+        if why := not_a_fact(r.model):
+            withheld[(t, why)] += 1; continue
         try: fld, text = FHIR_FIELDS[t](r.model, r, term, refs)
         except FhirError as e:
             skips.skip(f"{t} cannot be rendered ({e.location.element or 'content'})", e); continue
         snap = fields[pids[ref]]
         if fld == "summary": snap[fld] = f"{snap[fld]} {text}" if fld in snap else text
         else: snap.setdefault(fld, []).append(text)
+    for snap in fields.values():
+        for fld, v in snap.items():
+            if isinstance(v, list): snap[fld] = collapse(v)
     notes = [f"FHIR: {n} {t} resource(s) not used (no snapshot field)" for t, n in sorted(unused.items())]
+    notes += [f"FHIR: {n} {t} resource(s) not shown ({why.replace('-', ' ')})" for (t, why), n in sorted(withheld.items())]
     if repeats: notes.append(f"FHIR: {repeats} repeated resource(s) with identical content read once")
     return {pid: Patient(pid, f) for pid, f in fields.items()}, notes
 
