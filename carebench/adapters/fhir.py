@@ -23,10 +23,10 @@ from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions,
                                              split_parenthesis, split_status, split_value)
 
 # %% auto #0
-__all__ = ['FHIR_FIELDS', 'MEDICATION_STATUS', 'FhirOptions', 'fhir_files', 'element_path', 'Skips', 'validate_resource',
-           'Resource', 'read_resources', 'codings_of', 'concept_text', 'quantity_text', 'fhir_field', 'value_text',
-           'patient_ids', 'not_a_fact', 'collapse', 'fhir_snapshots', 'resolve_items', 'FhirAdapter', 'fhir_entries',
-           'write_fhir']
+__all__ = ['FHIR_FIELDS', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC', 'FhirOptions', 'fhir_files', 'element_path', 'Skips',
+           'validate_resource', 'Resource', 'read_resources', 'codings_of', 'concept_text', 'number_text', 'unit_text',
+           'quantity_text', 'fhir_field', 'value_text', 'components_text', 'patient_ids', 'not_a_fact', 'collapse',
+           'fhir_snapshots', 'resolve_items', 'FhirAdapter', 'fhir_entries', 'write_fhir']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 @dataclass(frozen=True)
@@ -199,10 +199,23 @@ def concept_text(concept, term: Terminology, where: Location, element: str) -> s
     except ValueError:
         raise FhirError("the concept has neither a text nor a code", dataclasses.replace(where, element=element)) from None
 
+def number_text(v) -> str:
+    """A number as a clinician writes it: as the data wrote it (`13.20`), unless it carries more than 4 decimals (a
+    computed value: `168.80253764416227`), then to 4 significant digits (`168.8`), never in exponent form."""
+    d = Decimal(str(v))
+    if d.is_nan() or d.is_infinite() or d.as_tuple().exponent >= -4: return str(v)
+    places = max(0, 4 - len(str(int(abs(d))))) if abs(d) >= 1 else 4 - d.adjusted() - 1
+    return f"{round(d, places):f}"
+
+def unit_text(unit: str) -> str:
+    "A unit as shown: UCUM's annotations in braces left out (`{score}` is no unit, `mg{total}` is `mg`)."
+    return re.sub(r"\{[^{}]*\}", "", unit or "").strip()
+
 def quantity_text(q) -> str:
-    "A Quantity as written: `13.2 g/dL`."
-    unit = q.unit or q.code or ""
-    return f"{q.value}{' ' + unit if unit else ''}" if q.value is not None else unit
+    "A Quantity as written: `13.2 g/dL`, with a comparator (`<5 mg/L`) and a readable number."
+    unit = unit_text(q.unit or q.code or "")
+    value = f"{q.comparator or ''}{number_text(q.value)}" if q.value is not None else ""
+    return " ".join(x for x in (value, unit) if x)
 
 # %% ../../nbs/2b_fhir.ipynb #74e5eb3a
 FHIR_FIELDS: dict = {}
@@ -268,11 +281,26 @@ def value_text(m, term, where) -> str:
         return ": " + concept_text(m.valueCodeableConcept, term, where, "valueCodeableConcept")
     return ""
 
+SYSTOLIC, DIASTOLIC = "8480-6", "8462-4"                 # LOINC codes of a blood pressure's two components
+
+def components_text(m, term, where) -> str:
+    """An Observation's components after its name when it has no value of its own: a blood pressure as written
+    (` 128/82 mmHg`), other panels as `: name value; name value`."""
+    comps = {c.code.coding[0].code if c.code and c.code.coding else None: c for c in (m.component or ())}
+    sys_, dia = comps.get(SYSTOLIC), comps.get(DIASTOLIC)
+    if sys_ is not None and dia is not None and sys_.valueQuantity is not None and dia.valueQuantity is not None:
+        unit = unit_text(sys_.valueQuantity.unit or sys_.valueQuantity.code or "")
+        return f" {number_text(sys_.valueQuantity.value)}/{number_text(dia.valueQuantity.value)}" + (f" {unit}" if unit else "")
+    parts = [concept_text(c.code, term, where, f"component[{i}].code") + value_text(c, term, where)
+             for i, c in enumerate(m.component or ())]
+    return (": " + "; ".join(parts)) if parts else ""
+
 @fhir_field("Observation")
 def _observation(m, r, term, res):
     cats = _category_codes(m)
-    fld = "social_history" if "social-history" in cats else "radiology" if "imaging" in cats else "labs"
-    return fld, concept_text(m.code, term, _where(r), "code") + value_text(m, term, _where(r))
+    fld = "social_history" if cats & {"social-history", "survey"} else "radiology" if "imaging" in cats else "labs"
+    value = value_text(m, term, _where(r)) or components_text(m, term, _where(r))
+    return fld, concept_text(m.code, term, _where(r), "code") + value
 
 @fhir_field("DiagnosticReport")
 def _report(m, r, term, res):
