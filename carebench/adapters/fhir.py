@@ -381,14 +381,10 @@ def collapse(texts: list) -> list:
     counts = Counter(texts)
     return [t if counts[t] == 1 else f"{t} (×{counts[t]})" for t in dict.fromkeys(texts)]
 
-def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | None = None) -> tuple[dict, list]:
-    """Patient id -> `Patient` with the snapshot built from `resources`, and notes (resource types not used, repeats). A
-    resource that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
-    (`skips.on_invalid == "skip"`) left out and counted."""
-    skips = skips if skips is not None else Skips()
-    pids = patient_ids(resources, how)
-    by_key, by_url, fields, unused, repeats = {}, {}, {pid: {} for pid in dict.fromkeys(pids.values())}, Counter(), 0
-    withheld = Counter()
+def _index(resources: list, skips: Skips) -> tuple:
+    """Resources by `Type/id` (the first of each id; a repeat with other content is an error or skipped), what a
+    reference may name (`Type/id` first, then an entry's fullUrl), and how many identical repeats were read once."""
+    by_key, by_url, repeats = {}, {}, 0
     for r in resources:
         if r.model.id:
             if r.key in by_key:
@@ -399,7 +395,16 @@ def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | 
                 continue
             by_key[r.key] = r
         if r.full_url: by_url.setdefault(r.full_url, r)
-    refs = {**by_url, **by_key}                 # what a reference may name: `Type/id` first, then an entry's fullUrl
+    return by_key, {**by_url, **by_key}, repeats
+
+def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | None = None) -> tuple[dict, list]:
+    """Patient id -> `Patient` with the snapshot built from `resources`, and notes (resource types not used, repeats). A
+    resource that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
+    (`skips.on_invalid == "skip"`) left out and counted."""
+    skips = skips if skips is not None else Skips()
+    pids = patient_ids(resources, how)
+    fields, unused, withheld = {pid: {} for pid in dict.fromkeys(pids.values())}, Counter(), Counter()
+    by_key, refs, repeats = _index(resources, skips)
     for r in resources:
         if r.model.id and by_key[r.key] is not r: continue               # a repeat, read once
         t = r.model.get_resource_type()

@@ -4,7 +4,6 @@
 
 # %% ../../nbs/2c_omop.ipynb #6e0ae02e
 from __future__ import annotations
-import csv
 from collections import Counter
 import dataclasses
 import os
@@ -18,6 +17,7 @@ import pandas as pd
 
 from ..core.config import quote_value, redact_secrets
 from ..core.errors import ConfigError, InputFileError, Location, MissingColumnError, OmopError
+from ..core.tables import first_fields, read_delimited
 from ..core.inputs import file_problem, folder_files, head_problem
 from ..core.vocab import SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
@@ -27,7 +27,7 @@ from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions,
                                              split_status, split_value)
 
 # %% auto #0
-__all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'CDM_COLUMNS', 'DUCKDB_CONFIG', 'OMOP_DOMAINS', 'OmopOptions', 'read_delimited',
+__all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'CDM_COLUMNS', 'DUCKDB_CONFIG', 'OMOP_DOMAINS', 'OmopOptions', 'read_delimited_table',
            'FolderSource', 'database_engine', 'DatabaseSource', 'omop_source', 'read_table', 'read_concepts',
            'read_persons', 'row_text', 'omop_snapshots', 'OmopAdapter', 'omop_rows', 'write_omop', 'integer_column']
 
@@ -54,10 +54,8 @@ class OmopOptions(LabelTableOptions):
     routes: dict = field(default_factory=lambda: dict(DEFAULT_ROUTES))
     concept_routes: dict = field(default_factory=dict)
     terminology: TerminologyOptions = field(default_factory=TerminologyOptions)
-    # tables without a header row (SynPUF) are read in this CDM version's column order (`CDM_COLUMNS`)
-    cdm_version: Literal["5.2", "5.3", "5.4"] | None = None
-    # a row whose id repeats an earlier row's: an error (`error`), or left out and counted in the manifest (`skip`)
-    on_invalid: Literal["error", "skip"] = "error"
+    cdm_version: Literal["5.2", "5.3", "5.4"] | None = None   # headerless tables (SynPUF) in this CDM's column order
+    on_invalid: Literal["error", "skip"] = "error"             # a repeated id: an error, or the row left out and counted
 
     def __post_init__(self):
         super().__post_init__()
@@ -77,8 +75,7 @@ class OmopOptions(LabelTableOptions):
         return self.tables if self.tables is not None else redact_secrets(self.url) if self.url else f"${self.url_env}"
 
 # %% ../../nbs/2c_omop.ipynb #aee33eef
-# the columns of each table the adapter reads, in the order of the OMOP CDM's DDL (OHDSI/CommonDataModel, inst/ddl),
-# for tables shipped without a header row (SynPUF)
+# columns of the tables read, in the order of the CDM's DDL (OHDSI/CommonDataModel, inst/ddl): for headerless tables
 CDM_COLUMNS = {
     "5.2": {
         "person": ("person_id", "gender_concept_id", "year_of_birth", "month_of_birth", "day_of_birth",
@@ -93,30 +90,29 @@ CDM_COLUMNS = {
                  "provider_id", "visit_occurrence_id", "note_source_value",),
         "condition_occurrence": ("condition_occurrence_id", "person_id", "condition_concept_id",
                                  "condition_start_date", "condition_start_datetime", "condition_end_date",
-                                 "condition_end_datetime", "condition_type_concept_id", "stop_reason",
-                                 "provider_id", "visit_occurrence_id", "condition_source_value",
-                                 "condition_source_concept_id", "condition_status_source_value",
-                                 "condition_status_concept_id",),
+                                 "condition_end_datetime", "condition_type_concept_id", "stop_reason", "provider_id",
+                                 "visit_occurrence_id", "condition_source_value", "condition_source_concept_id",
+                                 "condition_status_source_value", "condition_status_concept_id",),
         "drug_exposure": ("drug_exposure_id", "person_id", "drug_concept_id", "drug_exposure_start_date",
                           "drug_exposure_start_datetime", "drug_exposure_end_date", "drug_exposure_end_datetime",
                           "verbatim_end_date", "drug_type_concept_id", "stop_reason", "refills", "quantity",
                           "days_supply", "sig", "route_concept_id", "lot_number", "provider_id",
-                          "visit_occurrence_id", "drug_source_value", "drug_source_concept_id",
-                          "route_source_value", "dose_unit_source_value",),
+                          "visit_occurrence_id", "drug_source_value", "drug_source_concept_id", "route_source_value",
+                          "dose_unit_source_value",),
         "measurement": ("measurement_id", "person_id", "measurement_concept_id", "measurement_date",
                         "measurement_datetime", "measurement_type_concept_id", "operator_concept_id",
                         "value_as_number", "value_as_concept_id", "unit_concept_id", "range_low", "range_high",
                         "provider_id", "visit_occurrence_id", "measurement_source_value",
                         "measurement_source_concept_id", "unit_source_value", "value_source_value",),
         "procedure_occurrence": ("procedure_occurrence_id", "person_id", "procedure_concept_id", "procedure_date",
-                                 "procedure_datetime", "procedure_type_concept_id", "modifier_concept_id",
-                                 "quantity", "provider_id", "visit_occurrence_id", "procedure_source_value",
+                                 "procedure_datetime", "procedure_type_concept_id", "modifier_concept_id", "quantity",
+                                 "provider_id", "visit_occurrence_id", "procedure_source_value",
                                  "procedure_source_concept_id", "qualifier_source_value",),
         "observation": ("observation_id", "person_id", "observation_concept_id", "observation_date",
-                        "observation_datetime", "observation_type_concept_id", "value_as_number",
-                        "value_as_string", "value_as_concept_id", "qualifier_concept_id", "unit_concept_id",
-                        "provider_id", "visit_occurrence_id", "observation_source_value",
-                        "observation_source_concept_id", "unit_source_value", "qualifier_source_value",),
+                        "observation_datetime", "observation_type_concept_id", "value_as_number", "value_as_string",
+                        "value_as_concept_id", "qualifier_concept_id", "unit_concept_id", "provider_id",
+                        "visit_occurrence_id", "observation_source_value", "observation_source_concept_id",
+                        "unit_source_value", "qualifier_source_value",),
     },
     "5.3": {
         "person": ("person_id", "gender_concept_id", "year_of_birth", "month_of_birth", "day_of_birth",
@@ -131,10 +127,10 @@ CDM_COLUMNS = {
                  "provider_id", "visit_occurrence_id", "visit_detail_id", "note_source_value",),
         "condition_occurrence": ("condition_occurrence_id", "person_id", "condition_concept_id",
                                  "condition_start_date", "condition_start_datetime", "condition_end_date",
-                                 "condition_end_datetime", "condition_type_concept_id",
-                                 "condition_status_concept_id", "stop_reason", "provider_id",
-                                 "visit_occurrence_id", "visit_detail_id", "condition_source_value",
-                                 "condition_source_concept_id", "condition_status_source_value",),
+                                 "condition_end_datetime", "condition_type_concept_id", "condition_status_concept_id",
+                                 "stop_reason", "provider_id", "visit_occurrence_id", "visit_detail_id",
+                                 "condition_source_value", "condition_source_concept_id",
+                                 "condition_status_source_value",),
         "drug_exposure": ("drug_exposure_id", "person_id", "drug_concept_id", "drug_exposure_start_date",
                           "drug_exposure_start_datetime", "drug_exposure_end_date", "drug_exposure_end_datetime",
                           "verbatim_end_date", "drug_type_concept_id", "stop_reason", "refills", "quantity",
@@ -148,13 +144,13 @@ CDM_COLUMNS = {
                         "measurement_source_value", "measurement_source_concept_id", "unit_source_value",
                         "value_source_value",),
         "procedure_occurrence": ("procedure_occurrence_id", "person_id", "procedure_concept_id", "procedure_date",
-                                 "procedure_datetime", "procedure_type_concept_id", "modifier_concept_id",
-                                 "quantity", "provider_id", "visit_occurrence_id", "visit_detail_id",
-                                 "procedure_source_value", "procedure_source_concept_id", "modifier_source_value",),
+                                 "procedure_datetime", "procedure_type_concept_id", "modifier_concept_id", "quantity",
+                                 "provider_id", "visit_occurrence_id", "visit_detail_id", "procedure_source_value",
+                                 "procedure_source_concept_id", "modifier_source_value",),
         "observation": ("observation_id", "person_id", "observation_concept_id", "observation_date",
-                        "observation_datetime", "observation_type_concept_id", "value_as_number",
-                        "value_as_string", "value_as_concept_id", "qualifier_concept_id", "unit_concept_id",
-                        "provider_id", "visit_occurrence_id", "visit_detail_id", "observation_source_value",
+                        "observation_datetime", "observation_type_concept_id", "value_as_number", "value_as_string",
+                        "value_as_concept_id", "qualifier_concept_id", "unit_concept_id", "provider_id",
+                        "visit_occurrence_id", "visit_detail_id", "observation_source_value",
                         "observation_source_concept_id", "unit_source_value", "qualifier_source_value",),
     },
     "5.4": {
@@ -171,10 +167,10 @@ CDM_COLUMNS = {
                  "note_event_field_concept_id",),
         "condition_occurrence": ("condition_occurrence_id", "person_id", "condition_concept_id",
                                  "condition_start_date", "condition_start_datetime", "condition_end_date",
-                                 "condition_end_datetime", "condition_type_concept_id",
-                                 "condition_status_concept_id", "stop_reason", "provider_id",
-                                 "visit_occurrence_id", "visit_detail_id", "condition_source_value",
-                                 "condition_source_concept_id", "condition_status_source_value",),
+                                 "condition_end_datetime", "condition_type_concept_id", "condition_status_concept_id",
+                                 "stop_reason", "provider_id", "visit_occurrence_id", "visit_detail_id",
+                                 "condition_source_value", "condition_source_concept_id",
+                                 "condition_status_source_value",),
         "drug_exposure": ("drug_exposure_id", "person_id", "drug_concept_id", "drug_exposure_start_date",
                           "drug_exposure_start_datetime", "drug_exposure_end_date", "drug_exposure_end_datetime",
                           "verbatim_end_date", "drug_type_concept_id", "stop_reason", "refills", "quantity",
@@ -194,40 +190,29 @@ CDM_COLUMNS = {
                                  "visit_occurrence_id", "visit_detail_id", "procedure_source_value",
                                  "procedure_source_concept_id", "modifier_source_value",),
         "observation": ("observation_id", "person_id", "observation_concept_id", "observation_date",
-                        "observation_datetime", "observation_type_concept_id", "value_as_number",
-                        "value_as_string", "value_as_concept_id", "qualifier_concept_id", "unit_concept_id",
-                        "provider_id", "visit_occurrence_id", "visit_detail_id", "observation_source_value",
+                        "observation_datetime", "observation_type_concept_id", "value_as_number", "value_as_string",
+                        "value_as_concept_id", "qualifier_concept_id", "unit_concept_id", "provider_id",
+                        "visit_occurrence_id", "visit_detail_id", "observation_source_value",
                         "observation_source_concept_id", "unit_source_value", "qualifier_source_value",
                         "value_source_value", "observation_event_id", "obs_event_field_concept_id",),
     },
 }
 
-# %% ../../nbs/2c_omop.ipynb #e8c04c6e
-def _first_line(p: Path) -> str:
-    with open(p, encoding="utf-8-sig", newline="") as f: return f.readline()
-
-def read_delimited(p: Path, name: str, cdm_version: str | None = None) -> pd.DataFrame:
-    """A delimited OMOP table as text. The delimiter is whichever of comma, tab and pipe its first line holds most of (a
-    tab-separated file is read without quoting: Athena's concept names hold quote marks). A table whose first row is
-    data rather than CDM column names is read in the column order of `cdm_version` (`CDM_COLUMNS`)."""
-    line = _first_line(p)
-    sep = max((",", "\t", "|"), key=line.count) if any(s in line for s in ",\t|") else ","
-    quoting = csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL
-    read = dict(dtype=str, keep_default_na=False, encoding="utf-8-sig", sep=sep, quoting=quoting)
-    fields = [f.strip().strip('"').lower() for f in line.rstrip("\r\n").split(sep)]
-    known = {c for v in CDM_COLUMNS.values() for c in v.get(name, ())}
-    if name not in CDM_COLUMNS["5.4"] or set(fields) & known: return pd.read_csv(p, **read)
+# %% ../../nbs/2c_omop.ipynb #d1276c92
+def read_delimited_table(p: Path, name: str, cdm_version: str | None = None) -> pd.DataFrame:
+    """A delimited OMOP table as text (`read_delimited`: the delimiter sniffed); one whose first row is data rather than
+    CDM column names is read in the column order of `cdm_version` (`CDM_COLUMNS`)."""
+    _, fields = first_fields(p)
+    if name not in CDM_COLUMNS["5.4"] or {f.lower() for f in fields} & {c for v in CDM_COLUMNS.values() for c in v[name]}:
+        return read_delimited(p)
     if cdm_version is None:
         raise OmopError("the table has no header row (its first row is data): set dataset.cdm_version (5.2, 5.3 or 5.4) to "
                         "read it in that CDM version's column order", file=str(p), table=name, row=1)
-    names = list(CDM_COLUMNS[cdm_version][name])
-    extra = len(fields) - len(names)
-    if extra not in (0, 1) or (extra == 1 and fields[-1] != ""):      # a trailing delimiter on every line is allowed
+    names = CDM_COLUMNS[cdm_version][name]
+    if len(fields) not in (len(names), len(names) + 1) or (len(fields) > len(names) and fields[-1]):
         raise OmopError(f"the first row has {len(fields)} fields, a CDM {cdm_version} {name} table has {len(names)} columns "
                         "(is dataset.cdm_version right?)", file=str(p), table=name, row=1)
-    df = pd.read_csv(p, header=None, names=names + ["_trailing"] * extra, **read).drop(columns="_trailing", errors="ignore")
-    df.attrs["first_row"] = 1                                         # no header: the data starts on the first line
-    return df
+    return read_delimited(p, names)
 
 # %% ../../nbs/2c_omop.ipynb #ec712905
 class FolderSource:
@@ -255,7 +240,7 @@ class FolderSource:
         if problem := file_problem(p) or (csv_file and head_problem(p)):
             raise InputFileError(f"cannot read the OMOP table ({problem})", file=str(p))
         try:
-            if csv_file: return read_delimited(p, name, self.cdm_version)
+            if csv_file: return read_delimited_table(p, name, self.cdm_version)
             import pyarrow.parquet as pq
             table = pq.read_table(p)
             df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order

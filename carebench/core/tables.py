@@ -16,7 +16,7 @@ from .errors import EmptyTableError, InputFileError, MissingTableError, DataErro
 from .inputs import file_problem, head_problem
 
 # %% auto #0
-__all__ = ['RawTable', 'read_tables']
+__all__ = ['RawTable', 'read_tables', 'first_fields', 'read_delimited']
 
 # %% ../../nbs/0a_tables.ipynb #a4074b4d
 @dataclass
@@ -212,3 +212,22 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
     if path.suffix.lower() not in (".xlsx", ".xlsm"):
         raise InputFileError("expected an .xlsx workbook or a folder of CSV files", file=str(path))
     return _read_workbook(path, names, text_columns)
+
+# %% ../../nbs/0a_tables.ipynb #f775a3ed
+def first_fields(path: Path) -> tuple[str, list]:
+    "The delimiter of a delimited table (whichever of comma, tab and pipe its first line holds most of) and that line's fields."
+    with open(path, encoding="utf-8-sig", newline="") as f: line = f.readline().rstrip("\r\n")
+    sep = max((",", "\t", "|"), key=line.count) if any(s in line for s in ",\t|") else ","
+    return sep, [x.strip().strip('"') for x in line.split(sep)]
+
+def read_delimited(path: Path, names: list | None = None) -> pd.DataFrame:
+    """A delimited table as text, its delimiter sniffed; with `names`, a table without a header row (`attrs["first_row"]`
+    is then 1: its data starts on its first line)."""
+    sep, fields = first_fields(path)
+    read = dict(dtype=str, keep_default_na=False, encoding="utf-8-sig", sep=sep,
+                quoting=csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL)
+    if names is None: return pd.read_csv(path, **read)
+    extra = ["_trailing"] if len(fields) == len(names) + 1 and fields[-1] == "" else []
+    df = pd.read_csv(path, header=None, names=list(names) + extra, **read).drop(columns=extra)
+    df.attrs["first_row"] = 1
+    return df
