@@ -18,6 +18,7 @@ from ..core.inputs import file_problem, folder_files, head_problem
 from ..core.vocab import LabelSpace
 from .base import register_adapter
 from .dataset import Dataset, Patient
+from .leakage import withheld_notes, withhold_items
 from .long import LabelTableOptions, assemble_long, read_long
 from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions, exact_number, split_conclusion,
                                              split_parenthesis, split_status, split_value)
@@ -475,10 +476,10 @@ class FhirAdapter:
         keep = {*FHIR_FIELDS, "Patient", "Medication"} - {"Basic"}       # what a snapshot reads; the rest is only counted
         snaps, notes = fhir_snapshots(read_resources(options.bundles, keep, skips), options.patient_id, term, skips)
         df, item_codes = resolve_items(read_long(options.labels, options.columns), options, term)
-        ds = assemble_long(df, options, label_space, snaps, options.bundles)
+        ds, withheld = withhold_items(assemble_long(df, options, label_space, snaps, options.bundles))
         prov = dict(ds.provenance)
-        prov.update(notes=skips.notes("FHIR") + notes + term.notes("FHIR") + prov["notes"], terminology=term.report(),
-                    item_codes=item_codes, records=skips.report())
+        prov.update(notes=skips.notes("FHIR") + withheld_notes("FHIR", withheld) + notes + term.notes("FHIR") + prov["notes"], terminology=term.report(),
+                    item_codes=item_codes, records={**skips.report(), "withheld_items": withheld})
         return dataclasses.replace(ds, provenance=prov)
 
 # %% ../../nbs/2b_fhir.ipynb #44ea3f1a

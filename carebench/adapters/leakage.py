@@ -4,6 +4,7 @@
 
 # %% ../../nbs/21_leakage.ipynb #9d913110
 from __future__ import annotations
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -12,7 +13,7 @@ from ..core.text import normalize_text
 from .dataset import Dataset, Patient
 
 # %% auto #0
-__all__ = ['leaking_fields', 'Leak', 'find_leaks', 'check_leakage']
+__all__ = ['leaking_fields', 'Leak', 'find_leaks', 'check_leakage', 'withhold_items', 'withheld_notes']
 
 # %% ../../nbs/21_leakage.ipynb #df40cf62
 @lru_cache(maxsize=4096)
@@ -60,3 +61,25 @@ def check_leakage(ds: Dataset, enabled: bool = True, snapshots_file=None) -> dic
             f"or set `dataset.leakage_check: false` to run anyway (recorded in the manifest)", loc)
     return {"enabled": bool(enabled), "leaking_pairs": len(leaks),
             "leaking_fields": sorted({f for l in leaks for f in l.fields})}
+
+# %% ../../nbs/21_leakage.ipynb #7abcb00d
+def withhold_items(ds: Dataset) -> tuple:
+    """`ds` with every list entry of a patient's snapshot that contains one of that patient's evaluation items left out,
+    and how many entries were withheld per field."""
+    items = {}
+    for pid, item in zip(ds.pair_patient, ds.pair_item): items.setdefault(pid, set()).add(item)
+    withheld, patients = {}, []
+    for p in ds.patients:
+        mine = [i for i in items.get(p.id, ()) if normalize_text(i)]
+        snap = []
+        for f, v in p.snapshot:
+            keep = v if isinstance(v, str) else tuple(t for t in v if not any(leaking_fields(i, Patient(p.id, ((f, t),))) for i in mine))
+            if not isinstance(v, str) and len(keep) < len(v): withheld[f] = withheld.get(f, 0) + len(v) - len(keep)
+            if keep: snap.append((f, keep))
+        patients.append(Patient(p.id, tuple(snap)) if len(snap) != len(p.snapshot) or withheld else p)
+    return (dataclasses.replace(ds, patients=tuple(patients)) if withheld else ds), withheld
+
+def withheld_notes(prefix: str, withheld: dict) -> list:
+    "One note per field of the entries `withhold_items` left out."
+    return [f"{prefix}: {n} {f} entr(ies) withheld from their own patient's snapshot (they hold one of that patient's items)"
+            for f, n in sorted(withheld.items())]

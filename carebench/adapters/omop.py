@@ -22,6 +22,7 @@ from ..core.inputs import file_problem, folder_files, head_problem
 from ..core.vocab import SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
 from .dataset import Dataset, Patient
+from .leakage import withheld_notes, withhold_items
 from .long import LabelTableOptions, assemble_long, read_long
 from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions, split_conclusion, split_parenthesis,
                                              split_status, split_value)
@@ -511,13 +512,11 @@ class OmopAdapter:
     name, Options = "omop", OmopOptions
 
     def input_files(self, options: OmopOptions) -> dict:
-        ("The table files read (a folder), or the database file (a SQLite/DuckDB URL naming one), the labels and "
-         "terminology tables.")
+        "The table files (a folder) or the database file (a SQLite or DuckDB URL), the labels and terminology tables."
         if options.tables is not None:
             src = FolderSource(options.tables, options.cdm_version)
             files = {f"omop.{t}": p for t in ("person", "concept", *OMOP_TABLES) if (p := src.file(t)) is not None}
-        else:
-            # url_env: not looked at (it may hold a password)
+        else:                                                  # url_env: not looked at (it may hold a password)
             m = re.match(r"^(sqlite|duckdb)(\+\w+)?:///(.+)$", options.url or "")
             files = {"omop.database": Path(m.group(3))} if m and m.group(3) != ":memory:" and Path(m.group(3)).is_file() else {}
         extra = {"terminology.displays": options.terminology.displays, "terminology.map": options.terminology.map}
@@ -528,11 +527,12 @@ class OmopAdapter:
         term = Terminology(options.terminology)
         source = omop_source(options)
         snaps, notes = omop_snapshots(source, options, term)
-        ds = assemble_long(read_long(options.labels, options.columns), options, label_space, snaps, options.snapshots)
-        prov = dict(ds.provenance)
+        ds, withheld = withhold_items(assemble_long(read_long(options.labels, options.columns), options, label_space, snaps,
+                                                    options.snapshots))
         skipped = [f"OMOP: {n} left out (on_invalid: skip): {r}" for r, n in sorted(source.skipped.items())]
-        prov.update(notes=skipped + notes + term.notes("OMOP") + prov["notes"], terminology=term.report(),
-                    records=dict(on_invalid=options.on_invalid, skipped=dict(source.skipped), cdm_version=options.cdm_version))
+        prov = {**ds.provenance, "terminology": term.report(), "records": dict(
+            on_invalid=options.on_invalid, skipped=dict(source.skipped), cdm_version=options.cdm_version, withheld_items=withheld)}
+        prov["notes"] = skipped + withheld_notes("OMOP", withheld) + notes + term.notes("OMOP") + ds.provenance["notes"]
         return dataclasses.replace(ds, provenance=prov)
 
 # %% ../../nbs/2c_omop.ipynb #4e90176d
