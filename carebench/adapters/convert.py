@@ -61,8 +61,8 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
     except BaseException: shutil.rmtree(work, ignore_errors=True); raise
     raw = yaml.safe_load(Path(config.source).read_text(encoding="utf-8")) if config.source else {}
     d = raw.get("dataset") or {}
-    # the reference travels along (column headers of the source format do not)
-    for k in ("aggregation", "adjudication"):
+    # what every format says the same way travels along: the reference and the pair checks (not the source's headers)
+    for k in ("aggregation", "adjudication", "leakage_check", "on_mismatch", "train_observers_per_pair"):
         if d.get(k) is not None:
             section[k] = str((Path(config.source).parent/d[k]).resolve()) if k == "adjudication" else d[k]
     new = {"dataset": section, **{k: v for k, v in raw.items() if k != "dataset"}}
