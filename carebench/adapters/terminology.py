@@ -92,7 +92,8 @@ class Terminology:
             names = [td or self.displays.get((ts, tc)) for ts, tc, td in self.map[(c.system, c.code)]]
             for (ts, tc, _), n in zip(self.map[(c.system, c.code)], names):
                 if not n: self.unmapped[(ts, tc)] += 1
-            return " / ".join(n or f"{tc} ({ts})" for (ts, tc, _), n in zip(self.map[(c.system, c.code)], names))
+            # a target without a name never replaces the data's own text (nor shows as a bare code in its place)
+            return " / ".join(n for n in names if n) or None
         return None
 
     def render(self, codings=(), text: str = "") -> str:
