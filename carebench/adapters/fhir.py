@@ -9,6 +9,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
@@ -24,10 +25,11 @@ from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions,
                                              split_parenthesis, split_status, split_value)
 
 # %% auto #0
-__all__ = ['FHIR_FIELDS', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC', 'FhirOptions', 'fhir_files', 'element_path', 'Skips',
-           'validate_resource', 'Resource', 'read_resources', 'codings_of', 'concept_text', 'number_text', 'unit_text',
-           'quantity_text', 'fhir_field', 'value_text', 'components_text', 'patient_ids', 'not_a_fact', 'collapse',
-           'fhir_snapshots', 'resolve_items', 'FhirAdapter', 'fhir_entries', 'write_fhir']
+__all__ = ['FHIR_FIELDS', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC', 'DATE_ELEMENTS', 'FhirOptions', 'fhir_files',
+           'element_path', 'Skips', 'validate_resource', 'Resource', 'read_resources', 'codings_of', 'concept_text',
+           'number_text', 'unit_text', 'quantity_text', 'fhir_field', 'value_text', 'components_text', 'patient_ids',
+           'not_a_fact', 'record_dates', 'demographics', 'collapse', 'fhir_snapshots', 'resolve_items', 'FhirAdapter',
+           'fhir_entries', 'write_fhir']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 @dataclass(frozen=True)
@@ -377,6 +379,30 @@ def not_a_fact(m) -> str | None:
     code = next((c.code for c in (vs.coding or ())), None) if vs is not None and getattr(vs, "coding", None) else None
     return code if code in ("refuted", "entered-in-error") else None
 
+DATE_ELEMENTS = ("onsetDateTime", "recordedDate", "effectiveDateTime", "issued", "authoredOn", "performedDateTime",
+                 "occurrenceDateTime", "started", "dateAsserted")
+
+def record_dates(m) -> list:
+    "The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s."
+    values = [getattr(m, k, None) for k in DATE_ELEMENTS]
+    values += [getattr(getattr(m, k, None), "end", None) or getattr(getattr(m, k, None), "start", None)
+               for k in ("effectivePeriod", "performedPeriod", "onsetPeriod")]
+    out = []
+    for v in values:
+        if isinstance(v, datetime): out.append(v.date())
+        elif isinstance(v, date): out.append(v)
+        elif isinstance(v, str) and re.fullmatch(r"\d{4}(-\d{2})?", v):        # a partial date: its first day
+            out.append(date(int(v[:4]), int(v[5:7]) if len(v) > 4 else 1, 1))
+    return out
+
+def demographics(patient, index: date | None) -> str:
+    "`62-year-old female`: the age at the index date (the record's last date) and the administrative sex, as far as known."
+    born, sex = getattr(patient, "birthDate", None), getattr(patient, "gender", None)
+    who = {"female": "female", "male": "male"}.get(sex, "patient")
+    if isinstance(born, date) and index is not None and index >= born:
+        return f"{index.year - born.year - ((index.month, index.day) < (born.month, born.day))}-year-old {who}"
+    return who if who != "patient" else ""
+
 def collapse(texts: list) -> list:
     "Repeated entries of a field once, in order of first appearance, with their count: `Simvastatin 10 MG (×33)`."
     counts = Counter(texts)
@@ -406,6 +432,9 @@ def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | 
     pids = patient_ids(resources, how)
     fields, unused, withheld = {pid: {} for pid in dict.fromkeys(pids.values())}, Counter(), Counter()
     by_key, refs, repeats = _index(resources, skips)
+    people = {pids[f"Patient/{r.model.id}"]: r.model for r in resources if r.model.get_resource_type() == "Patient"
+              and f"Patient/{r.model.id}" in pids}
+    last = {}                                                  # per patient, the dates of its resources shown
     for r in resources:
         if r.model.id and by_key[r.key] is not r: continue               # a repeat, read once
         t = r.model.get_resource_type()
@@ -423,11 +452,14 @@ def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | 
         except FhirError as e:
             skips.skip(f"{t} cannot be rendered ({e.location.element or 'content'})", e); continue
         snap = fields[pids[ref]]
+        last.setdefault(pids[ref], []).extend(record_dates(r.model))
         if fld == "summary": snap[fld] = f"{snap[fld]} {text}" if fld in snap else text
         else: snap.setdefault(fld, []).append(text)
-    for snap in fields.values():
+    for pid, snap in fields.items():
         for fld, v in snap.items():
             if isinstance(v, list): snap[fld] = collapse(v)
+        if demo := demographics(people.get(pid), max(last.get(pid, ()), default=None)):
+            snap["summary"] = f"{demo}. {snap['summary']}" if "summary" in snap else f"{demo}."
     notes = [f"FHIR: {n} {t} resource(s) not used (no snapshot field)" for t, n in sorted(unused.items())]
     notes += [f"FHIR: {n} {t} resource(s) not shown ({why.replace('-', ' ')})" for (t, why), n in sorted(withheld.items())]
     if repeats: notes.append(f"FHIR: {repeats} repeated resource(s) with identical content read once")
