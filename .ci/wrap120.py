@@ -303,7 +303,7 @@ def main():
             if not any(len(l) > W for l in s.split("\n")): continue
             new, kinds, same = fix_cell(s)
             if not same: print(f"!! {f.name}: AST changed, cell left as it was: {s[:80]!r}"); bad += 1; continue
-            if new != s: c["source"] = new; dirty = True; total += 1
+            if new != s: c["source"] = new.splitlines(keepends=True); dirty = True; total += 1
         if dirty and not DRY: f.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     print("cells changed", total, "refused", bad)
 

@@ -71,8 +71,8 @@ def element_path(loc) -> str:
 # %% ../../nbs/2b_fhir.ipynb #fafa4186
 @dataclass
 class Skips:
-    """What `on_invalid: skip` left out, counted by reason (a reason names the resource type and what was wrong with it),
-    with the place of the first of each; and the resources read without validation because no snapshot field uses
+    """What `on_invalid: skip` left out, counted by reason (a reason names the resource type and what was wrong with
+    it), with the place of the first of each; and the resources read without validation because no snapshot field uses
     their type. With `on_invalid: error` a problem is raised instead of counted."""
     on_invalid: str = "error"
     counts: Counter = field(default_factory=Counter)
@@ -144,8 +144,9 @@ def _json(text: str, where: Location):
     except ValueError as e: raise FhirError(f"unreadable JSON value ({str(e)[:120]})", where) from None
 
 def _resource(data, where: Location, full_url, keep, skips: Skips) -> list:
-    """A resource as a validated `Resource` (in a list; none when it is left out). A resource whose type no snapshot field
-    uses (not in `keep`) is counted, not validated; one that fails validation is an error or, with `skip`, counted."""
+    """A resource as a validated `Resource` (in a list; none when it is left out). A resource whose type no snapshot
+    field uses (not in `keep`) is counted, not validated; one that fails validation is an error or, with `skip`,
+    counted."""
     rtype = data.get("resourceType") if isinstance(data, dict) else None
     if keep is not None and isinstance(rtype, str) and rtype and rtype not in keep and _model(rtype) is not None:
         skips.unused[rtype] += 1; return []                      # a FHIR type no snapshot field reads: counted only
@@ -184,9 +185,11 @@ def read_resources(path: Path, keep=None, skips: Skips | None = None) -> list[Re
         if f.suffix.lower() == ".ndjson":
             # lines end at \n only: U+2028 inside a string is text
             for n, line in enumerate(text.split("\n"), 1):
-                if line.strip(): out += _unbundle(_json(line, Location(str(f), row=n)), Location(str(f), row=n), keep, skips)
+                if line.strip():
+                    out += _unbundle(_json(line, Location(str(f), row=n)), Location(str(f), row=n), keep, skips)
         else: out += _unbundle(_json(text, Location(str(f))), Location(str(f)), keep, skips)
-    if not out: raise FhirError("no FHIR resource found" + (" that a snapshot uses" if skips.unused or skips.counts else ""), file=str(path))
+    if not out:
+        raise FhirError("no FHIR resource found" + (" that a snapshot uses" if skips.unused or skips.counts else ""), file=str(path))
     return out
 
 # %% ../../nbs/2b_fhir.ipynb #ce566b7c
@@ -325,7 +328,8 @@ def _imaging(m, r, term, res):
     if m.procedureCode: name = concept_text(m.procedureCode[0], term, _where(r), "procedureCode[0]")
     elif m.description: return "radiology", m.description
     elif series := _series_text(m): return "radiology", f"Imaging study: {series}"
-    else: raise FhirError("an ImagingStudy needs a procedureCode, a description or a series' modality", _where(r, "procedureCode"))
+    else:
+        raise FhirError("an ImagingStudy needs a procedureCode, a description or a series' modality", _where(r, "procedureCode"))
     return "radiology", name + (f": {m.description}" if m.description else "")
 
 @fhir_field("Procedure")
@@ -396,7 +400,8 @@ def record_dates(m) -> list:
     return out
 
 def demographics(patient, index: date | None) -> str:
-    "`62-year-old female`: the age at the index date (the record's last date) and the administrative sex, as far as known."
+    ("`62-year-old female`: the age at the index date (the record's last date) and the administrative sex, as far as "
+     "known.")
     born, sex = getattr(patient, "birthDate", None), getattr(patient, "gender", None)
     who = {"female": "female", "male": "male"}.get(sex, "patient")
     if isinstance(born, date) and index is not None and index >= born:
@@ -505,7 +510,8 @@ class FhirAdapter:
          "assembled.")
         term = Terminology(options.terminology)
         skips = Skips(options.on_invalid)
-        keep = {*FHIR_FIELDS, "Patient", "Medication"} - {"Basic"}       # what a snapshot reads; the rest is only counted
+        # what a snapshot reads; the rest is only counted
+        keep = {*FHIR_FIELDS, "Patient", "Medication"} - {"Basic"}
         snaps, notes = fhir_snapshots(read_resources(options.bundles, keep, skips), options.patient_id, term, skips)
         df, item_codes = resolve_items(read_long(options.labels, options.columns), options, term)
         ds, withheld = withhold_items(assemble_long(df, options, label_space, snaps, options.bundles))

@@ -215,14 +215,15 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
 
 # %% ../../nbs/0a_tables.ipynb #f775a3ed
 def first_fields(path: Path) -> tuple[str, list]:
-    "The delimiter of a delimited table (whichever of comma, tab and pipe its first line holds most of) and that line's fields."
+    ("The delimiter of a delimited table (whichever of comma, tab and pipe its first line holds most of) and that "
+     "line's fields.")
     with open(path, encoding="utf-8-sig", newline="") as f: line = f.readline().rstrip("\r\n")
     sep = max((",", "\t", "|"), key=line.count) if any(s in line for s in ",\t|") else ","
     return sep, [x.strip().strip('"') for x in line.split(sep)]
 
 def read_delimited(path: Path, names: list | None = None) -> pd.DataFrame:
-    """A delimited table as text, its delimiter sniffed; with `names`, a table without a header row (`attrs["first_row"]`
-    is then 1: its data starts on its first line)."""
+    """A delimited table as text, its delimiter sniffed; with `names`, a table without a header row
+    (`attrs["first_row"]` is then 1: its data starts on its first line)."""
     sep, fields = first_fields(path)
     read = dict(dtype=str, keep_default_na=False, encoding="utf-8-sig", sep=sep,
                 quoting=csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL)
