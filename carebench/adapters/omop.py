@@ -56,8 +56,7 @@ class OmopOptions(LabelTableOptions):
     concept_routes: dict = field(default_factory=dict)
     terminology: TerminologyOptions = field(default_factory=TerminologyOptions)
     cdm_version: Literal["5.2", "5.3", "5.4"] | None = None   # headerless tables (SynPUF) in this CDM's column order
-    # a repeated id: an error, or the row left out and counted
-    on_invalid: Literal["error", "skip"] = "error"
+    on_invalid: Literal["error", "skip"] = "error"             # a repeated id: an error, or the row skipped, counted
 
     def __post_init__(self):
         super().__post_init__()
@@ -361,8 +360,7 @@ def omop_source(options: OmopOptions):
                 raise ConfigError(f"the environment variable {options.url_env} (the OMOP database URL) is not set", None,
                                   "dataset.url_env")
         source = DatabaseSource(url, options.schema)
-    # what `on_invalid: skip` leaves out, by reason
-    source.on_invalid, source.skipped = options.on_invalid, Counter()
+    source.on_invalid, source.skipped = options.on_invalid, Counter()      # what `on_invalid: skip` leaves out
     return source
 
 # %% ../../nbs/2c_omop.ipynb #09c4ec66
