@@ -10,7 +10,8 @@ import pandas as pd
 from ..core.text import normalize_text
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT
 from ..stats.measures import cohens_kappa
-from .pages import Figure, RunView, _below, _by_category, _heatmap, _style, category_names
+from ..evaluation.view import Figure, RunView, _below, _heatmap, _style, category_names
+from .pages import _by_category
 
 # %% auto #0
 __all__ = ['label_distribution', 'plot_label_distribution', 'cooccurrence', 'plot_cooccurrence', 'disagreement_table',

@@ -11,20 +11,29 @@ from ...evaluation.view import _CORRECT, _DOWN, _SHUF, Figure, RunView, _below, 
 __all__ = ['learning_curve_table', 'plot_learning_curve', 'fits_table']
 
 # %% ../../../nbs/tracks/adaptation/3s_adaptation_pages.ipynb #d256bac6
-def learning_curve_table(view: RunView) -> pd.DataFrame:
-    ("Track 2's learning curve: held-out quality at each share of the outer folds' training patients (empty without "
-     "Track 2).")
+def _curve(view: RunView) -> pd.DataFrame:
+    "The learning curve as written (`adaptation_learning_curve.csv`), one row per share; empty without the adaptation track."
     return view._csv("adaptation_learning_curve").set_index("share") if view.has("adaptation_learning_curve") else pd.DataFrame()
+
+def learning_curve_table(view: RunView) -> pd.DataFrame:
+    """The adaptation track's learning curve: held-out quality at each share of the outer folds' training patients (empty
+    without the track). Training patients are a mean over the outer folds: a whole number, or one decimal."""
+    d = _curve(view)
+    if "n_train_patients" in d:
+        d["n_train_patients"] = [f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}" for v in d["n_train_patients"]]
+    return d
 
 def plot_learning_curve(view: RunView) -> Figure:
     ("Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training "
      "patients.")
     plt = _style()
-    d = learning_curve_table(view)
+    d = _curve(view)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    if d.empty:
-        for ax in axes: ax.text(0.5, 0.5, "no Track 2 in this run", ha="center", va="center"); ax.set_axis_off()
-        return Figure(fig, "This run has no Track 2 (adaptation.enabled is false).")
+    if len(d) < 2:                       # no track, or the full share alone (`adaptation.learning_curve: []`): no curve
+        why = ("This run has no adaptation track (adaptation.enabled is false)." if d.empty else "One share of the training "
+               "patients only (adaptation.learning_curve is empty): no curve to draw; the fitted model's quality is in the table.")
+        for ax in axes: ax.text(0.5, 0.5, "no curve", ha="center", va="center"); ax.set_axis_off()
+        return Figure(fig, why)
     n = d["n_train_patients"]
     axes[0].plot(n, d["brier_free"], "o-", color=_SHUF, label="context-free"); axes[0].plot(n, d["brier_correct"], "o-", color=_CORRECT, label="with the chart")
     axes[0].set_xlabel("training patients (mean over outer folds)"); axes[0].set_ylabel("held-out Brier (lower is better)"); _below(axes[0], 2)
