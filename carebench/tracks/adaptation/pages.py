@@ -12,12 +12,13 @@ __all__ = ['learning_curve_table', 'plot_learning_curve', 'fits_table']
 
 # %% ../../../nbs/tracks/adaptation/3s_adaptation_pages.ipynb #d256bac6
 def _curve(view: RunView) -> pd.DataFrame:
-    "The learning curve as written (`adaptation_learning_curve.csv`), one row per share; empty without the adaptation track."
+    ("The learning curve as written (`adaptation_learning_curve.csv`), one row per share; empty without the adaptation "
+     "track.")
     return view._csv("adaptation_learning_curve").set_index("share") if view.has("adaptation_learning_curve") else pd.DataFrame()
 
 def learning_curve_table(view: RunView) -> pd.DataFrame:
-    """The adaptation track's learning curve: held-out quality at each share of the outer folds' training patients (empty
-    without the track). Training patients are a mean over the outer folds: a whole number, or one decimal."""
+    """The adaptation track's learning curve: held-out quality at each share of the outer folds' training patients
+    (empty without the track). Training patients are a mean over the outer folds: a whole number, or one decimal."""
     d = _curve(view)
     if "n_train_patients" in d:
         d["n_train_patients"] = [f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}" for v in d["n_train_patients"]]
