@@ -29,7 +29,8 @@ from .standardize import ItemStandardizer
 
 # %% auto #0
 __all__ = ['Track1Inputs', 'track1_inputs', 'head_configs', 'CVResult', 'nested_cv', 'model_name', 'long_scores',
-           'secondary_outputs', 'representation_job', 'representation_shift_job', 'RepresentationTrack']
+           'secondary_outputs', 'representation_job', 'representation_shift_job', 'lambda_grid_edge',
+           'RepresentationTrack']
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #54c9012c
 @dataclass
@@ -279,6 +280,16 @@ def representation_shift_job(config, run_path, embed_cache=None, quiet: bool = T
     write_json(folder/"stats.json", to_jsonable(stats))
     return stats
 
+# %% ../../../nbs/tracks/representation/3o_representation.ipynb #9ad548bb
+def lambda_grid_edge(choices: pd.DataFrame, grid) -> dict:
+    "Per stage, how many outer folds chose the smallest or the largest ridge penalty of `grid`; empty when none did."
+    lo, hi, out = min(grid), max(grid), {}
+    for col in ("stage1_lambda", "stage2_lambda"):
+        v = pd.to_numeric(choices.get(col, pd.Series(dtype=float)), errors="coerce").dropna().to_numpy()
+        n_lo, n_hi = int(np.isclose(v, lo).sum()), int(np.isclose(v, hi).sum())
+        if n_lo or n_hi: out[col.split("_")[0]] = dict(at_smallest=n_lo, at_largest=n_hi, folds=len(v))
+    return out
+
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #402f2ad5
 @register_track
 class RepresentationTrack(Track):
@@ -333,10 +344,17 @@ class RepresentationTrack(Track):
         for name in ("choices", "inner_brier"):
             atomic_write(run.path/f"representation_{name}.csv", (rep/f"{name}.csv").read_text(encoding="utf-8"))
             run.add_artifact(f"representation_{name}", run.path/f"representation_{name}.csv")
-        return Merged([pd.read_csv(rep/"scores.csv", dtype=str, keep_default_na=False)], dict(representation=stats[0]))
+        edge = lambda_grid_edge(pd.read_csv(rep/"choices.csv"), self.settings.lambdas)
+        stats = {**stats[0], **({"lambda_at_grid_edge": edge} if edge else {})}
+        return Merged([pd.read_csv(rep/"scores.csv", dtype=str, keep_default_na=False)], dict(representation=stats))
 
     @classmethod
     def summary(cls, manifest: dict) -> list:
         r = manifest.get("representation")
-        return [(r["model"], [f"nested CV: {r['outer_folds']} outer folds; encoder passes {r['forward_passes']}, "
-                              f"truncated texts {r['truncated_texts']}"])] if r else []
+        if not r: return []
+        lines = [f"nested CV: {r['outer_folds']} outer folds; encoder passes {r['forward_passes']}, "
+                 f"truncated texts {r['truncated_texts']}"]
+        if edge := r.get("lambda_at_grid_edge"):
+            where = "; ".join(f"{s}: {e['at_smallest'] + e['at_largest']} of {e['folds']} folds" for s, e in edge.items())
+            lines.insert(0, f"warning: ridge penalty chosen at the edge of its grid ({where}): extend representation.lambdas")
+        return [(r["model"], lines)]
