@@ -280,7 +280,7 @@ def representation_shift_job(config, run_path, embed_cache=None, quiet: bool = T
     write_json(folder/"stats.json", to_jsonable(stats))
     return stats
 
-# %% ../../../nbs/tracks/representation/3o_representation.ipynb #9ad548bb
+# %% ../../../nbs/tracks/representation/3o_representation.ipynb #761deb45
 def lambda_grid_edge(choices: pd.DataFrame, grid) -> dict:
     "Per stage, how many outer folds chose the smallest or the largest ridge penalty of `grid`; empty when none did."
     lo, hi, out = min(grid), max(grid), {}
