@@ -9,16 +9,25 @@ import pandas as pd
 from ..evaluation.view import RunView
 
 # %% auto #0
-__all__ = ['AUTHOR', 'provenance_table', 'compute_table', 'tripod_checklist']
+__all__ = ['AUTHOR', 'dry_run_text', 'provenance_table', 'compute_table', 'tripod_checklist']
 
 # %% ../../nbs/44_provenance.ipynb #c87f0c0c
+def dry_run_text(m: dict) -> str:
+    """Which models of a run gave mock scores (the `dry_run` backend) and which did not: a run may mix a mock language
+    model with a real encoder, and its provenance says so per model."""
+    models = m.get("models", [])
+    mocks = [r["id"] for r in models if r.get("backend") == "dry_run"]
+    real = [r["id"] for r in models if r.get("backend") != "dry_run"]
+    if not mocks: return "no" + (" (old manifest: yes)" if m.get("dry_run") else "")
+    return f"yes for {', '.join(mocks)} (mock scores)" + (f"; no for {', '.join(real)}" if real else "")
+
 def provenance_table(view: RunView) -> pd.DataFrame:
     "Run id, command, code version, seeds, package versions and the sha256 of every input."
     m = view.manifest
     rows = [("run id", m["run_id"]), ("protocol version", m["protocol_version"]), ("carebench", m["carebench_version"]),
             ("git commit", f"{(m.get('git') or {}).get('commit')} (dirty: {(m.get('git') or {}).get('dirty')})"),
             ("command", " ".join(m.get("command", []))), ("python / platform", f"{m.get('python')} / {m.get('platform')}"),
-            ("created / finished (UTC)", f"{m.get('created_utc')} / {m.get('finished_utc')}"), ("dry run", m.get("dry_run", False)),
+            ("created / finished (UTC)", f"{m.get('created_utc')} / {m.get('finished_utc')}"), ("dry run", dry_run_text(m)),
             ("ε (unchanged threshold)", m.get("epsilon")), ("seeds", json.dumps(m.get("seeds")))]
     rows += [(f"package {k}", v) for k, v in (m.get("packages") or {}).items() if v]
     rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)") for i in m.get("inputs", [])]
