@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core.errors import LeakageError, Location
-from ..core.text import normalize_text
+from ..core.text import contains_phrase, normalize_text
 from .dataset import Dataset, Patient
 
 # %% auto #0
@@ -70,13 +70,13 @@ def withhold_items(ds: Dataset) -> tuple:
     for pid, item in zip(ds.pair_patient, ds.pair_item): items.setdefault(pid, set()).add(item)
     withheld, patients = {}, []
     for p in ds.patients:
-        mine = [i for i in items.get(p.id, ()) if normalize_text(i)]
-        snap = []
+        mine, snap, cut = items.get(p.id, ()), [], 0
         for f, v in p.snapshot:
-            keep = v if isinstance(v, str) else tuple(t for t in v if not any(leaking_fields(i, Patient(p.id, ((f, t),))) for i in mine))
-            if not isinstance(v, str) and len(keep) < len(v): withheld[f] = withheld.get(f, 0) + len(v) - len(keep)
+            keep = v if isinstance(v, str) else tuple(t for t in v if not any(contains_phrase(t, i) for i in mine))
+            if len(keep) < len(v) and not isinstance(v, str): withheld[f] = withheld.get(f, 0) + len(v) - len(keep)
+            cut += 0 if isinstance(v, str) else len(v) - len(keep)
             if keep: snap.append((f, keep))
-        patients.append(Patient(p.id, tuple(snap)) if len(snap) != len(p.snapshot) or withheld else p)
+        patients.append(Patient(p.id, tuple(snap)) if cut else p)
     return (dataclasses.replace(ds, patients=tuple(patients)) if withheld else ds), withheld
 
 def withheld_notes(prefix: str, withheld: dict) -> list:
