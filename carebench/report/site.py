@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +27,8 @@ from .pages import RunView, load_run
 from ..tracks.track import registered_tracks
 
 # %% auto #0
-__all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'template_path', 'page_templates', 'execute_pages',
-           'navigation', 'quarto_project', 'build_offline_site', 'check_finished', 'build_report']
+__all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'template_path', 'page_templates', 'execute_page',
+           'execute_pages', 'navigation', 'quarto_project', 'build_offline_site', 'check_finished', 'build_report']
 
 # %% ../../nbs/41_site.ipynb #822bd2be
 class ReportError(CareBenchError):
@@ -94,24 +95,43 @@ def page_templates() -> list:
     own = [template_path(tdir, page[2]) for name in track_names() for page in getattr(tracks[name], "pages", ())]
     return sorted(tdir.glob("*.ipynb")) + own
 
+
+
+# %% ../../nbs/41_site.ipynb #0d8ce611
+_KERNEL_START = ("Kernel died before replying to kernel_info", "Kernel didn't respond")
+
+def execute_page(template: Path, dest: Path, parameters: dict, cwd: Path, attempts: int = 3, execute=None):
+    "Execute one page's template with papermill into `dest`, starting its kernel again when it died before answering."
+    if execute is None:
+        import papermill as pm
+        execute = pm.execute_notebook
+    for attempt in range(1, attempts + 1):
+        try:
+            return execute(str(template), str(dest), parameters=parameters, kernel_name="python3", progress_bar=False,
+                           cwd=str(cwd), log_output=False, extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
+        except RuntimeError as e:
+            if attempt == attempts or not str(e).startswith(_KERNEL_START): raise
+            logging.getLogger("carebench.report").warning("page %s: its kernel did not start (%s); starting another",
+                                                          Path(dest).stem, e)
+            time.sleep(0.5 * attempt)
+
+# %% ../../nbs/41_site.ipynb #8a9fba01
 def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
     ("Run every page's template with papermill into `RUN/report/pages/` (a few kernels at a time); page name → (path, "
      "error or None).")
-    import papermill as pm
     tdir, out = templates_dir(), output_folder(view.path/"report"/"pages", root=view.path)
     out.mkdir(parents=True, exist_ok=True)
     def run(page):
         dest = out/f"{page.name}.ipynb"
         try:
-            pm.execute_notebook(str(template_path(tdir, page.template)), str(dest),
-                                parameters={"run_dir": str(view.path), **page.params},
-                                kernel_name="python3", progress_bar=False, cwd=str(tdir), log_output=False,
-                                extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
+            execute_page(template_path(tdir, page.template), dest, {"run_dir": str(view.path), **page.params}, tdir)
             return page.name, (dest, None)
         except Exception as e:
-            return page.name, (dest, f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200] if str(e).strip() else ''}")
+            last = str(e).strip().splitlines()[-1][:200] if str(e).strip() else ""
+            return page.name, (dest, f"{type(e).__name__}: {last}")
     done, log = {}, logging.getLogger("carebench.report")
-    with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as ex, tqdm(total=len(plan), desc="report pages", unit="page", disable=quiet) as bar:
+    with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as ex, \
+         tqdm(total=len(plan), desc="report pages", unit="page", disable=quiet) as bar:
         for name, res in ex.map(run, plan):
             done[name] = res; bar.update()
             log.info("page %s: %s", name, "failed: " + res[1] if res[1] else "done")
