@@ -27,9 +27,9 @@ from .core.config import load_config
 
 # %% auto #0
 __all__ = ['COMMANDS', 'LISTINGS', 'BENCH', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging',
-           'Terminated', 'main', 'synth', 'validation_report', 'format_report', 'validate', 'convert_command',
-           'analyze_command', 'shift_summary', 'run_command', 'emulate_command', 'report_command', 'summary_line',
-           'print_rows', 'list_command', 'cache_command', 'bench_suites', 'bench_command', 'simulate_command']
+           'Terminated', 'main', 'synth', 'validate', 'convert_command', 'analyze_command', 'shift_summary',
+           'run_command', 'emulate_command', 'report_command', 'summary_line', 'print_rows', 'list_command',
+           'cache_command', 'bench_suites', 'bench_command', 'simulate_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -57,14 +57,17 @@ def _common(top: bool) -> argparse.ArgumentParser:
     "`-v/--verbose` and `-q/--quiet`, accepted before the subcommand and after it (the subcommand's value wins)."
     p = argparse.ArgumentParser(add_help=False)
     d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
-    p.add_argument("-v", "--verbose", action="count", default=d(0), help="say what is being done on stderr (-vv: more); never patient text")
-    p.add_argument("-q", "--quiet", action="store_true", default=d(False), help="no progress bars, only results and errors")
+    p.add_argument("-v", "--verbose", action="count", default=d(0),
+                   help="say what is being done on stderr (-vv: more); never patient text")
+    p.add_argument("-q", "--quiet", action="store_true", default=d(False),
+                   help="no progress bars, only results and errors")
     return p
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     ("The `carebench` argument parser with every registered subcommand (`only`: configure that subcommand's arguments "
      "alone).")
-    p = argparse.ArgumentParser(prog="carebench", description="CAREBench: do models shift their sensitive-data judgments "
+    p = argparse.ArgumentParser(prog="carebench",
+                                description="CAREBench: do models shift their sensitive-data judgments "
                                 "with patient context the way physicians do?", parents=[_common(True)])
     p.add_argument("--version", action="version", version=f"carebench {carebench.__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -124,14 +127,18 @@ def main(argv=None) -> int:
         if previous is not None: signal.signal(signal.SIGTERM, previous)
 
 # %% ../nbs/50_cli.ipynb #4b3221b9
-_SYNTH_ARGS = dict(seed="seed of every random choice", patients="number of patients", items="evaluation items per patient",
+_SYNTH_ARGS = dict(seed="seed of every random choice", patients="number of patients",
+                   items="evaluation items per patient",
                    train_items="training items per patient", observers="observers per (patient, item) pair",
-                   shift_rate="probability that an item with a designed twist gets it", miss_rate="probability an observer misses a designed shift",
+                   shift_rate="probability that an item with a designed twist gets it",
+                   miss_rate="probability an observer misses a designed shift",
                    noise="probability of a slip on any label",
-                   observer_noise="slip probability of each observer of a group, comma-separated (one per observer; overrides --noise)",
+                   observer_noise="slip probability of each observer of a group, comma-separated (one per observer; "
+                                  "overrides --noise)",
                    vocabulary_shift="another site's wording: share of snapshot lines and items in its abbreviations",
                    length_shift="another site's chart length: the most neutral lines per field, relative to 4",
-                   prevalence_shift="another site's case mix: tilt towards items with more (positive) or fewer categories")
+                   prevalence_shift="another site's case mix: tilt towards items with more (positive) or fewer "
+                                    "categories")
 
 def _floats(text: str) -> tuple:
     "A comma-separated list of numbers (`--observer-noise 0.01,0.05,0.25`)."
@@ -143,15 +150,20 @@ def _configure_synth(p):
     from carebench.adapters.synth import SynthParams
     p.add_argument("--out", required=True, help="folder to write into (created if needed)")
     for f in fields(SynthParams):
-        p.add_argument("--" + f.name.replace("_", "-"), type=_floats if isinstance(f.default, tuple) else type(f.default), default=f.default,
+        p.add_argument("--" + f.name.replace("_", "-"), type=_floats if isinstance(f.default, tuple)
+                       else type(f.default), default=f.default,
                        help=f"{_SYNTH_ARGS[f.name]} (default {'none' if f.default == () else f.default})")
-    p.add_argument("--format", choices=("xlsx", "csv"), default="xlsx", help="one workbook, or a folder of CSVs (default xlsx)")
+    p.add_argument("--format", choices=("xlsx", "csv"), default="xlsx",
+                   help="one workbook, or a folder of CSVs (default xlsx)")
     p.add_argument("--shift", nargs="?", const="vocabulary=0.5,length=1.5,prevalence=1", default=None, metavar="SPEC",
-                   help="write a shifted pair instead: source/ (these parameters), shifted/ (the next seed with SPEC applied: "
-                        "vocabulary=0..1, length=0.25..4, prevalence=-5..5; default vocabulary=0.5,length=1.5,prevalence=1) "
+                   help="write a shifted pair instead: source/ (these parameters), shifted/ (the next seed with SPEC "
+                        "applied: "
+                        "vocabulary=0..1, length=0.25..4, prevalence=-5..5; default "
+                        "vocabulary=0.5,length=1.5,prevalence=1) "
                         "and a config.yaml that evaluates the learning tracks on both (distribution shift)")
 
-@register_command("synth", "write a synthetic paired-context dataset with its truth.json and a ready config.yaml", _configure_synth)
+@register_command("synth", "write a synthetic paired-context dataset with its truth.json and a ready config.yaml",
+                  _configure_synth)
 def synth(args) -> int:
     from carebench.adapters.synth import SynthParams, write_synthetic
     from carebench.adapters.synth import parse_shift, write_shift_pair
@@ -169,51 +181,13 @@ def synth(args) -> int:
         return 0
     files = write_synthetic(args.out, params, fmt=args.format)
     truth = json.loads(files["truth"].read_text(encoding="utf-8"))
-    print(f"wrote a synthetic dataset: {params.patients} patients x {params.items} items, {params.observers} observers per pair (seed {params.seed})")
+    print(f"wrote a synthetic dataset: {params.patients} patients x {params.items} items, {params.observers} observers "
+          f"per pair (seed {params.seed})")
     for role, path in files.items(): print(f"  {role:<10} {path}")
     up, down = sum(truth["designed_additions"].values()), sum(truth["designed_removals"].values())
     print(f"designed context shifts: {up} additions, {down} removals (see truth.json)")
     print(f"next: carebench validate {files['config']}")
     return 0
-
-# %% ../nbs/50_cli.ipynb #8b17f424
-def validation_report(ds: Dataset) -> dict:
-    "What `validate --json` prints: the dataset summary plus the adapter's leakage result, notes, drops and inputs."
-    from carebench.adapters.dataset import dataset_summary
-    prov = ds.provenance
-    return dict(**dataset_summary(ds), adapter=prov.get("adapter"), leakage=prov.get("leakage"),
-                notes=list(prov.get("notes", [])), n_dropped=len(prov.get("dropped", [])), dropped=list(prov.get("dropped", [])),
-                inputs=list(prov.get("inputs", [])))
-
-# %% ../nbs/50_cli.ipynb #b967a866
-def format_report(r: dict) -> str:
-    "A validation report as readable text (counts only: no snapshot or item text)."
-    lines = [f"adapter: {r['adapter']}",
-             f"patients: {r['n_patients']}   pairs: {r['n_pairs']}   observers per pair: {r['observers_per_pair']}   "
-             f"observers: {r['n_observers']}   training items: {r['n_train_items']} ({r['n_train_patients']} patients)",
-             "disagreement (reference label strictly between 0 and 1): " +
-             ", ".join(f"{c} {v:.1%}" for c, v in r["disagreement_rate"].items())]
-    lk = r["leakage"] or {}
-    lines.append(f"leakage check: {'on' if lk.get('enabled') else 'OFF (recorded)'}, {lk.get('leaking_pairs', 0)} leaking pair(s)")
-    w = max(len(c) for c in r["categories"])
-    lines.append(f"{'Δ_ref per category':<{w + 2}} {'up':>4} {'down':>5} {'non-zero':>9}")
-    for c in r["categories"]:
-        lines.append(f"  {c:<{w}} {r['delta_ref_up'][c]:>4} {r['delta_ref_down'][c]:>5} {r['nonzero_delta_ref'][c]:>9}")
-    lines += [f"note: {n}" for n in r["notes"]]
-    if r["n_dropped"]:
-        lines.append(f"dropped pairs: {r['n_dropped']} (on_mismatch: drop; listed in the adapter manifest)")
-    if "tracks" in r:
-        per = "; ".join(f"{t}: {len(ms)} model(s)" for t, ms in r.get("track_models", {}).items())
-        lines.append(f"run settings: tracks {', '.join(r['tracks']) or 'none configured'}{'; ' + per if per else ''}; "
-                     "each track's settings, endpoints and resampling sizes checked")
-    if "shift" in r:
-        s = r["shift"]
-        lines.append(f"shift: {s['name']}: {s['adapter']} adapter, {s['n_patients']} patients, {s['n_pairs']} pairs, {s['observers_per_pair']} "
-                     f"observers per pair; evaluated: {', '.join(s['tracks']) or 'none of the configured tracks (see shift.tracks)'}")
-        lines += [f"note (shift): {n}" for n in s["notes"]]
-    if "endpoints" in r: lines += [f"endpoint: {e}" for e in r["endpoints"]] or ["endpoints: no served model to check"]
-    lines.append("OK: the dataset passed every check" + (" (and the shifted one)" if "shift" in r else ""))
-    return "\n".join(lines)
 
 # %% ../nbs/50_cli.ipynb #11eafae3
 def _configure_validate(p):
@@ -222,8 +196,10 @@ def _configure_validate(p):
     p.add_argument("--check-endpoints", action="store_true",
                    help="also ask each served model's address whether it answers (GET /models; no patient text)")
 
-@register_command("validate", "load a dataset through its adapter, run every check and print a summary", _configure_validate)
+@register_command("validate", "load a dataset through its adapter, run every check and print a summary",
+                  _configure_validate)
 def validate(args) -> int:
+    from carebench.adapters.dataset import format_report, validation_report
     from carebench.adapters.load import load_dataset, load_shifted
     from carebench.tracks.runner import preflight
     from carebench.tracks.track import TRACKS
@@ -232,17 +208,17 @@ def validate(args) -> int:
     # the shift section's dataset, checked the same way
     shifted = load_shifted(config) if config.shift is not None else None
     # what `run` would check before asking any model
-    plan = preflight(config, ds, require_track=False, shifted=shifted,
-                     reach=args.check_endpoints)
+    plan = preflight(config, ds, require_track=False, shifted=shifted, reach=args.check_endpoints)
     names = plan.model_names
     listed = [m for t in plan.tracks if TRACKS[t].listed_models for m in names.get(t, [])]   # the models a config lists
     report = {**validation_report(ds), "tracks": plan.tracks, "models": listed, "track_models": names}
     if args.check_endpoints: report["endpoints"] = plan.reached
     if shifted is not None:
         r = validation_report(shifted)
-        report["shift"] = dict(name=config.shift.name, tracks=[t for t in config.shift.tracks if t in plan.tracks], adapter=r["adapter"], n_patients=r["n_patients"],
-                               n_pairs=r["n_pairs"], observers_per_pair=r["observers_per_pair"], leakage=r["leakage"], notes=r["notes"],
-                               n_dropped=r["n_dropped"])
+        report["shift"] = dict(name=config.shift.name, tracks=[t for t in config.shift.tracks if t in plan.tracks],
+                               adapter=r["adapter"], n_patients=r["n_patients"],
+                               n_pairs=r["n_pairs"], observers_per_pair=r["observers_per_pair"], leakage=r["leakage"],
+                               notes=r["notes"], n_dropped=r["n_dropped"])
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0
 
@@ -252,9 +228,11 @@ def _configure_convert(p):
     p.add_argument("config", help="the config file of the dataset to convert (YAML)")
     p.add_argument("--to", required=True, choices=sorted(CONVERTERS), help="the target format")
     p.add_argument("--out", required=True, help="folder to write into (new or empty)")
-    p.add_argument("--format", choices=("csv", "parquet"), default="csv", help="tables as CSV or Parquet (long and omop; default csv)")
+    p.add_argument("--format", choices=("csv", "parquet"), default="csv",
+                   help="tables as CSV or Parquet (long and omop; default csv)")
 
-@register_command("convert", "write a dataset in another format (long, fhir, omop) with a config that reads it back", _configure_convert)
+@register_command("convert", "write a dataset in another format (long, fhir, omop) with a config that reads it back",
+                  _configure_convert)
 def convert_command(args) -> int:
     from carebench.adapters.convert import convert
     cfg = convert(args.config, args.to, args.out, args.format)
@@ -265,23 +243,29 @@ def convert_command(args) -> int:
 # %% ../nbs/50_cli.ipynb #994500f3
 def _configure_analyze(p):
     p.add_argument("--config", required=True, help="the config file (dataset, label space, analysis settings, seed)")
-    p.add_argument("--scores", required=True, help="long score file, CSV or Parquet: model, condition, patient_id, item, category, score[, context_patient_id]")
+    p.add_argument("--scores", required=True,
+                   help="long score file, CSV or Parquet: model, condition, patient_id, item, category, score[, "
+                        "context_patient_id]")
     p.add_argument("--out", required=True, help="output folder (created; must be new or empty)")
-    p.add_argument("--no-validity", action="store_true", help="skip the simulated false-positive rate and power at this design")
+    p.add_argument("--no-validity", action="store_true",
+                   help="skip the simulated false-positive rate and power at this design")
 
 def _line(name, o) -> str:
     ci = o.get("ci") or [None, None]
     f = lambda x: "n/a" if x is None else f"{x:.3f}"
     fp = lambda p: "n/a" if p is None else f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
-    extra = (f" (agreement {f(o.get('sign_agreement_rate'))} vs {f(o.get('sign_agreement_rate_shuffled'))} with a donor's chart, "
+    extra = (f" (agreement {f(o.get('sign_agreement_rate'))} vs {f(o.get('sign_agreement_rate_shuffled'))} with a "
+             f"donor's chart, "
              f"chance {f(o.get('chance_rate'))})") if "chance_rate" in o else ""
     return f"  {name:<22} {f(o.get('estimate'))}{extra}  CI [{f(ci[0])}, {f(ci[1])}]  p = {fp(o.get('p_value'))}"
 
-@register_command("analyze", "validate model scores and compute the endpoints per model (post-hoc analysis)", _configure_analyze)
+@register_command("analyze", "validate model scores and compute the endpoints per model (post-hoc analysis)",
+                  _configure_analyze)
 def analyze_command(args) -> int:
     from carebench.evaluation.analyze import analyze
     from carebench.stats.endpoints import NON_ENDPOINT_KEYS
-    res = analyze(args.config, args.scores, args.out, command=["carebench", *sys.argv[1:]], quiet=args.quiet, validity=not args.no_validity)
+    res = analyze(args.config, args.scores, args.out, command=["carebench", *sys.argv[1:]], quiet=args.quiet,
+                  validity=not args.no_validity)
     for model in res.models:
         print(f"{model}:")
         data = res.results[model].get("data", {})
@@ -297,15 +281,22 @@ def analyze_command(args) -> int:
 def _configure_run(p):
     from carebench.tracks.track import track_names                   # the registry finds every track's room
     p.add_argument("config", help="the config file (YAML)")
-    p.add_argument("--track", action="append", choices=track_names(), help="run only this track (repeatable; default: every configured track)")
-    p.add_argument("--model", action="append", help="run only this model id (repeatable); an id not in the config needs --backend")
+    p.add_argument("--track", action="append", choices=track_names(),
+                   help="run only this track (repeatable; default: every configured track)")
+    p.add_argument("--model", action="append",
+                   help="run only this model id (repeatable); an id not in the config needs --backend")
     p.add_argument("--backend", help="backend for the selected models (dry_run, transformers, vllm, openai)")
-    p.add_argument("--out", help="the run folder to create (default: a new folder under run.out, or runs/ beside the config)")
-    p.add_argument("--cache", help="response cache file (default: reasoning.cache, $CAREBENCH_CACHE or ~/.cache/carebench/responses.sqlite)")
+    p.add_argument("--out",
+                   help="the run folder to create (default: a new folder under run.out, or runs/ beside the config)")
+    p.add_argument("--cache", help="response cache file (default: reasoning.cache, $CAREBENCH_CACHE or "
+                        "~/.cache/carebench/responses.sqlite)")
     p.add_argument("--no-report", action="store_true", help="skip the report site")
-    p.add_argument("--executor", choices=("inline", "local", "slurm"), help="where the jobs (one per model) run (default: executor.kind)")
-    p.add_argument("--no-validity", action="store_true", help="skip the simulated false-positive rate and power at this design")
-    p.add_argument("--limit", type=int, metavar="N", help="smoke test: only the first N evaluation patients (at least 2; recorded in the run)")
+    p.add_argument("--executor", choices=("inline", "local", "slurm"),
+                   help="where the jobs (one per model) run (default: executor.kind)")
+    p.add_argument("--no-validity", action="store_true",
+                   help="skip the simulated false-positive rate and power at this design")
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="smoke test: only the first N evaluation patients (at least 2; recorded in the run)")
 
 def shift_summary(run) -> str:
     ("The shift evaluation in a few lines: per model and endpoint, in-distribution → shifted and the difference with "
@@ -314,16 +305,20 @@ def shift_summary(run) -> str:
     t = pd.read_csv(run.artifact("shift_endpoints"))
     t = t[t["scope"] == "overall"]
     f = lambda x: "n/a" if pd.isna(x) else f"{x:.3f}"
-    lines = [f"shift: {run.manifest.get('shift', {}).get('name', 'shifted')}: in-distribution → shifted; difference [interval]"]
+    lines = [f"shift: {run.manifest.get('shift', {}).get('name', 'shifted')}: in-distribution → shifted; difference "
+             f"[interval]"]
     for model, g in t.groupby("model", sort=False):
         lines.append(f"  {model}:")
         for r in g.itertuples():
             log = " (log odds ratio)" if r.difference_scale == "log odds ratio" else ""
-            lines.append(f"    {r.endpoint:<22} {f(r.in_distribution)} → {f(r.shifted)}; difference{log} {f(r.difference)} "
-                         f"[{f(r.difference_ci_low)}, {f(r.difference_ci_high)}]" + ("" if pd.isna(r.p_difference) else f"  p = {r.p_difference:.3f}"))
+            lines.append(f"    {r.endpoint:<22} {f(r.in_distribution)} → {f(r.shifted)}; difference{log} "
+                         f"{f(r.difference)} "
+                         f"[{f(r.difference_ci_low)}, {f(r.difference_ci_high)}]" + (
+                             "" if pd.isna(r.p_difference) else f"  p = {r.p_difference:.3f}"))
     return "\n".join(lines)
 
-@register_command("run", "run a track on the configured models: scores, errors, donor map, manifests, endpoints", _configure_run)
+@register_command("run", "run a track on the configured models: scores, errors, donor map, manifests, endpoints",
+                  _configure_run)
 def run_command(args) -> int:
     from carebench.report.site import build_report
     from carebench.stats.endpoints import NON_ENDPOINT_KEYS
@@ -333,8 +328,10 @@ def run_command(args) -> int:
     if args.limit is not None:
         if args.limit < 2: raise UsageError("--limit needs at least 2 patients (a donor is another patient)")
         config = dataclasses.replace(load_config(args.config), limit_patients=args.limit)
-    res = run_tracks(config, tracks=args.track, out=args.out, model_ids=args.model, backend=args.backend, quiet=args.quiet,
-                     command=["carebench", *sys.argv[1:]], cache_path=args.cache, executor=args.executor, validity=not args.no_validity)
+    res = run_tracks(config, tracks=args.track, out=args.out, model_ids=args.model, backend=args.backend,
+                     quiet=args.quiet,
+                     command=["carebench", *sys.argv[1:]], cache_path=args.cache, executor=args.executor,
+                     validity=not args.no_validity)
     manifest = res.run.manifest
     for track in manifest.get("tracks", []):              # each track says what to print for its models
         for model, lines in TRACKS[track].summary(manifest):
@@ -354,25 +351,33 @@ def run_command(args) -> int:
 
 # %% ../nbs/50_cli.ipynb #81dba1da
 def _configure_emulate(p):
-    p.add_argument("config", help="the config file (YAML): reasoning.models and reasoning.emulation (raters and personas)")
+    p.add_argument("config",
+                   help="the config file (YAML): reasoning.models and reasoning.emulation (raters and personas)")
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--run", help="a finished run folder: its model scores are compared against both references and its report gains the page")
+    where.add_argument("--run",
+                       help="a finished run folder: its model scores are compared against both references and its "
+                            "report gains the page")
     where.add_argument("--out", help="a new folder for the emulation alone")
-    p.add_argument("--cache", help="response cache file (default: reasoning.cache, $CAREBENCH_CACHE or ~/.cache/carebench/responses.sqlite)")
+    p.add_argument("--cache", help="response cache file (default: reasoning.cache, $CAREBENCH_CACHE or "
+                        "~/.cache/carebench/responses.sqlite)")
     p.add_argument("--no-report", action="store_true", help="with --run: do not rebuild the run's report")
 
-@register_command("emulate", "LLM raters with personas as observers: emulated reference, agreement, the alternative-annotator test", _configure_emulate)
+@register_command("emulate", "LLM raters with personas as observers: emulated reference, agreement, the "
+                  "alternative-annotator test", _configure_emulate)
 def emulate_command(args) -> int:
     from carebench.tracks.track import registered_tracks
     emulate = next((t.emulator for _, t in sorted(registered_tracks().items()) if t.emulator), None)
     if emulate is None: raise UsageError("no installed track emulates observers")
-    s = emulate(args.config, out=args.out, run=args.run, cache_path=args.cache, quiet=args.quiet, command=["carebench", *sys.argv[1:]])
+    s = emulate(args.config, out=args.out, run=args.run, cache_path=args.cache, quiet=args.quiet,
+                command=["carebench", *sys.argv[1:]])
     c = s["cost"]
-    print(f"emulation by {s['model']}: {len(s['raters'])} raters, {s['n_pairs_complete']} of {s['n_pairs']} pairs labelled by every rater; "
+    print(f"emulation by {s['model']}: {len(s['raters'])} raters, {s['n_pairs_complete']} of {s['n_pairs']} pairs "
+          f"labelled by every rater; "
           f"{c['n_requests']} calls ({c['n_from_cache']} from the cache), {c['n_failed']} failed")
     for rater, v in s["verdicts"].items():
         w = "n/a" if v["winning_rate"] != v["winning_rate"] else f"{v['winning_rate']:.2f}"
-        print(f"  {rater}: alternative-annotator test {'passed' if v['passes'] else 'not passed'} (winning rate {w}, ε = {s['epsilon']})")
+        print(f"  {rater}: alternative-annotator test {'passed' if v['passes'] else 'not passed'} (winning rate {w}, ε "
+              f"= {s['epsilon']})")
     folder = Path(args.run or args.out)
     print(f"folder: {folder}")
     if args.run and not args.no_report:
@@ -386,7 +391,8 @@ def _configure_report(p):
     p.add_argument("--quarto", choices=("auto", "never", "always"), default="auto",
                    help="render with Quarto when installed (auto), never (offline site), or fail without it (always)")
 
-@register_command("report", "execute the report notebooks of a run with papermill and build its website", _configure_report)
+@register_command("report", "execute the report notebooks of a run with papermill and build its website",
+                  _configure_report)
 def report_command(args) -> int:
     from carebench.report.site import build_report
     print(f"report: {build_report(args.run_dir, quiet=args.quiet, quarto=args.quarto)}")
@@ -402,7 +408,8 @@ def _list_endpoints() -> list:
     from carebench.stats.endpoints import ENDPOINTS
     from carebench.tracks.track import TRACKS, track_names     # the registry finds every track's room
     serving = lambda n: ", ".join(t for t in track_names() if TRACKS[t].serves(n))     # the tracks declare it
-    return [dict(name=n, label=e.label, role=e.role, tracks=serving(n), formula=e.formula) for n, e in ENDPOINTS.items()]
+    return [dict(name=n, label=e.label, role=e.role, tracks=serving(n), formula=e.formula) for n,
+            e in ENDPOINTS.items()]
 
 def _list_backends() -> list:
     from carebench.models.backends import BACKENDS
@@ -417,7 +424,8 @@ def _list_adapters() -> list:
 def _list_tracks() -> list:
     from carebench.tracks.track import registered_tracks, track_names
     t = registered_tracks()
-    return [dict(name=n, title=t[n].title, section=n, pages=", ".join(pg[0] for pg in t[n].pages)) for n in track_names()]
+    return [dict(name=n, title=t[n].title, section=n, pages=", ".join(pg[0] for pg in t[n].pages))
+            for n in track_names()]
 
 def _list_scenarios() -> list:
     from carebench.stats.simulate import SCENARIOS
@@ -442,7 +450,8 @@ def print_rows(rows: list, width: int | None = None) -> None:
 
 # %% ../nbs/50_cli.ipynb #b4638532
 def _configure_list(p):
-    p.add_argument("what", nargs="?", default="endpoints", choices=tuple(LISTINGS), help="which registry (default: endpoints)")
+    p.add_argument("what", nargs="?", default="endpoints", choices=tuple(LISTINGS),
+                   help="which registry (default: endpoints)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of text")
 
 @register_command("list", "list the registered endpoints, backends, dataset adapters, tracks or simulation scenarios",
@@ -460,7 +469,8 @@ def _configure_cache(p):
     p.add_argument("--cache", help="the cache file")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of the table")
 
-@register_command("cache", "inspect the response cache: completed / failed / pending entries per model", _configure_cache)
+@register_command("cache", "inspect the response cache: completed / failed / pending entries per model",
+                  _configure_cache)
 def cache_command(args) -> int:
     from carebench.models.cache import ResponseCache, default_cache_path
     path = args.cache or (load_config(args.config).reasoning.cache if args.config else None) or default_cache_path()
@@ -470,8 +480,9 @@ def cache_command(args) -> int:
     table = {}
     for r in rows: table.setdefault((r["model"], r["backend"], r["mode"]), {})[r["status"]] = r["n"]
     if args.json:
-        print(json.dumps({"cache": str(path), "entries": [dict(model=m, backend=b, mode=md, completed=n.get("done", 0), failed=n.get("failed", 0),
-                                                               pending=n.get("pending", 0)) for (m, b, md), n in table.items()]}, indent=2))
+        print(json.dumps({"cache": str(path), "entries": [dict(model=m, backend=b, mode=md, completed=n.get("done", 0),
+                                           failed=n.get("failed", 0),
+                                           pending=n.get("pending", 0)) for (m, b, md), n in table.items()]}, indent=2))
         return 0
     print(f"cache: {path}")
     print(f"{'model':<28} {'backend':<13} {'mode':<8} {'completed':>9} {'failed':>7} {'pending':>8}")
@@ -491,7 +502,8 @@ def bench_suites() -> dict:
 def _configure_bench(p):
     p.add_argument("suite", help="which benchmark: " + (", ".join(bench_suites()) or "bench/suites.json of a checkout"))
     p.add_argument("--runs", type=int, default=5, help="timed runs (median reported; default 5)")
-    p.add_argument("--quick", action="store_true", help="skip the slow loop reference and the analyze process timing (scale: the 64 x 20 design only)")
+    p.add_argument("--quick", action="store_true",
+                   help="skip the slow loop reference and the analyze process timing (scale: the 64 x 20 design only)")
 
 @register_command("bench", "run a benchmark of a source checkout (bench/<suite>.py)", _configure_bench)
 def bench_command(args) -> int:
@@ -516,28 +528,33 @@ def _ints(text: str) -> tuple:
 
 def _configure_simulate(p):
     p.add_argument("--out", required=True, help="the study folder to write (created; must be new or empty)")
-    p.add_argument("--quick", action="store_true", help="a small grid (4 scenarios, 12 and 24 patients, 60 datasets): checks the machinery")
+    p.add_argument("--quick", action="store_true",
+                   help="a small grid (4 scenarios, 12 and 24 patients, 60 datasets): checks the machinery")
     p.add_argument("--scenarios", help="comma-separated scenario names (default: all; see nbs/16_simulate.ipynb)")
     p.add_argument("--patients", help="comma-separated numbers of patients (default 6,12,24,48)")
     p.add_argument("--datasets", type=int, help="datasets per scenario and size (default 500)")
     p.add_argument("--n-bootstrap", type=int, help="bootstrap resamples per dataset (default 1000)")
     p.add_argument("--n-permutations", type=int, help="sign flips per dataset (default 2000)")
-    p.add_argument("--ci-method", choices=("percentile", "bca", "studentized", "t"), help="interval method (default studentized)")
+    p.add_argument("--ci-method", choices=("percentile", "bca", "studentized", "t"),
+                   help="interval method (default studentized)")
     p.add_argument("--seed", type=int, default=0, help="study seed (default 0)")
-    p.add_argument("--executor", choices=("inline", "local", "slurm"), default="local", help="where the batches run (default local)")
+    p.add_argument("--executor", choices=("inline", "local", "slurm"), default="local",
+                   help="where the batches run (default local)")
     p.add_argument("--workers", type=int, help="local: processes (default: the CPU count)")
     p.add_argument("--no-page", action="store_true", help="skip the validity page (validity.html)")
 
-@register_command("simulate", "simulation study of the endpoints: false-positive rates under null scenarios, power, interval coverage",
-                  _configure_simulate)
+@register_command("simulate",
+                  "simulation study of the endpoints: false-positive rates under null scenarios, power, interval "
+                  "coverage", _configure_simulate)
 def simulate_command(args) -> int:
     from carebench.core.config import ExecutorConfig
     from carebench.stats.simulate import SCENARIOS, StudySettings, simulation_study, write_study
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out} exists and is not an empty folder")
-    kw = {k: v for k, v in dict(datasets=args.datasets, n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
-                                ci_method=args.ci_method, seed=args.seed).items() if v is not None}
+    kw = {k: v for k,
+          v in dict(datasets=args.datasets, n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
+                    ci_method=args.ci_method, seed=args.seed).items() if v is not None}
     if args.scenarios:
         kw["scenarios"] = tuple(s.strip() for s in args.scenarios.split(",") if s.strip())
         unknown = [s for s in kw["scenarios"] if s not in SCENARIOS]
@@ -554,7 +571,8 @@ def simulate_command(args) -> int:
     res = simulation_study(study, executor, out/"jobs", quiet=args.quiet)
     write_study(res, out)
     rj = res["rejections"]
-    print(f"simulation: {len(study.scenarios)} scenarios x P in {{{', '.join(map(str, study.patients))}}} x {study.datasets} datasets "
+    print(f"simulation: {len(study.scenarios)} scenarios x P in {{{', '.join(map(str, study.patients))}}} x "
+          f"{study.datasets} datasets "
           f"in {res['seconds']} s")
     null = rj[rj["null"]]
     for q, sub in null.groupby("quantity", sort=False):

@@ -83,10 +83,12 @@ def read_adjudication(path) -> pd.DataFrame:
         raise InputFileError(f"cannot read the adjudication table ({problem})", file=str(p))
     try: df = pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
-        raise InputFileError(f"the adjudication table is not a readable UTF-8 CSV file ({type(e).__name__})", file=str(p)) from None
+        raise InputFileError(f"the adjudication table is not a readable UTF-8 CSV file ({type(e).__name__})",
+                             file=str(p)) from None
     missing = [c for c in ADJUDICATION_COLUMNS if c not in df.columns]
     if missing:
-        raise MissingColumnError(f"no column {missing[0]!r} (the adjudication table needs {', '.join(ADJUDICATION_COLUMNS)})", file=str(p))
+        raise MissingColumnError(f"no column {missing[0]!r} (the adjudication table needs "
+                                 f"{', '.join(ADJUDICATION_COLUMNS)})", file=str(p))
     df = df[list(ADJUDICATION_COLUMNS)].apply(lambda col: col.str.strip()).assign(row=np.arange(len(df)) + 2)
     df.attrs["file"] = str(p)
     return df
@@ -99,9 +101,12 @@ def _decisions(ds: Dataset, table: pd.DataFrame) -> dict:
     for r in table.itertuples(index=False):              # adjudication tables are small: only the disagreements
         at = lambda col: Location(file=f, row=r.row, column=col)
         if (r.patient_id, r.item) not in pair:
-            raise AdjudicationError(f"no evaluation pair of patient {quote_value(r.patient_id)} and item {quote_value(r.item)}", at("item"))
+            raise AdjudicationError(f"no evaluation pair of patient {quote_value(r.patient_id)} and item "
+                                    f"{quote_value(r.item)}", at("item"))
         if r.condition not in LABELLED_CONDITIONS:
-            raise AdjudicationError(f"unknown condition {quote_value(r.condition)} ({' or '.join(LABELLED_CONDITIONS)})", at("condition"))
+            raise AdjudicationError(
+                f"unknown condition {quote_value(r.condition)} ({' or '.join(LABELLED_CONDITIONS)})", at("condition")
+            )
         if r.category not in cat: raise AdjudicationError(f"unknown category {quote_value(r.category)}", at("category"))
         if r.label not in ("0", "1"):
             raise LabelValueError(f"the label must be 0 or 1, not {quote_value(r.label)}", at("label"))
@@ -114,10 +119,12 @@ def _decisions(ds: Dataset, table: pd.DataFrame) -> dict:
 @register_aggregation
 class AdjudicatedAggregation(Aggregation):
     name, values, needs_adjudication = "adjudicated", "0, 1", True
-    description = "the observers' label where they agree; where they disagree, the adjudicator's (the adjudication table)"
+    description = ("the observers' label where they agree; where they disagree, the adjudicator's (the adjudication "
+                   "table)")
     def __call__(self, ds, adjudication=None):
         if adjudication is None:
-            raise ConfigError("the adjudicated aggregation needs an adjudication table (dataset.adjudication)", key="dataset.adjudication")
+            raise ConfigError("the adjudicated aggregation needs an adjudication table (dataset.adjudication)",
+                              key="dataset.adjudication")
         decided, ref, unused = _decisions(ds, adjudication), {}, 0
         for c in LABELLED_CONDITIONS:
             m = ds.labels[c].mean(1)
@@ -129,8 +136,10 @@ class AdjudicatedAggregation(Aggregation):
             open_ = np.argwhere((0 < out) & (out < 1))
             if len(open_):
                 k, j = open_[0]
-                raise AdjudicationError(f"{len(open_)} cell(s) where the observers disagree have no adjudication; the first: patient "
-                                        f"{quote_value(ds.pair_patient[k])}, item {quote_value(ds.pair_item[k])}, condition {c}, category "
+                raise AdjudicationError(f"{len(open_)} cell(s) where the observers disagree have no adjudication; the "
+                                        f"first: patient "
+                                        f"{quote_value(ds.pair_patient[k])}, item {quote_value(ds.pair_item[k])}, "
+                                        f"condition {c}, category "
                                         f"{ds.categories[j]}", file=adjudication.attrs.get("file"))
             ref[c] = out
         notes = (f"{unused} adjudication row(s) for cells where the observers agreed were not used",) if unused else ()
@@ -147,7 +156,8 @@ class _LatentClass(Aggregation):
 
     def __call__(self, ds, adjudication=None):
         if not self.available():
-            raise ConfigError(f"the {self.name} aggregation needs crowd-kit: pip install crowd-kit", key="dataset.aggregation")
+            raise ConfigError(f"the {self.name} aggregation needs crowd-kit: pip install crowd-kit",
+                              key="dataset.aggregation")
         if ds.observers_per_pair < 2:        # one label per cell: nothing to compare, every observer would look perfect
             raise ConfigError(f"the {self.name} aggregation needs at least 2 observers per pair (this dataset has "
                               f"{ds.observers_per_pair}): a latent-class model weighs observers by how they agree with "
@@ -162,7 +172,8 @@ class _LatentClass(Aggregation):
             if lab.min() == lab.max():                     # everyone gave one label: nothing to weigh
                 est, r = lab[:, 0].astype(float), {}
             else:
-                model = self._fit(pd.DataFrame({"task": tasks, "worker": workers.ravel(), "label": lab.ravel().astype(int)}))
+                model = self._fit(pd.DataFrame({"task": tasks, "worker": workers.ravel(),
+                                                "label": lab.ravel().astype(int)}))
                 est = model.labels_.reindex(np.arange(len(lab))).to_numpy(float)
                 r = self._reliability(model, ids)
             for k, c in enumerate(conds): ref[c][:, j] = est[k * n:(k + 1) * n]
@@ -172,7 +183,8 @@ class _LatentClass(Aggregation):
 @register_aggregation
 class DawidSkeneAggregation(_LatentClass):
     name = "dawid_skene"
-    description = ("the most probable true label under the Dawid–Skene model (an observer's confusion matrix per category, "
+    description = ("the most probable true label under the Dawid–Skene model (an observer's confusion matrix per "
+                   "category, "
                    "fitted by EM on both labelled conditions; crowd-kit)")
     def _fit(self, df):
         from crowdkit.aggregation import DawidSkene
@@ -183,14 +195,17 @@ class DawidSkeneAggregation(_LatentClass):
         seen = set(e.index.get_level_values(0))
         # crowd-kit keeps only the (worker, observed label) rows that occur: an observer who never gave label x reads x
         # with 0
-        at = lambda w, x: float(e.loc[(w, x), x]) if (w, x) in e.index and x in e.columns else (0.0 if w in seen else np.nan)
+        at = lambda w, x: (
+            float(e.loc[(w, x), x]) if (w, x) in e.index and x in e.columns else (0.0 if w in seen else np.nan)
+        )
         # P(a correct label)
         return {w: float(prior.get(0, 0) * at(w, 0) + prior.get(1, 0) * at(w, 1)) for w in workers}
 
 @register_aggregation
 class OneCoinAggregation(_LatentClass):
     name = "one_coin"
-    description = "the most probable true label under the one-coin Dawid–Skene model (one accuracy per observer and category; crowd-kit)"
+    description = ("the most probable true label under the one-coin Dawid–Skene model (one accuracy per observer and "
+                   "category; crowd-kit)")
     def _fit(self, df):
         from crowdkit.aggregation import OneCoinDawidSkene
         return OneCoinDawidSkene(n_iter=100).fit(df)
@@ -200,7 +215,8 @@ class OneCoinAggregation(_LatentClass):
 def aggregation_policy(name: str) -> Aggregation:
     "The registered policy `name`; an unknown name is a config error naming `dataset.aggregation`."
     if name not in AGGREGATIONS:
-        raise ConfigError(f"unknown aggregation {quote_value(name)} (known: {', '.join(AGGREGATIONS)})", key="dataset.aggregation")
+        raise ConfigError(f"unknown aggregation {quote_value(name)} (known: {', '.join(AGGREGATIONS)})",
+                          key="dataset.aggregation")
     return AGGREGATIONS[name]()
 
 def aggregate(ds: Dataset, policy: str = "mean", adjudication: pd.DataFrame | None = None) -> Dataset:
@@ -211,7 +227,8 @@ def aggregate(ds: Dataset, policy: str = "mean", adjudication: pd.DataFrame | No
     info = dict(policy=policy, reference_label=agg.description, values=agg.values, delta_ref="y_correct - y_free")
     if adjudication is not None and agg.needs_adjudication: info["adjudication"] = adjudication.attrs.get("file")
     if out.reliability is not None:
-        info["reliability"] = [dict(observer=r.observer, category=r.category, reliability=None if np.isnan(r.reliability) else round(float(r.reliability), 6))
+        info["reliability"] = [dict(observer=r.observer, category=r.category, reliability=None
+                                    if np.isnan(r.reliability) else round(float(r.reliability), 6))
                                for r in out.reliability.itertuples(index=False)]
     if out.notes: info["notes"] = list(out.notes)
     return dataclasses.replace(ds, reference=out.reference, provenance={**ds.provenance, "aggregation": info})

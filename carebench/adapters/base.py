@@ -49,7 +49,8 @@ def get_adapter(name: str, config: Config | None = None) -> DatasetAdapter:
 def adapter_options(config: Config):
     "The adapter named by `config.dataset.adapter` and its parsed, validated options (relative paths resolved)."
     adapter = get_adapter(config.dataset.adapter, config)
-    opts = parse_section(adapter.Options, config.dataset.options, key="dataset", file=config.source, base_dir=config.base_dir)
+    opts = parse_section(adapter.Options, config.dataset.options, key="dataset", file=config.source,
+                         base_dir=config.base_dir)
     return adapter, opts
 
 # %% ../../nbs/22_adapter.ipynb #84567a33
@@ -65,15 +66,16 @@ class Provenance:
     extra: dict = field(default_factory=dict)     # the adapter's own records (paired_context: the category headers)
 
     def to_dict(self) -> dict:
-        return {"adapter": self.adapter, "options": self.options, **self.extra, "inputs": self.inputs, "notes": self.notes,
-                "dropped": self.dropped, "leakage": self.leakage}
+        return {"adapter": self.adapter, "options": self.options, **self.extra, "inputs": self.inputs,
+                "notes": self.notes, "dropped": self.dropped, "leakage": self.leakage}
 
 def load_checked(adapter: DatasetAdapter, options, label_space: LabelSpace) -> Dataset:
     "Load with `adapter`, then run the contract's leakage check and write its provenance record."
     ds = adapter.load(options, label_space)
     own = dict(ds.provenance)
     leakage = check_leakage(ds, getattr(options, "leakage_check", True), getattr(options, "snapshots", None))
-    inputs = [dict(role=r, path=str(p), sha256=sha256_file(p), bytes=Path(p).stat().st_size) for r, p in adapter.input_files(options).items()]
-    prov = Provenance(adapter.name, redact_secrets(to_plain(options)), inputs, list(own.pop("notes", [])), list(own.pop("dropped", [])),
-                      leakage, own)
+    inputs = [dict(role=r, path=str(p), sha256=sha256_file(p), bytes=Path(p).stat().st_size) for r,
+              p in adapter.input_files(options).items()]
+    prov = Provenance(adapter.name, redact_secrets(to_plain(options)), inputs, list(own.pop("notes", [])),
+                      list(own.pop("dropped", [])), leakage, own)
     return dataclasses.replace(ds, provenance=prov.to_dict())

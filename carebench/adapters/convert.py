@@ -18,8 +18,8 @@ from ..core.runs import atomic_write
 from .dataset import Dataset
 from .load import load_dataset
 from .long import write_long
-from .fhir import write_fhir
-from .omop import write_omop
+from .fhir_writer import write_fhir
+from .omop_writer import write_omop
 
 # %% auto #0
 __all__ = ['CONVERTERS', 'write_snapshots', 'convert']
@@ -36,8 +36,7 @@ def _to_long(ds: Dataset, folder: Path, fmt: str) -> dict:
     write_long(ds, folder/name); write_snapshots(ds, folder/"snapshots.json")
     return dict(adapter="long", path=name, snapshots="snapshots.json", observers_per_pair=ds.observers_per_pair)
 
-CONVERTERS = {"long": _to_long,
-              "fhir": lambda ds, folder, fmt: write_fhir(ds, folder),
+CONVERTERS = {"long": _to_long, "fhir": lambda ds, folder, fmt: write_fhir(ds, folder),
               "omop": lambda ds, folder, fmt: write_omop(ds, folder, fmt)}
 
 # %% ../../nbs/2d_convert.ipynb #aa485f9e
@@ -53,7 +52,8 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
     ds = load_dataset(config)
     extra = sorted({f for p in ds.patients for f, _ in p.snapshot} - set(SNAPSHOT_FIELDS))
     if extra and to != "long":
-        raise ConfigError(f"the snapshot field(s) {', '.join(map(repr, extra[:5]))} have no {to} counterpart (it holds {', '.join(SNAPSHOT_FIELDS)}): "
+        raise ConfigError(f"the snapshot field(s) {', '.join(map(repr, extra[:5]))} have no {to} counterpart (it holds "
+                          f"{', '.join(SNAPSHOT_FIELDS)}): "
                           "convert to the long format, or rename the fields")
     work = out.parent/f".{out.name}.partial-{os.getpid()}"          # written aside, moved in place when complete
     shutil.rmtree(work, ignore_errors=True); work.mkdir(parents=True)
@@ -68,7 +68,8 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
     new = {"dataset": section, **{k: v for k, v in raw.items() if k != "dataset"}}
     src = f"{Path(config.source).parent.name}/{Path(config.source).name}" if config.source else "a dataset"
     head = (f"# {src} converted to the {to} format by `carebench convert` (nbs/2d_convert.ipynb).\n"
-            "# Sections other than `dataset` are copied from the source config; relative paths in them now resolve against this folder.\n")
+            "# Sections other than `dataset` are copied from the source config; relative paths in them now resolve "
+            "against this folder.\n")
     atomic_write(work/"config.yaml", head + yaml.safe_dump(new, sort_keys=False, allow_unicode=True))
     if out.exists(): out.rmdir()                                     # checked empty above
     work.rename(out)

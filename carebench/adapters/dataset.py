@@ -16,7 +16,8 @@ import pandas as pd
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LABELLED_CONDITIONS, SNAPSHOT_FIELDS, LabelSpace
 
 # %% auto #0
-__all__ = ['order_snapshot', 'Patient', 'Dataset', 'first_patients', 'nonzero_delta_ref', 'dataset_summary', 'adapter_manifest']
+__all__ = ['order_snapshot', 'Patient', 'Dataset', 'first_patients', 'nonzero_delta_ref', 'dataset_summary', 'validation_report',
+           'format_report', 'adapter_manifest']
 
 # %% ../../nbs/20_dataset.ipynb #f69ffe00
 def order_snapshot(fields: Mapping) -> tuple:
@@ -179,12 +180,17 @@ def first_patients(ds: Dataset, n: int) -> Dataset:
     if len(keep) == ds.n_patients: return ds
     m, t = np.isin(ds.pair_patient, list(keep)), np.isin(ds.train_patient, list(keep))
     prov = dict(ds.provenance)
-    prov["notes"] = [*prov.get("notes", []), f"limited to the first {len(keep)} of {ds.n_patients} evaluation patients (limit_patients)"]
-    return dataclasses.replace(ds, patients=tuple(p for p in ds.patients if p.id in keep), pair_patient=ds.pair_patient[m],
-                               pair_item=ds.pair_item[m], observers=ds.observers[m], labels={c: v[m] for c, v in ds.labels.items()},
-                               train_patient=ds.train_patient[t], train_item=ds.train_item[t], train_labels=ds.train_labels[t],
-                               origins=tuple(o for o, k in zip(ds.origins, m) if k) if ds.origins else (), provenance=prov,
-                               reference={c: v[m] for c, v in ds.reference.items()} if ds.reference is not None else None)
+    prov["notes"] = [*prov.get("notes", []),
+                     f"limited to the first {len(keep)} of {ds.n_patients} evaluation patients (limit_patients)"]
+    return dataclasses.replace(ds, patients=tuple(p for p in ds.patients if p.id in keep),
+                               pair_patient=ds.pair_patient[m], pair_item=ds.pair_item[m], observers=ds.observers[m],
+                               labels={c: v[m] for c, v in ds.labels.items()},
+                               train_patient=ds.train_patient[t], train_item=ds.train_item[t],
+                               train_labels=ds.train_labels[t],
+                               origins=tuple(o for o, k in zip(ds.origins, m) if k) if ds.origins else (),
+                               provenance=prov,
+                               reference={c: v[m] for c, v in ds.reference.items()} if ds.reference is not None
+                               else None)
 
 # %% ../../nbs/20_dataset.ipynb #80c1742b
 def nonzero_delta_ref(ds: Dataset) -> dict:
@@ -196,15 +202,53 @@ def dataset_summary(ds: Dataset) -> dict:
     ("Counts that describe a dataset: patients, pairs, observers, Δ_ref per category (up, down, non-zero), training "
      "items.")
     d = ds.delta_ref
-    return dict(
-        n_patients=ds.n_patients, n_pairs=ds.n_pairs, observers_per_pair=ds.observers_per_pair,
-        n_observers=len(set(ds.observers.ravel())), categories=list(ds.categories),
-        nonzero_delta_ref=nonzero_delta_ref(ds),
-        delta_ref_up=dict(zip(ds.categories, (d > 0).sum(0).tolist())),
-        delta_ref_down=dict(zip(ds.categories, (d < 0).sum(0).tolist())),
-        disagreement_rate={c: round(float(((0 < (m := ds.labels[c].mean(1))) & (m < 1)).mean()), 6) for c in LABELLED_CONDITIONS},
-        n_train_items=len(ds.train_item), n_train_patients=len(set(ds.train_patient)),
-        n_patients_total=len(ds.patients))
+    partial = lambda c: round(float(((0 < (m := ds.labels[c].mean(1))) & (m < 1)).mean()), 6)
+    return dict(n_patients=ds.n_patients, n_pairs=ds.n_pairs, observers_per_pair=ds.observers_per_pair,
+                n_observers=len(set(ds.observers.ravel())), categories=list(ds.categories),
+                nonzero_delta_ref=nonzero_delta_ref(ds), delta_ref_up=dict(zip(ds.categories, (d > 0).sum(0).tolist())),
+                delta_ref_down=dict(zip(ds.categories, (d < 0).sum(0).tolist())),
+                disagreement_rate={c: partial(c) for c in LABELLED_CONDITIONS}, n_train_items=len(ds.train_item),
+                n_train_patients=len(set(ds.train_patient)), n_patients_total=len(ds.patients))
+
+# %% ../../nbs/20_dataset.ipynb #c84605eb
+def validation_report(ds: Dataset) -> dict:
+    "What `validate --json` prints: the dataset summary plus the adapter's leakage result, notes, drops and inputs."
+    prov = ds.provenance
+    return dict(**dataset_summary(ds), adapter=prov.get("adapter"), leakage=prov.get("leakage"),
+                notes=list(prov.get("notes", [])), n_dropped=len(prov.get("dropped", [])),
+                dropped=list(prov.get("dropped", [])), inputs=list(prov.get("inputs", [])))
+
+# %% ../../nbs/20_dataset.ipynb #32b3792e
+def format_report(r: dict) -> str:
+    "A validation report as readable text (counts only: no snapshot or item text)."
+    lines = [f"adapter: {r['adapter']}",
+             f"patients: {r['n_patients']}   pairs: {r['n_pairs']}   observers per pair: {r['observers_per_pair']}   "
+             f"observers: {r['n_observers']}   training items: {r['n_train_items']} ({r['n_train_patients']} patients)",
+             "disagreement (reference label strictly between 0 and 1): " +
+             ", ".join(f"{c} {v:.1%}" for c, v in r["disagreement_rate"].items())]
+    lk = r["leakage"] or {}
+    lines.append(f"leakage check: {'on' if lk.get('enabled') else 'OFF (recorded)'}, {lk.get('leaking_pairs', 0)} "
+                 f"leaking pair(s)")
+    w = max(len(c) for c in r["categories"])
+    lines.append(f"{'Δ_ref per category':<{w + 2}} {'up':>4} {'down':>5} {'non-zero':>9}")
+    for c in r["categories"]:
+        lines.append(f"  {c:<{w}} {r['delta_ref_up'][c]:>4} {r['delta_ref_down'][c]:>5} {r['nonzero_delta_ref'][c]:>9}")
+    lines += [f"note: {n}" for n in r["notes"]]
+    if r["n_dropped"]:
+        lines.append(f"dropped pairs: {r['n_dropped']} (on_mismatch: drop; listed in the adapter manifest)")
+    if "tracks" in r:
+        per = "; ".join(f"{t}: {len(ms)} model(s)" for t, ms in r.get("track_models", {}).items())
+        lines.append(f"run settings: tracks {', '.join(r['tracks']) or 'none configured'}{'; ' + per if per else ''}; "
+                     "each track's settings, endpoints and resampling sizes checked")
+    if "shift" in r:
+        s = r["shift"]
+        lines.append(f"shift: {s['name']}: {s['adapter']} adapter, {s['n_patients']} patients, {s['n_pairs']} pairs, "
+                     f"{s['observers_per_pair']} observers per pair; evaluated: "
+                     f"{', '.join(s['tracks']) or 'none of the configured tracks (see shift.tracks)'}")
+        lines += [f"note (shift): {n}" for n in s["notes"]]
+    if "endpoints" in r: lines += [f"endpoint: {e}" for e in r["endpoints"]] or ["endpoints: no served model to check"]
+    lines.append("OK: the dataset passed every check" + (" (and the shifted one)" if "shift" in r else ""))
+    return "\n".join(lines)
 
 # %% ../../nbs/20_dataset.ipynb #b7d233f0
 def adapter_manifest(ds: Dataset) -> dict:
@@ -213,10 +257,9 @@ def adapter_manifest(ds: Dataset) -> dict:
     prov = dict(ds.provenance)
     # a policy other than the mean says what it did (`28_aggregation`)
     policy = prov.pop("aggregation", None) or {}
-    return dict(
-        adapter=prov.pop("adapter", None), label_space=ds.label_space.to_records(), counts=dataset_summary(ds),
-        aggregation={**dict(policy="mean", reference_label="mean of the observers' 0/1 labels per (patient, item) pair and category",
-                            observers_per_pair=K, values=[round(j / K, 6) for j in range(K + 1)],
-                            partial_values="disagreement between observers, not a probability",
-                            delta_ref="y_correct - y_free"), **policy},
-        **prov)
+    mean = dict(policy="mean",
+                reference_label="mean of the observers' 0/1 labels per (patient, item) pair and category",
+                observers_per_pair=K, values=[round(j / K, 6) for j in range(K + 1)],
+                partial_values="disagreement between observers, not a probability", delta_ref="y_correct - y_free")
+    return dict(adapter=prov.pop("adapter", None), label_space=ds.label_space.to_records(), counts=dataset_summary(ds),
+                aggregation={**mean, **policy}, **prov)

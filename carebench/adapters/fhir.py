@@ -21,15 +21,13 @@ from .base import register_adapter
 from .dataset import Dataset, Patient
 from .leakage import withheld_notes, withhold_items
 from .long import LabelTableOptions, assemble_long, read_long
-from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions, exact_number, split_conclusion,
-                                             split_parenthesis, split_status, split_value)
+from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions
 
 # %% auto #0
 __all__ = ['FHIR_FIELDS', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC', 'DATE_ELEMENTS', 'FhirOptions', 'fhir_files',
            'element_path', 'Skips', 'validate_resource', 'Resource', 'read_resources', 'codings_of', 'concept_text',
            'number_text', 'unit_text', 'quantity_text', 'fhir_field', 'value_text', 'components_text', 'patient_ids',
-           'not_a_fact', 'record_dates', 'demographics', 'collapse', 'fhir_snapshots', 'resolve_items', 'FhirAdapter',
-           'fhir_entries', 'write_fhir']
+           'not_a_fact', 'record_dates', 'demographics', 'collapse', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 @dataclass(frozen=True)
@@ -91,7 +89,8 @@ class Skips:
 
     def notes(self, prefix: str) -> list:
         "One sentence per reason, for the notes every adapter reports."
-        return ([f"{prefix}: {n} {t} resource(s) not used (no snapshot field; not validated)" for t, n in sorted(self.unused.items())]
+        return ([f"{prefix}: {n} {t} resource(s) not used (no snapshot field; not validated)" for t,
+                 n in sorted(self.unused.items())]
                 + [f"{prefix}: {n} left out (on_invalid: skip): {r}" for r, n in sorted(self.counts.items())])
 
 def _model(rtype: str):
@@ -113,11 +112,13 @@ def validate_resource(data, where: Location):
     name = f"{rtype}/{rid}" if isinstance(rid, str) and rid else f"{rtype} (no id)"
     model = _model(rtype)
     if model is None:
-        raise FhirError(f"unknown resourceType {rtype[:60]!r}", dataclasses.replace(where, resource=name, element="resourceType"))
+        raise FhirError(f"unknown resourceType {rtype[:60]!r}",
+                        dataclasses.replace(where, resource=name, element="resourceType"))
     from pydantic import ValidationError
     try: return model.model_validate(data)
     except RecursionError:
-        raise FhirError("the resource is nested too deeply to validate", dataclasses.replace(where, resource=name)) from None
+        raise FhirError("the resource is nested too deeply to validate",
+                        dataclasses.replace(where, resource=name)) from None
     except ValidationError as e:
         err = e.errors()[0]
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
@@ -133,7 +134,11 @@ class Resource:
     full_url: str | None = None
     @property
     def key(self) -> str:
-        return f"{self.model.get_resource_type()}/{self.model.id}" if self.model.id else f"{self.model.get_resource_type()} (no id)"
+        return (
+            f"{self.model.get_resource_type()}/{self.model.id}"
+            if self.model.id
+            else f"{self.model.get_resource_type()} (no id)"
+        )
 
 def _json(text: str, where: Location):
     try: return json.loads(text, parse_float=Decimal)
@@ -160,7 +165,8 @@ def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> l
     if isinstance(data, dict) and data.get("resourceType") == "Bundle":
         entries = data.get("entry", [])
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise FhirError("a Bundle's entry must be a list of objects", dataclasses.replace(where, resource="Bundle", element="entry"))
+            raise FhirError("a Bundle's entry must be a list of objects",
+                            dataclasses.replace(where, resource="Bundle", element="entry"))
         validate_resource({**data, "entry": [{k: v for k, v in e.items() if k != "resource"} for e in entries]}, where)
         out = []
         for e in entries:
@@ -189,21 +195,24 @@ def read_resources(path: Path, keep=None, skips: Skips | None = None) -> list[Re
                     out += _unbundle(_json(line, Location(str(f), row=n)), Location(str(f), row=n), keep, skips)
         else: out += _unbundle(_json(text, Location(str(f))), Location(str(f)), keep, skips)
     if not out:
-        raise FhirError("no FHIR resource found" + (" that a snapshot uses" if skips.unused or skips.counts else ""), file=str(path))
+        raise FhirError("no FHIR resource found" + (" that a snapshot uses" if skips.unused or skips.counts else ""),
+                        file=str(path))
     return out
 
 # %% ../../nbs/2b_fhir.ipynb #ce566b7c
 def codings_of(concept) -> tuple:
     "A CodeableConcept's codings as `Coding`s and its text."
     if concept is None: return (), ""
-    return tuple(Coding(c.system or "", c.code or "", c.display or "") for c in (concept.coding or ())), concept.text or ""
+    return tuple(Coding(c.system or "", c.code or "", c.display or "")
+                 for c in (concept.coding or ())), concept.text or ""
 
 def concept_text(concept, term: Terminology, where: Location, element: str) -> str:
     "A CodeableConcept rendered through the terminology; one with neither text nor code is a `FhirError` at `element`."
     codings, text = codings_of(concept)
     try: return term.render(codings, text)
     except ValueError:
-        raise FhirError("the concept has neither a text nor a code", dataclasses.replace(where, element=element)) from None
+        raise FhirError("the concept has neither a text nor a code",
+                        dataclasses.replace(where, element=element)) from None
 
 def number_text(v) -> str:
     """A number as a clinician writes it: as the data wrote it (`13.20`), unless it carries more than 4 decimals (a
@@ -238,11 +247,13 @@ def _where(r: Resource, element=None) -> Location: return dataclasses.replace(r.
 @fhir_field("Condition")
 def _condition(m, r, term, res):
     status = next((c.code for c in (m.clinicalStatus.coding or ())), None) if m.clinicalStatus else None
-    return "medical_history", concept_text(m.code, term, _where(r), "code") + (f", {STATUS_WORDS[status]}" if status in STATUS_WORDS else "")
+    return "medical_history", concept_text(m.code, term, _where(r),
+                                           "code") + (f", {STATUS_WORDS[status]}" if status in STATUS_WORDS else "")
 
 @fhir_field("AllergyIntolerance")
 def _allergy(m, r, term, res):
-    signs = [concept_text(c, term, _where(r), f"reaction[{i}].manifestation[{j}]") for i, x in enumerate(m.reaction or ())
+    signs = [concept_text(c, term, _where(r), f"reaction[{i}].manifestation[{j}]") for i,
+             x in enumerate(m.reaction or ())
              for j, c in enumerate(x.manifestation or ())]
     return "allergies", concept_text(m.code, term, _where(r), "code") + (f" ({', '.join(signs)})" if signs else "")
 
@@ -256,7 +267,8 @@ def _medication_name(m, r, ref, term, res) -> str:
         med = res.get(ref)
         if med is not None and med.model.get_resource_type() == "Medication":
             return concept_text(med.model.code, term, _where(med), "code")
-    raise FhirError(f"medicationReference {ref!r} names no Medication resource that was read", _where(r, "medicationReference"))
+    raise FhirError(f"medicationReference {ref!r} names no Medication resource that was read",
+                    _where(r, "medicationReference"))
 
 MEDICATION_STATUS = {"stopped": "stopped", "completed": "completed", "on-hold": "on hold", "not-taken": "not taken",
                      "intended": "intended", "draft": "draft"}          # how a medication that is not current reads
@@ -296,7 +308,8 @@ def components_text(m, term, where) -> str:
     sys_, dia = comps.get(SYSTOLIC), comps.get(DIASTOLIC)
     if sys_ is not None and dia is not None and sys_.valueQuantity is not None and dia.valueQuantity is not None:
         unit = unit_text(sys_.valueQuantity.unit or sys_.valueQuantity.code or "")
-        return f" {number_text(sys_.valueQuantity.value)}/{number_text(dia.valueQuantity.value)}" + (f" {unit}" if unit else "")
+        return f" {number_text(sys_.valueQuantity.value)}/{number_text(dia.valueQuantity.value)}" + (
+            f" {unit}" if unit else "")
     parts = [concept_text(c.code, term, where, f"component[{i}].code") + value_text(c, term, where)
              for i, c in enumerate(m.component or ())]
     return (": " + "; ".join(parts)) if parts else ""
@@ -329,7 +342,8 @@ def _imaging(m, r, term, res):
     elif m.description: return "radiology", m.description
     elif series := _series_text(m): return "radiology", f"Imaging study: {series}"
     else:
-        raise FhirError("an ImagingStudy needs a procedureCode, a description or a series' modality", _where(r, "procedureCode"))
+        raise FhirError("an ImagingStudy needs a procedureCode, a description or a series' modality",
+                        _where(r, "procedureCode"))
     return "radiology", name + (f": {m.description}" if m.description else "")
 
 @fhir_field("Procedure")
@@ -366,7 +380,8 @@ def patient_ids(resources: list, how: str) -> dict:
             pid = m.id
             if not pid: raise FhirError("the Patient has no id (patient_id: id)", _where(r, "id"))
         if pid in seen and seen[pid] != r.key:
-            raise FhirError(f"two Patient resources have the id {pid!r} (the other: {seen[pid]})", _where(r, "id" if how == "id" else "identifier"))
+            raise FhirError(f"two Patient resources have the id {pid!r} (the other: {seen[pid]})",
+                            _where(r, "id" if how == "id" else "identifier"))
         seen[pid] = r.key
         for ref in (f"Patient/{m.id}" if m.id else None, r.full_url):
             if ref: out[ref] = pid
@@ -422,7 +437,8 @@ def _index(resources: list, skips: Skips) -> tuple:
             if r.key in by_key:
                 if by_key[r.key].model.model_dump() != r.model.model_dump():
                     skips.skip(f"{r.model.get_resource_type()} given twice with different content (the later left out)",
-                               FhirError(f"{r.key} is given twice with different content (the other in {by_key[r.key].where})", _where(r, "id")))
+                               FhirError(f"{r.key} is given twice with different content (the other in "
+                                         f"{by_key[r.key].where})", _where(r, "id")))
                 else: repeats += 1
                 continue
             by_key[r.key] = r
@@ -448,8 +464,10 @@ def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | 
             continue
         element, ref = _subject(r.model)
         if not ref or ref not in pids:
-            skips.skip(f"{t} names no patient that was read", FhirError(f"the {t} names no patient", _where(r, element)) if not ref
-                       else FhirError(f"{ref!r} is no Patient resource that was read", _where(r, f"{element}.reference")))
+            skips.skip(f"{t} names no patient that was read",
+                       FhirError(f"the {t} names no patient", _where(r, element)) if not ref
+                       else FhirError(f"{ref!r} is no Patient resource that was read",
+                                      _where(r, f"{element}.reference")))
             continue
         if why := not_a_fact(r.model):
             withheld[(t, why)] += 1; continue
@@ -465,10 +483,16 @@ def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | 
             if isinstance(v, list): snap[fld] = collapse(v)
         if demo := demographics(people.get(pid), max(last.get(pid, ()), default=None)):
             snap["summary"] = f"{demo}. {snap['summary']}" if "summary" in snap else f"{demo}."
+    return {pid: Patient(pid, f) for pid, f in fields.items()}, _fhir_notes(unused, withheld, repeats)
+
+def _fhir_notes(unused: Counter, withheld: Counter, repeats: int) -> list:
+    "What the snapshots leave out, counted: resource types no field uses, resources that state no fact, repeats."
     notes = [f"FHIR: {n} {t} resource(s) not used (no snapshot field)" for t, n in sorted(unused.items())]
-    notes += [f"FHIR: {n} {t} resource(s) not shown ({why.replace('-', ' ')})" for (t, why), n in sorted(withheld.items())]
+    notes += [
+        f"FHIR: {n} {t} resource(s) not shown ({why.replace('-', ' ')})" for (t, why), n in sorted(withheld.items())
+    ]
     if repeats: notes.append(f"FHIR: {repeats} repeated resource(s) with identical content read once")
-    return {pid: Patient(pid, f) for pid, f in fields.items()}, notes
+    return notes
 
 # %% ../../nbs/2b_fhir.ipynb #3344e7ba
 def resolve_items(df, options: FhirOptions, term: Terminology) -> tuple:
@@ -484,14 +508,17 @@ def resolve_items(df, options: FhirOptions, term: Terminology) -> tuple:
         m = shaped.match(v)
         if not m or _model(m.group(1)) is None: continue
         if v not in items:
-            raise FhirError(f"the item {v!r} names no resource of {options.items}", Location(str(options.labels), row=int(df['row'].iat[i]), column=col))
+            raise FhirError(f"the item {v!r} names no resource of {options.items}",
+                            Location(str(options.labels), row=int(df['row'].iat[i]), column=col))
         r = items[v]
         fn = FHIR_FIELDS.get(r.model.get_resource_type())
         if fn is None:
-            raise FhirError(f"a {r.model.get_resource_type()} cannot be an item (known: {', '.join(sorted(FHIR_FIELDS))})", _where(r))
+            raise FhirError(f"a {r.model.get_resource_type()} cannot be an item (known: "
+                            f"{', '.join(sorted(FHIR_FIELDS))})", _where(r))
         refs[v] = fn(r.model, r, term, items)[1]
         concept = getattr(r.model, "code", None)
-        codes.append(dict(reference=v, codes=[f"{c.system}|{c.code}" for c in codings_of(concept)[0]] if concept is not None else []))
+        codes.append(dict(reference=v, codes=[f"{c.system}|{c.code}" for c in codings_of(concept)[0]]
+                          if concept is not None else []))
     return df.assign(**{col: df[col].map(lambda v: refs.get(v, v))}), codes
 
 # %% ../../nbs/2b_fhir.ipynb #6f18f786
@@ -502,7 +529,8 @@ class FhirAdapter:
 
     def input_files(self, options: FhirOptions) -> dict:
         files = {f"fhir.{p.name}": p for p in fhir_files(options.bundles)}
-        extra = {"items": options.items, "terminology.displays": options.terminology.displays, "terminology.map": options.terminology.map}
+        extra = {"items": options.items, "terminology.displays": options.terminology.displays,
+                 "terminology.map": options.terminology.map}
         return {**files, "labels": options.labels, **{k: v for k, v in extra.items() if v is not None}}
 
     def load(self, options: FhirOptions, label_space: LabelSpace) -> Dataset:
@@ -516,69 +544,8 @@ class FhirAdapter:
         df, item_codes = resolve_items(read_long(options.labels, options.columns), options, term)
         ds, withheld = withhold_items(assemble_long(df, options, label_space, snaps, options.bundles))
         prov = dict(ds.provenance)
-        prov.update(notes=skips.notes("FHIR") + withheld_notes("FHIR", withheld) + notes + term.notes("FHIR") + prov["notes"], terminology=term.report(),
+        prov.update(notes=skips.notes("FHIR") + withheld_notes("FHIR",
+                                                               withheld) + notes + term.notes("FHIR") + prov["notes"],
+                                                               terminology=term.report(),
                     item_codes=item_codes, records={**skips.report(), "withheld_items": withheld})
         return dataclasses.replace(ds, provenance=prov)
-
-# %% ../../nbs/2b_fhir.ipynb #44ea3f1a
-def _cc(text: str) -> dict: return {"text": text}
-
-def fhir_entries(field_name: str, text: str, subject: dict) -> dict:
-    "The resource for one snapshot entry (without id)."
-    if field_name == "summary":
-        return {"resourceType": "ClinicalImpression", "status": "completed", "subject": subject, "summary": text}
-    if field_name == "medical_history":
-        name, status = split_status(text)
-        r = {"resourceType": "Condition", "subject": subject, "code": _cc(name)}
-        if status:
-            r["clinicalStatus"] = {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/condition-clinical", "code": status}]}
-        return r
-    if field_name == "allergies":
-        r = {"resourceType": "AllergyIntolerance", "patient": subject, "code": _cc(text)}
-        if parts := split_parenthesis(text): r.update(code=_cc(parts[0]), reaction=[{"manifestation": [_cc(parts[1])]}])
-        return r
-    if field_name == "medication_history":
-        return {"resourceType": "MedicationStatement", "status": "active", "subject": subject, "medicationCodeableConcept": _cc(text)}
-    if field_name == "procedures":
-        return {"resourceType": "Procedure", "status": "completed", "subject": subject, "code": _cc(text)}
-    if field_name == "radiology":
-        parts = split_conclusion(text)
-        r = {"resourceType": "DiagnosticReport", "status": "final", "subject": subject, "code": _cc(parts[0] if parts else text),
-             "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v2-0074", "code": "RAD"}]}]}
-        if parts: r["conclusion"] = parts[1]
-        return r
-    cat = {"labs": "laboratory", "social_history": "social-history"}.get(field_name)
-    if cat is None:
-        raise ValueError(f"snapshot field {field_name!r} has no FHIR resource (fields: summary, {', '.join(_FIELDS_OUT)})")
-    r = {"resourceType": "Observation", "status": "final", "subject": subject, "code": _cc(text),
-         "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/observation-category", "code": cat}]}]}
-    if cat == "laboratory" and (parts := split_value(text)):
-        r.update(code=_cc(parts[0]), valueQuantity={"value": exact_number(parts[1]), "unit": parts[2]})
-    return r
-
-_FIELDS_OUT = ("medical_history", "allergies", "medication_history", "social_history", "labs", "radiology", "procedures")
-
-# %% ../../nbs/2b_fhir.ipynb #04b61405
-def write_fhir(ds: Dataset, folder) -> dict:
-    """Write `ds` as FHIR into `folder`: `fhir/<n>.json` (a Bundle per patient), `items.ndjson` (an item per `Basic`)
-    and `labels.csv` (the long table, items by reference). Returns the config's `dataset` section (paths relative to
-    `folder`)."""
-    from carebench.adapters.long import write_long
-    folder = Path(folder); (folder/"fhir").mkdir(parents=True, exist_ok=True)
-    width = len(str(len(ds.patients)))
-    for n, p in enumerate(ds.patients, 1):
-        pref = f"Patient/p{n}"
-        entries = [{"resourceType": "Patient", "id": f"p{n}", "identifier": [{"system": "urn:carebench:patient", "value": p.id}]}]
-        for fld, value in p.snapshot:
-            for k, text in enumerate([value] if isinstance(value, str) else value):
-                r = fhir_entries(fld, text, {"reference": pref})
-                entries.append({"resourceType": r.pop("resourceType"), "id": f"p{n}-{fld.replace('_', '-')}-{k + 1}", **r})
-        bundle = {"resourceType": "Bundle", "type": "collection", "entry": [{"fullUrl": f"urn:carebench:{r['resourceType']}/{r['id']}", "resource": r} for r in entries]}
-        (folder/"fhir"/f"{n:0{width}d}.json").write_text(json.dumps(bundle, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    names = list(dict.fromkeys([*ds.pair_item, *ds.train_item]))
-    ref = {t: f"Basic/item-{i + 1}" for i, t in enumerate(names)}
-    (folder/"items.ndjson").write_text("".join(json.dumps({"resourceType": "Basic", "id": r[6:], "code": _cc(t)}, ensure_ascii=False) + "\n"
-                                              for t, r in ref.items()), encoding="utf-8")
-    write_long(ds, folder/"labels.csv", items=ref)
-    return dict(adapter="fhir", bundles="fhir", labels="labels.csv", items="items.ndjson", patient_id="identifier",
-                observers_per_pair=ds.observers_per_pair)

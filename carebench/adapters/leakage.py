@@ -44,7 +44,8 @@ class Leak:
 def find_leaks(ds: Dataset) -> list[Leak]:
     "Every evaluation pair whose item occurs in its own patient's snapshot."
     patients = {p.id: p for p in ds.patients}
-    found = ((i, pid, leaking_fields(item, patients[pid])) for i, (pid, item) in enumerate(zip(ds.pair_patient, ds.pair_item)))
+    found = ((i, pid, leaking_fields(item, patients[pid])) for i,
+             (pid, item) in enumerate(zip(ds.pair_patient, ds.pair_item)))
     return [Leak(i, pid, tuple(f)) for i, pid, f in found if f]
 
 # %% ../../nbs/21_leakage.ipynb #04a63c9b
@@ -58,7 +59,9 @@ def check_leakage(ds: Dataset, enabled: bool = True, snapshots_file=None) -> dic
         raise LeakageError(
             f"the item's text appears in its own patient's snapshot (patient {first.patient_id!r}, "
             f"field {first.fields[0]!r}{where}); {len(leaks)} leaking pair(s) in all. Remove it from the snapshot, "
-            f"or set `dataset.leakage_check: false` to run anyway (recorded in the manifest)", loc)
+            f"or set `dataset.leakage_check: false` to run anyway (recorded in the manifest)",
+            loc,
+        )
     return {"enabled": bool(enabled), "leaking_pairs": len(leaks),
             "leaking_fields": sorted({f for l in leaks for f in l.fields})}
 
@@ -81,5 +84,6 @@ def withhold_items(ds: Dataset) -> tuple:
 
 def withheld_notes(prefix: str, withheld: dict) -> list:
     "One note per field of the entries `withhold_items` left out."
-    return [f"{prefix}: {n} {f} entr(ies) withheld from their own patient's snapshot (they hold one of that patient's items)"
+    return [f"{prefix}: {n} {f} entr(ies) withheld from their own patient's snapshot (they hold one of that patient's "
+            f"items)"
             for f, n in sorted(withheld.items())]

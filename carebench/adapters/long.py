@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.config import quote_value
-from ..core.errors import (CategoryColumnError, DuplicateRowError, EmptyTableError, InputFileError, LabelValueError,
-                                   LongFormatError, MissingColumnError, MissingValueError, Location)
+from ..core.errors import (CategoryColumnError, DuplicateRowError, EmptyTableError, InputFileError,
+                                   LabelValueError, LongFormatError, MissingColumnError, MissingValueError, Location)
 from ..core.inputs import file_problem, head_problem
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
 from .base import register_adapter
@@ -82,12 +82,14 @@ def read_long(path: Path, columns: LongColumns) -> pd.DataFrame:
         if path.suffix.lower() in (".parquet", ".pq"): df = pd.read_parquet(path).map(_text)
         else: df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
-        raise InputFileError(f"the long table is not a readable {'Parquet' if path.suffix.lower() in ('.parquet', '.pq') else 'UTF-8 CSV'} "
+        raise InputFileError(f"the long table is not a readable "
+                             f"{'Parquet' if path.suffix.lower() in ('.parquet', '.pq') else 'UTF-8 CSV'} "
                              f"file ({type(e).__name__})", file=str(path)) from None
     df.columns = [str(c).strip() for c in df.columns]
     for c in dataclasses.astuple(columns):
         if c not in df.columns:
-            raise MissingColumnError(f"no column {c!r} (the long format needs {', '.join(dataclasses.astuple(columns))})", file=str(path))
+            raise MissingColumnError(f"no column {c!r} (the long format needs "
+                                     f"{', '.join(dataclasses.astuple(columns))})", file=str(path))
     df = df[list(dataclasses.astuple(columns))].astype(str).apply(lambda s: s.str.strip())
     if not len(df): raise EmptyTableError("the long table has a header but no rows", file=str(path))
     return df.assign(row=np.arange(len(df)) + 2)
@@ -103,11 +105,13 @@ def _check_values(df: pd.DataFrame, c: LongColumns, keys, at, first) -> None:
     bad = ~df[c.condition].isin(LONG_CONDITIONS)
     if bad.any():
         i = first(bad)
-        raise LongFormatError(f"unknown condition {quote_value(df[c.condition].iat[i])} ({', '.join(LONG_CONDITIONS)})", at(i, c.condition))
+        raise LongFormatError(f"unknown condition {quote_value(df[c.condition].iat[i])} ({', '.join(LONG_CONDITIONS)})",
+                              at(i, c.condition))
     bad = ~df[c.category].isin(keys)
     if bad.any():
         i = first(bad)
-        raise CategoryColumnError(f"unknown category {quote_value(df[c.category].iat[i])} (keys: {', '.join(keys)})", at(i, c.category))
+        raise CategoryColumnError(f"unknown category {quote_value(df[c.category].iat[i])} (keys: {', '.join(keys)})",
+                                  at(i, c.category))
     bad = ~df[c.label].isin(("0", "1"))
     if bad.any():
         i = first(bad)
@@ -126,7 +130,8 @@ def _collapse_repeats(df: pd.DataFrame, c: LongColumns, file: str) -> tuple:
             rows = d[clash]
             first_row = rows.groupby(cell, sort=False)["row"].transform("min")
             j = int(np.flatnonzero((rows["row"] != first_row).to_numpy())[0])
-            raise DuplicateRowError(f"row {int(first_row.iat[j])} labels the same (patient, observer, item, condition, category) with the "
+            raise DuplicateRowError(f"row {int(first_row.iat[j])} labels the same (patient, observer, item, condition, "
+                                    f"category) with the "
                                     "other label", Location(file=file, row=int(rows["row"].iat[j]), column=c.label))
         n = int(df.duplicated(cell).sum())
         notes.append(f"{file}: {n} repeated row(s) with the same label collapsed")
@@ -148,8 +153,10 @@ def check_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, 
         g = df.iloc[i]
         have = set(df[(df[group] == g[group]).all(1)][c.category])
         missing = next(k for k in keys if k not in have)
-        raise LongFormatError(f"no {missing!r} label for patient {quote_value(g[c.patient])}, observer {quote_value(g[c.observer])}, item "
-                              f"{quote_value(g[c.item])} in {g[c.condition]} (every category needs a row)", at(i, c.category))
+        raise LongFormatError(f"no {missing!r} label for patient {quote_value(g[c.patient])}, observer "
+                              f"{quote_value(g[c.observer])}, item "
+                              f"{quote_value(g[c.item])} in {g[c.condition]} (every category needs a row)",
+                              at(i, c.category))
     return df, notes
 
 # %% ../../nbs/29_long.ipynb #6d798a94
@@ -161,10 +168,12 @@ def pivot_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, 
     for cond in LONG_CONDITIONS:
         part = df[df[c.condition] == cond]
         if not len(part): continue
-        wide = part.pivot_table(index=[c.patient, c.observer, c.item], columns=c.category, values=c.label, aggfunc="first", sort=False)
+        wide = part.pivot_table(index=[c.patient, c.observer, c.item], columns=c.category, values=c.label,
+                                aggfunc="first", sort=False)
         rows = part.groupby([c.patient, c.observer, c.item], sort=False)["row"].min()
         wide = wide.reindex(rows.index)[list(keys)]
-        cells = np.column_stack([np.array(list(rows.index), dtype=object).reshape(len(rows), 3), wide.to_numpy(dtype=object)])
+        cells = np.column_stack([np.array(list(rows.index), dtype=object).reshape(len(rows), 3),
+                                 wide.to_numpy(dtype=object)])
         out[cond] = RawTable(file, cond, [c.patient, c.observer, c.item, *keys], cells, rows.to_numpy(np.int64))
     return out
 
@@ -184,7 +193,8 @@ def assemble_long(df: pd.DataFrame, options, label_space: LabelSpace, snaps: dic
     parsed = {k: parse_table(v, cols, label_space.keys) for k, v in raw.items()}
     check_spellings(list(parsed.values()), cols, snaps, snapshots_file)
     dropped = []
-    pairs = match_conditions(parsed[CONTEXT_FREE], parsed[CORRECT_CONTEXT], cols, options.observers_per_pair, options.on_mismatch, dropped)
+    pairs = match_conditions(parsed[CONTEXT_FREE], parsed[CORRECT_CONTEXT], cols, options.observers_per_pair,
+                             options.on_mismatch, dropped)
     if not len(pairs): raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs", file=file)
     # what the shared training
     wide_options = SimpleNamespace(columns=cols, observers_per_pair=options.observers_per_pair,
@@ -193,8 +203,8 @@ def assemble_long(df: pd.DataFrame, options, label_space: LabelSpace, snaps: dic
     train = _train_items(parsed[TRAIN], wide_options, dropped) if TRAIN in parsed else None
     patients = PairedContextAdapter._patients(pairs, train, snaps, parsed[CONTEXT_FREE], cols, snapshots_file)
     has_train = train is not None and len(train) > 0
-    ds = Dataset(label_space, tuple(patients), pair_patient=pairs.patient, pair_item=pairs.item, observers=pairs.observer,
-                 labels={CONTEXT_FREE: pairs.free, CORRECT_CONTEXT: pairs.correct},
+    ds = Dataset(label_space, tuple(patients), pair_patient=pairs.patient, pair_item=pairs.item,
+                 observers=pairs.observer, labels={CONTEXT_FREE: pairs.free, CORRECT_CONTEXT: pairs.correct},
                  train_patient=train.patient if has_train else [], train_item=train.item if has_train else [],
                  train_labels=train.free if has_train else None,
                  origins=[parsed[CONTEXT_FREE].loc(r, c.item) for r in pairs.row.min(1)])
@@ -213,7 +223,8 @@ class LongAdapter:
 
     def load(self, options: LongOptions, label_space: LabelSpace) -> Dataset:
         "Read, check row by row, pivot, then check and assemble as paired_context does."
-        return assemble_long(read_long(options.path, options.columns), options, label_space, read_snapshots(options.snapshots), options.snapshots)
+        return assemble_long(read_long(options.path, options.columns), options, label_space,
+                             read_snapshots(options.snapshots), options.snapshots)
 
 # %% ../../nbs/29_long.ipynb #37917183
 def write_long(ds: Dataset, path, items: dict | None = None) -> Path:
@@ -229,7 +240,8 @@ def write_long(ds: Dataset, path, items: dict | None = None) -> Path:
                 rows += [(p, ds.observers[i, k], item, cond, key, int(lab[i, k, j])) for j, key in enumerate(keys)]
     for i, (p, item) in enumerate(zip(ds.train_patient, ds.train_item)):
         for k in range(ds.train_labels.shape[1]):
-            rows += [(p, f"train{k + 1}", item, TRAIN, key, int(ds.train_labels[i, k, j])) for j, key in enumerate(keys)]
+            rows += [(p, f"train{k + 1}", item, TRAIN, key, int(ds.train_labels[i, k, j])) for j,
+                     key in enumerate(keys)]
     df = pd.DataFrame(rows, columns=list(dataclasses.astuple(LongColumns())))
     if items: df["item"] = df["item"].map(lambda t: items.get(t, t))
     path = Path(path)

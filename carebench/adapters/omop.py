@@ -24,18 +24,18 @@ from .base import register_adapter
 from .dataset import Dataset, Patient
 from .leakage import withheld_notes, withhold_items
 from .long import LabelTableOptions, assemble_long, read_long
-from .terminology import (STATUS_WORDS, Coding, Terminology, TerminologyOptions, split_conclusion, split_parenthesis,
-                                             split_status, split_value)
+from .terminology import Coding, Terminology, TerminologyOptions
 
 # %% auto #0
-__all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'CDM_COLUMNS', 'DUCKDB_CONFIG', 'OMOP_DOMAINS', 'OmopOptions', 'read_delimited_table',
-           'FolderSource', 'database_engine', 'DatabaseSource', 'omop_source', 'read_table', 'read_concepts',
-           'read_persons', 'row_text', 'omop_snapshots', 'OmopAdapter', 'omop_rows', 'write_omop', 'integer_column']
+__all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'CDM_COLUMNS', 'DUCKDB_CONFIG', 'VALUE_COLUMNS', 'SUFFIX_COLUMNS', 'OmopOptions',
+           'read_delimited_table', 'FolderSource', 'database_engine', 'DatabaseSource', 'omop_source', 'read_table',
+           'read_concepts', 'read_persons', 'row_text', 'omop_snapshots', 'OmopAdapter']
 
 # %% ../../nbs/2c_omop.ipynb #6a945301
 OMOP_TABLES = {   # table -> (primary key, concept column, source value column, default field)
     "note": ("note_id", None, None, "summary"),
-    "condition_occurrence": ("condition_occurrence_id", "condition_concept_id", "condition_source_value", "medical_history"),
+    "condition_occurrence": ("condition_occurrence_id", "condition_concept_id", "condition_source_value",
+                             "medical_history"),
     "drug_exposure": ("drug_exposure_id", "drug_concept_id", "drug_source_value", "medication_history"),
     "measurement": ("measurement_id", "measurement_concept_id", "measurement_source_value", "labs"),
     "procedure_occurrence": ("procedure_occurrence_id", "procedure_concept_id", "procedure_source_value", "procedures"),
@@ -204,14 +204,17 @@ def read_delimited_table(p: Path, name: str, cdm_version: str | None = None) -> 
     """A delimited OMOP table as text (`read_delimited`: the delimiter sniffed); one whose first row is data rather than
     CDM column names is read in the column order of `cdm_version` (`CDM_COLUMNS`)."""
     _, fields = first_fields(p)
-    if name not in CDM_COLUMNS["5.4"] or {f.lower() for f in fields} & {c for v in CDM_COLUMNS.values() for c in v[name]}:
+    if name not in CDM_COLUMNS["5.4"] or {f.lower() for f in fields} & {c for v in CDM_COLUMNS.values()
+                                                                        for c in v[name]}:
         return read_delimited(p)
     if cdm_version is None:
-        raise OmopError("the table has no header row (its first row is data): set dataset.cdm_version (5.2, 5.3 or 5.4) to "
+        raise OmopError("the table has no header row (its first row is data): set dataset.cdm_version (5.2, 5.3 or "
+                        "5.4) to "
                         "read it in that CDM version's column order", file=str(p), table=name, row=1)
     names = CDM_COLUMNS[cdm_version][name]
     if len(fields) not in (len(names), len(names) + 1) or (len(fields) > len(names) and fields[-1]):
-        raise OmopError(f"the first row has {len(fields)} fields, a CDM {cdm_version} {name} table has {len(names)} columns "
+        raise OmopError(f"the first row has {len(fields)} fields, a CDM {cdm_version} {name} table has {len(names)} "
+                        f"columns "
                         "(is dataset.cdm_version right?)", file=str(p), table=name, row=1)
     return read_delimited(p, names)
 
@@ -247,7 +250,8 @@ class FolderSource:
             df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order
             binary = next((c for c in df.columns if df[c].map(lambda v: isinstance(v, (bytes, bytearray))).any()), None)
             if binary is not None:
-                raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
+                raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p),
+                                column=str(binary))
             return _text_frame(df, [col.is_null().to_numpy() if col.null_count else None for col in table.columns])
         except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
             raise InputFileError(f"the OMOP table is not a readable {'CSV' if csv_file else 'Parquet'} file "
@@ -291,7 +295,8 @@ def _file_engine(sqlalchemy, url, backend: str):
     # an empty database in memory
     if db in ("", ":memory:") or (uri and db.startswith("file::memory:")):
         return sqlalchemy.create_engine(
-            url, **({"connect_args": {"config": DUCKDB_CONFIG}} if backend == "duckdb" else {}))
+            url, **({"connect_args": {"config": DUCKDB_CONFIG}} if backend == "duckdb" else {})
+        )
     from urllib.parse import unquote, urlencode, urlsplit
     path = Path(unquote(urlsplit(db).path) if uri else db)
     if problem := file_problem(path): raise InputFileError(f"cannot open the OMOP database ({problem})", file=str(path))
@@ -327,7 +332,9 @@ class DatabaseSource:
     def __init__(self, url: str, schema: str | None = None):
         try: import sqlalchemy
         except ImportError:
-            raise InputFileError("reading OMOP from a database needs SQLAlchemy: pip install 'carebench[formats]'") from None
+            raise InputFileError(
+                "reading OMOP from a database needs SQLAlchemy: pip install 'carebench[formats]'"
+            ) from None
         self.shown, self.schema = redact_secrets(url), schema
         try:
             self.engine = database_engine(url)
@@ -335,7 +342,8 @@ class DatabaseSource:
         except InputFileError: raise
         # a driver's own errors (no such module, refused connection, bad URL) are of many types
         except Exception as e:
-            raise InputFileError(f"cannot open the OMOP database ({type(e).__name__}: {redact_secrets(str(e).splitlines()[0])[:160]})", file=self.shown) from None
+            raise InputFileError(f"cannot open the OMOP database ({type(e).__name__}: "
+                                 f"{redact_secrets(str(e).splitlines()[0])[:160]})", file=self.shown) from None
     def where(self, name: str) -> str: return self.shown
     def read(self, name: str) -> pd.DataFrame | None:
         if name not in self.names: return None
@@ -357,8 +365,8 @@ def omop_source(options: OmopOptions):
         if options.url_env is not None:
             url = os.environ.get(options.url_env, "").strip()
             if not url:
-                raise ConfigError(f"the environment variable {options.url_env} (the OMOP database URL) is not set", None,
-                                  "dataset.url_env")
+                raise ConfigError(f"the environment variable {options.url_env} (the OMOP database URL) is not set",
+                                  None, "dataset.url_env")
         source = DatabaseSource(url, options.schema)
     source.on_invalid, source.skipped = options.on_invalid, Counter()      # what `on_invalid: skip` leaves out
     return source
@@ -374,12 +382,15 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
     df.columns = [str(c).strip().lower() for c in df.columns]
     twice = next((c for c in dict.fromkeys(df.columns) if list(df.columns).count(c) > 1), None)
     if twice:
-        raise OmopError(f"two columns are named {twice!r} (names are compared without case)", file=source.where(name), table=name)
+        raise OmopError(f"two columns are named {twice!r} (names are compared without case)", file=source.where(name),
+                        table=name)
     for c in needed:
         if c not in df.columns:
-            raise MissingColumnError(f"no column {c!r} (the {name} table needs {', '.join(needed)})", file=source.where(name), table=name)
+            raise MissingColumnError(f"no column {c!r} (the {name} table needs {', '.join(needed)})",
+                                     file=source.where(name), table=name)
     cols = [c for c in (*needed, *optional, *([key] if key else [])) if c in df.columns]
-    df = df[list(dict.fromkeys(cols))].astype(str).apply(lambda s: s.str.strip()).assign(row=np.arange(len(df)) + first_row)
+    df = df[list(dict.fromkeys(cols))].astype(str).apply(lambda s: s.str.strip())
+    df = df.assign(row=np.arange(len(df)) + first_row)
     if key in df.columns:
         k = _integers(df, key, source, name, blank_ok=False)
         dup = pd.Series(k).duplicated().to_numpy()
@@ -388,7 +399,8 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
             df, k = df[~dup], k[~dup]
         elif dup.any():
             i = int(dup.argmax())
-            raise OmopError(f"{key} {k[i]} appears twice", Location(source.where(name), name, int(df["row"].iat[i]), key))
+            raise OmopError(f"{key} {k[i]} appears twice",
+                            Location(source.where(name), name, int(df["row"].iat[i]), key))
         df = df.iloc[np.argsort(k, kind="stable")]
         if isinstance(source, DatabaseSource): df = df.assign(row=np.arange(len(df)) + 1)
     # a page break (text extracted from a PDF) is a line break in a note
@@ -417,27 +429,33 @@ def _integers(df, col, source, name, blank_ok=False) -> np.ndarray:
     ok = s.str.fullmatch(r"-?[0-9]{1,18}") | ((s == "") if blank_ok else False)      # ASCII digits (\d also matches ١)
     if not ok.all():
         i = int(np.flatnonzero(~ok.to_numpy())[0])
-        raise OmopError(f"{col} must be an integer, not {quote_value(s.iat[i])}", Location(source.where(name), name, int(df["row"].iat[i]), col))
+        raise OmopError(f"{col} must be an integer, not {quote_value(s.iat[i])}",
+                        Location(source.where(name), name, int(df["row"].iat[i]), col))
     return pd.to_numeric(s.where(s != "", "0")).to_numpy(np.int64)
 
 # %% ../../nbs/2c_omop.ipynb #4052a80b
 def read_concepts(source) -> tuple[dict, dict]:
     """concept_id -> `Coding(vocabulary_id, concept_code, concept_name)` from the user's CONCEPT table (required), and
     concept_id -> concept_class_id (where the table has the column)."""
-    df = read_table(source, "concept", ("concept_id", "concept_name", "vocabulary_id", "concept_code"), ("concept_class_id",), key="concept_id")
+    df = read_table(source, "concept", ("concept_id", "concept_name", "vocabulary_id", "concept_code"),
+                    ("concept_class_id",), key="concept_id")
     if df is None:
-        raise OmopError("no CONCEPT table: the adapter names concepts through the user's CONCEPT table", file=source.where("concept"), table="concept")
+        raise OmopError("no CONCEPT table: the adapter names concepts through the user's CONCEPT table",
+                        file=source.where("concept"), table="concept")
     ids = _integers(df, "concept_id", source, "concept")
     nameless = ((df["concept_name"] == "") & (df["concept_code"] == "")).to_numpy()
     if nameless.any():
         i = int(nameless.argmax())
-        raise OmopError(f"concept {ids[i]} has neither a concept_name nor a concept_code", Location(source.where("concept"), "concept", int(df["row"].iat[i]), "concept_name"))
-    codings = {int(c): Coding(v, code, n) for c, v, code, n in zip(ids, df["vocabulary_id"], df["concept_code"], df["concept_name"])}
+        raise OmopError(f"concept {ids[i]} has neither a concept_name nor a concept_code",
+                        Location(source.where("concept"), "concept", int(df["row"].iat[i]), "concept_name"))
+    codings = {int(c): Coding(v, code, n) for c, v, code,
+               n in zip(ids, df["vocabulary_id"], df["concept_code"], df["concept_name"])}
     return codings, {int(c): k for c, k in zip(ids, df["concept_class_id"]) if k}
 
 def read_persons(source, how: str) -> dict:
     "person_id -> patient id (`person_id` as text, or `person_source_value`); ids and patient ids must be unique."
-    df = read_table(source, "person", ("person_id",) + (("person_source_value",) if how == "person_source_value" else ()))
+    df = read_table(source, "person",
+                    ("person_id",) + (("person_source_value",) if how == "person_source_value" else ()))
     if df is None: raise OmopError("no PERSON table", file=source.where("person"), table="person")
     ids = _integers(df, "person_id", source, "person")
     pid = df[how].to_numpy()
@@ -450,17 +468,17 @@ def read_persons(source, how: str) -> dict:
     return dict(zip(ids.tolist(), pid.tolist()))
 
 # %% ../../nbs/2c_omop.ipynb #d3476390
-_VALUE_COLUMNS = {"measurement": ("value_as_number", "unit_source_value", "value_source_value"),
+VALUE_COLUMNS = {"measurement": ("value_as_number", "unit_source_value", "value_source_value"),
                   "observation": ("value_as_number", "unit_source_value", "value_as_string")}
-_SUFFIX = {"condition_occurrence": "condition_status_source_value", "drug_exposure": "sig"}
+SUFFIX_COLUMNS = {"condition_occurrence": "condition_status_source_value", "drug_exposure": "sig"}
 
 def row_text(table: str, fld: str, name: str, r: dict) -> str:
     "A row's text: the concept's name, then what the table adds (status, sig, a value)."
     if table == "condition_occurrence" and r["condition_status_source_value"]:
         return f"{name}, {r['condition_status_source_value']}"
     if table == "drug_exposure" and r["sig"]: return f"{name} {r['sig']}"
-    if table in _VALUE_COLUMNS:
-        num, unit, text = (r[c] for c in _VALUE_COLUMNS[table])
+    if table in VALUE_COLUMNS:
+        num, unit, text = (r[c] for c in VALUE_COLUMNS[table])
         value = f"{num}{' ' + unit if unit else ''}" if num else text
         if not value: return name
         if fld == "allergies": return f"{name} ({value})"
@@ -473,17 +491,20 @@ def omop_snapshots(source, options: OmopOptions, term: Terminology) -> tuple[dic
     fields, notes = {pid: {} for pid in persons.values()}, []
     for table, (key, ccol, scol, _) in OMOP_TABLES.items():
         needed = ("person_id", "note_text") if table == "note" else ("person_id", ccol)
-        optional = () if table == "note" else (scol, *_VALUE_COLUMNS.get(table, ()), *([_SUFFIX[table]] if table in _SUFFIX else ()))
+        optional = () if table == "note" else (scol, *VALUE_COLUMNS.get(table, ()),
+                                               *([SUFFIX_COLUMNS[table]] if table in SUFFIX_COLUMNS else ()))
         df = read_table(source, table, needed, optional, key)
         if df is None: notes.append(f"OMOP: no {table} table"); continue
         people = _integers(df, "person_id", source, table)
         concept = _integers(df, ccol, source, table) if ccol else None
         # a number as written (13.2, 97, 1e-05): not inf, nan or text
         if "value_as_number" in df.columns:
-            bad = ~(df["value_as_number"].str.fullmatch(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?") | (df["value_as_number"] == ""))
+            bad = ~(df["value_as_number"].str.fullmatch(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?") | (
+                df["value_as_number"] == ""))
             if bad.any():
                 i = int(bad.to_numpy().argmax())
-                raise OmopError(f"value_as_number must be a finite number, not {quote_value(df['value_as_number'].iat[i])}",
+                raise OmopError(f"value_as_number must be a finite number, not "
+                                f"{quote_value(df['value_as_number'].iat[i])}",
                                 Location(source.where(table), table, int(df["row"].iat[i]), "value_as_number"))
         for i, rec in enumerate(df.to_dict("records")):
             loc = lambda col: Location(source.where(table), table, int(rec["row"]), col)
@@ -518,7 +539,8 @@ class OmopAdapter:
             files = {f"omop.{t}": p for t in ("person", "concept", *OMOP_TABLES) if (p := src.file(t)) is not None}
         else:                                                  # url_env: not looked at (it may hold a password)
             m = re.match(r"^(sqlite|duckdb)(\+\w+)?:///(.+)$", options.url or "")
-            files = {"omop.database": Path(m.group(3))} if m and m.group(3) != ":memory:" and Path(m.group(3)).is_file() else {}
+            db = Path(m.group(3)) if m and m.group(3) != ":memory:" else None
+            files = {"omop.database": db} if db is not None and db.is_file() else {}
         extra = {"terminology.displays": options.terminology.displays, "terminology.map": options.terminology.map}
         return {**files, "labels": options.labels, **{k: v for k, v in extra.items() if v is not None}}
 
@@ -527,74 +549,11 @@ class OmopAdapter:
         term = Terminology(options.terminology)
         source = omop_source(options)
         snaps, notes = omop_snapshots(source, options, term)
-        ds, withheld = withhold_items(assemble_long(read_long(options.labels, options.columns), options, label_space, snaps,
-                                                    options.snapshots))
+        ds, withheld = withhold_items(assemble_long(read_long(options.labels, options.columns), options, label_space,
+                                                    snaps, options.snapshots))
         skipped = [f"OMOP: {n} left out (on_invalid: skip): {r}" for r, n in sorted(source.skipped.items())]
-        prov = {**ds.provenance, "terminology": term.report(), "records": dict(
-            on_invalid=options.on_invalid, skipped=dict(source.skipped), cdm_version=options.cdm_version, withheld_items=withheld)}
+        prov = {**ds.provenance, "terminology": term.report(),
+                "records": dict(on_invalid=options.on_invalid, skipped=dict(source.skipped),
+                                cdm_version=options.cdm_version, withheld_items=withheld)}
         prov["notes"] = skipped + withheld_notes("OMOP", withheld) + notes + term.notes("OMOP") + ds.provenance["notes"]
         return dataclasses.replace(ds, provenance=prov)
-
-# %% ../../nbs/2c_omop.ipynb #4e90176d
-def omop_rows(fld: str, text: str) -> tuple:
-    "(table, concept name, concept class, the row's other columns) for one snapshot entry."
-    if fld == "summary": return "note", None, None, {"note_text": text}
-    if fld == "medical_history":
-        name, status = split_status(text)
-        return "condition_occurrence", name, "Clinical Finding", {"condition_status_source_value": STATUS_WORDS[status]} if status else {}
-    if fld == "medication_history": return "drug_exposure", text, "Drug", {}
-    if fld == "procedures": return "procedure_occurrence", text, "Procedure", {}
-    if fld == "labs":
-        parts = split_value(text)
-        return ("measurement", parts[0], "Lab Test", {"value_as_number": parts[1], "unit_source_value": parts[2]}) if parts else ("measurement", text, "Lab Test", {})
-    if fld == "radiology":
-        parts = split_conclusion(text)
-        return ("measurement", parts[0], "Imaging", {"value_source_value": parts[1]}) if parts else ("measurement", text, "Imaging", {})
-    if fld == "allergies":
-        parts = split_parenthesis(text)
-        return ("observation", parts[0], "Allergy", {"value_as_string": parts[1]}) if parts else ("observation", text, "Allergy", {})
-    if fld == "social_history": return "observation", text, "Observable Entity", {}
-    raise ValueError(f"snapshot field {fld!r} has no OMOP table (fields: {', '.join(SNAPSHOT_FIELDS)})")
-
-# %% ../../nbs/2c_omop.ipynb #94cc5c40
-def write_omop(ds: Dataset, folder, fmt: Literal["csv", "parquet"] = "csv") -> dict:
-    """Write `ds` as OMOP CDM tables into `folder/omop/` (CSV or Parquet) and the labels as `folder/labels.csv`.
-    Returns the config's `dataset` section (paths relative to `folder`)."""
-    from carebench.adapters.long import write_long
-    folder = Path(folder); out = folder/"omop"; out.mkdir(parents=True, exist_ok=True)
-    concepts, tables = {}, {t: [] for t in OMOP_TABLES}
-    persons = [dict(person_id=str(n), person_source_value=p.id) for n, p in enumerate(ds.patients, 1)]
-    for n, p in enumerate(ds.patients, 1):
-        for fld, value in p.snapshot:
-            for text in ([value] if isinstance(value, str) else value):
-                table, name, cls, extra = omop_rows(fld, text)
-                key, ccol, _, _ = OMOP_TABLES[table]
-                row = {key: str(len(tables[table]) + 1), "person_id": str(n), **extra}
-                if ccol:
-                    cid = concepts.setdefault((name, cls, table), str(2_000_000_001 + len(concepts)))
-                    row[ccol] = cid
-                tables[table].append(row)
-    concept = [dict(concept_id=cid, concept_name=name, domain_id=OMOP_DOMAINS[table], vocabulary_id="CAREBench", concept_class_id=cls,
-                    concept_code=f"L{int(cid) - 2_000_000_000}") for (name, cls, table), cid in concepts.items()]
-    columns = {"person": ["person_id", "person_source_value"],
-               "concept": ["concept_id", "concept_name", "domain_id", "vocabulary_id", "concept_class_id", "concept_code"],
-               **{t: [k, "person_id", *([c] if c else ["note_text"]), *_VALUE_COLUMNS.get(t, ()), *([_SUFFIX[t]] if t in _SUFFIX else [])]
-                  for t, (k, c, _, _) in OMOP_TABLES.items()}}
-    for name, rows in {"person": persons, "concept": concept, **tables}.items():
-        df = pd.DataFrame(rows, columns=columns[name]).fillna("")
-        if fmt == "parquet":
-            for c in df.columns:
-                if c == "value_as_number": df[c] = pd.to_numeric(df[c].replace("", None))
-                elif integer_column(c): df[c] = df[c].astype("int64")
-            df.to_parquet(out/f"{name}.parquet", index=False)
-        else: df.to_csv(out/f"{name}.csv", index=False)
-    write_long(ds, folder/"labels.csv")
-    return dict(adapter="omop", tables="omop", labels="labels.csv", patient_id="person_source_value",
-                concept_routes={"Allergy": "allergies", "Imaging": "radiology"}, observers_per_pair=ds.observers_per_pair)
-
-def integer_column(name: str) -> bool:
-    "Whether an OMOP column holds integer ids (`person_id`, `concept_id`, `*_concept_id`, a table's primary key)."
-    return name in ("person_id", "concept_id") or name.endswith("_concept_id") or name in {v[0] for v in OMOP_TABLES.values()}
-
-OMOP_DOMAINS = {"condition_occurrence": "Condition", "drug_exposure": "Drug", "measurement": "Measurement",
-                "procedure_occurrence": "Procedure", "observation": "Observation"}

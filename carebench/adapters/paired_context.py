@@ -12,10 +12,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 from ..core.errors import (CategoryColumnError, ConditionMismatchError, ConfigError, DuplicateRowError,
-                                   EmptyTableError, InputFileError,
-                                   LabelValueError, Location, MissingColumnError,
-                                   MissingSnapshotError, MissingValueError,
-                                   ObserverCountError, SnapshotError,
+                                   EmptyTableError, InputFileError, LabelValueError, Location, MissingColumnError,
+                                   MissingSnapshotError, MissingValueError, ObserverCountError, SnapshotError,
                                    NearDuplicateIdError)
 from ..core.inputs import file_problem, head_problem
 from ..core.text import canonical_id, show_item
@@ -75,14 +73,15 @@ def category_headers(options: PairedContextOptions, label_space: LabelSpace) -> 
     elif isinstance(cats, dict):
         for k in cats:
             if k not in keys:
-                raise ConfigError(f"{k!r} is not a category key (keys: {', '.join(keys)})", key=f"dataset.categories.{k}")
+                raise ConfigError(f"{k!r} is not a category key (keys: {', '.join(keys)})",
+                                  key=f"dataset.categories.{k}")
         missing = [k for k in keys if k not in cats]
         if missing: raise ConfigError(f"no header for category {missing[0]!r}", key="dataset.categories")
         headers = tuple(cats[k] for k in keys)
     else:
         if len(cats) != len(keys):
-            raise ConfigError(f"{len(cats)} headers for {len(keys)} categories (one header per category, in label-space order)",
-                              key="dataset.categories")
+            raise ConfigError(f"{len(cats)} headers for {len(keys)} categories (one header per category, in "
+                              f"label-space order)", key="dataset.categories")
         headers = tuple(cats)
     dup = sorted({h for h in headers if headers.count(h) > 1})
     if dup: raise ConfigError(f"duplicate header {dup[0]!r}", key="dataset.categories")
@@ -115,12 +114,14 @@ class ParsedTable:
         ids = np.empty((len(keys), 3), dtype=object)
         for k, key in enumerate(keys): ids[k] = list(key)
         labels = np.array([l for _, l in vals], dtype=np.uint8).reshape(len(vals), len(vals[0][1]) if vals else 0)
-        return cls(str(file), table, ids[:, 0], ids[:, 1], ids[:, 2], np.array([r for r, _ in vals], dtype=np.int64), labels, list(notes))
+        return cls(str(file), table, ids[:, 0], ids[:, 1], ids[:, 2], np.array([r for r, _ in vals], dtype=np.int64),
+                   labels, list(notes))
 
     @property
     def records(self) -> dict:
         "`{(patient, observer, item): (row, labels)}` in row order (for reading; the checks use the arrays)."
-        return {(p, o, i): (int(r), tuple(int(x) for x in l)) for p, o, i, r, l in zip(self.patient, self.observer, self.item, self.row, self.labels)}
+        return {(p, o, i): (int(r), tuple(int(x) for x in l)) for p, o, i, r,
+                l in zip(self.patient, self.observer, self.item, self.row, self.labels)}
 
 def _codes(*columns) -> np.ndarray:
     """Integer codes of each row's tuple of values (exact text), numbered in order of first appearance: one hash pass
@@ -168,13 +169,15 @@ def _column_index(raw: RawTable, ids: tuple, headers, ignore, loc) -> dict:
         idx[h] = j
     for c in ids:
         if c not in idx:
-            raise MissingColumnError(f"missing id column (columns present: {', '.join(h for h in raw.header if h)})", loc(raw.header_row, c))
+            raise MissingColumnError(f"missing id column (columns present: {', '.join(h for h in raw.header if h)})",
+                                     loc(raw.header_row, c))
     for h in headers:
         if h not in idx: raise CategoryColumnError("missing category column", loc(raw.header_row, h))
     known = set(ids) | set(headers) | set(ignore) | {""}
     unknown = [h for h in raw.header if h not in known]
     if unknown: raise CategoryColumnError("unknown column: neither an id column nor a configured category "
-                                          "(list it under dataset.ignore_columns to ignore it)", loc(raw.header_row, unknown[0]))
+                                          "(list it under dataset.ignore_columns to ignore it)",
+                                          loc(raw.header_row, unknown[0]))
     if "" in idx:
         held = _filled(raw.cells[:, [j for j, h in enumerate(raw.header) if not h]])
         if held.any():
@@ -205,12 +208,15 @@ def parse_table(raw: RawTable, columns: ColumnNames, headers, ignore=()) -> Pars
         if bad_label[r].any():
             j = int(bad_label[r].argmax())
             raise LabelValueError(f"label {_show(cells[r, j])} is not 0 or 1", loc(n, headers[j]))
-        raise DuplicateRowError(f"same patient, observer and item as row {int(raw.row_numbers[origin[r]])} but other labels", loc(n, columns.item))
+        raise DuplicateRowError(f"same patient, observer and item as row {int(raw.row_numbers[origin[r]])} but other "
+                                f"labels", loc(n, columns.item))
     dups = raw.row_numbers[dup]
-    notes = [f"{raw.file}, table '{raw.table}': {len(dups)} exact duplicate row(s) collapsed (rows {', '.join(map(str, dups))})"] if len(dups) else []
+    notes = [f"{raw.file}, table '{raw.table}': {len(dups)} exact duplicate row(s) collapsed (rows "
+             f"{', '.join(map(str, dups))})"] if len(dups) else []
     if raw.blank_rows: notes.append(f"{raw.file}, table '{raw.table}': {raw.blank_rows} blank row(s) skipped")
     keep = ~dup
-    return ParsedTable(raw.file, raw.table, key[keep, 0], key[keep, 1], key[keep, 2], raw.row_numbers[keep], labels[keep], notes)
+    return ParsedTable(raw.file, raw.table, key[keep, 0], key[keep, 1], key[keep, 2], raw.row_numbers[keep],
+                       labels[keep], notes)
 
 # %% ../../nbs/23_paired_context.ipynb #f1dd613b
 def _drop_or_raise(on_mismatch, error, dropped: list, record: dict):
@@ -231,7 +237,8 @@ class Pairs:
     def __len__(self) -> int: return len(self.patient)
 
 # %% ../../nbs/23_paired_context.ipynb #4a4f4df5
-def _observer_groups(table: ParsedTable, k: int, key: str, observer_col: str, on_mismatch, dropped, keep=None) -> np.ndarray:
+def _observer_groups(table: ParsedTable, k: int, key: str, observer_col: str, on_mismatch, dropped,
+                     keep=None) -> np.ndarray:
     """The rows of `table` (those in `keep`) grouped by (patient, item) in order of first appearance, observers in id
     order, as a (pairs × k) array of row positions; a pair without exactly `k` observers is an `ObserverCountError` or
     dropped."""
@@ -245,13 +252,15 @@ def _observer_groups(table: ParsedTable, k: int, key: str, observer_col: str, on
     for c in np.flatnonzero(counts != k):                    # in order of first appearance
         rows = table.row[idx[start[c]:start[c] + counts[c]]]
         p = table.patient[idx[start[c]]]
-        err = ObserverCountError(f"the pair (patient {p!r}, this item) has {counts[c]} observer(s), expected {k} ({key})",
-                                 table.loc(rows.min(), observer_col))
-        _drop_or_raise(on_mismatch, err, dropped, dict(reason="observer_count", table=table.table, patient=p, rows=[int(r) for r in rows]))
+        err = ObserverCountError(f"the pair (patient {p!r}, this item) has {counts[c]} observer(s), expected {k} "
+                                 f"({key})", table.loc(rows.min(), observer_col))
+        _drop_or_raise(on_mismatch, err, dropped,
+                       dict(reason="observer_count", table=table.table, patient=p, rows=[int(r) for r in rows]))
     return idx[counts[pair] == k].reshape(-1, k)
 
 # %% ../../nbs/23_paired_context.ipynb #d91ab5c6
-def match_conditions(free: ParsedTable, corr: ParsedTable, columns: ColumnNames, k: int, on_mismatch: str, dropped: list) -> Pairs:
+def match_conditions(free: ParsedTable, corr: ParsedTable, columns: ColumnNames, k: int, on_mismatch: str,
+                     dropped: list) -> Pairs:
     "The evaluation pairs present with the same observers in both conditions, as `Pairs` (labels of both conditions)."
     code = _codes(np.concatenate([free.patient, corr.patient]), np.concatenate([free.observer, corr.observer]),
                   np.concatenate([free.item, corr.item]))
@@ -268,7 +277,8 @@ def match_conditions(free: ParsedTable, corr: ParsedTable, columns: ColumnNames,
     g = _observer_groups(free, k, "dataset.observers_per_pair", columns.observer, on_mismatch, dropped, keep)
     where = np.full(int(code.max(initial=-1)) + 1, -1)
     where[cc] = np.arange(len(corr))                         # each key's row in the correct-context table
-    return Pairs(free.patient[g[:, 0]], free.item[g[:, 0]], free.observer[g], free.row[g], free.labels[g], corr.labels[where[cf[g]]])
+    return Pairs(free.patient[g[:, 0]], free.item[g[:, 0]], free.observer[g], free.row[g], free.labels[g],
+                 corr.labels[where[cf[g]]])
 
 def _mismatches(free: ParsedTable, corr: ParsedTable, bad: dict, columns: ColumnNames, on_mismatch: str, dropped: list):
     ("For each mismatched pair (first the context-free table's, in row order): a `ConditionMismatchError` naming the "
@@ -292,11 +302,13 @@ def _mismatches(free: ParsedTable, corr: ParsedTable, bad: dict, columns: Column
         a, b, o, row = rows[0]
         column = culprit(a, b, p, o, i)
         value = {columns.patient: _show_id(p), columns.observer: _show_id(o), columns.item: show_item(i)}[column]
-        err = ConditionMismatchError(f"patient {_show_id(p)}, observer {_show_id(o)}: no row with the same patient, observer and item in "
+        err = ConditionMismatchError(f"patient {_show_id(p)}, observer {_show_id(o)}: no row with the same patient, "
+                                     f"observer and item in "
                                      f"table '{b.table}'; the value {value} of this column has no counterpart there "
                                      f"({total} row(s) differ between the conditions)", a.loc(row, column))
         _drop_or_raise(on_mismatch, err, dropped, dict(reason="condition_mismatch", patient=p,
-                                                       rows={t.table: rows_of.get((t.table, p, i), []) for t in (free, corr)}))
+                                                       rows={t.table: rows_of.get((t.table, p, i), [])
+                                                             for t in (free, corr)}))
 
 # %% ../../nbs/23_paired_context.ipynb #b59f06c4
 def _how(a: str, b: str) -> str:
@@ -328,7 +340,8 @@ def check_spellings(tables: list, columns: ColumnNames, snapshots: dict | None =
         first = seen.setdefault((kind, scope, canonical_id(value)), (value, loc))
         if first[0] != value:
             show = show_item if kind == "item" else _show_id
-            raise NearDuplicateIdError(f"{kind} {show(value)} and {show(first[0])} ({first[1]}) differ only by {_how(value, first[0])}: "
+            raise NearDuplicateIdError(f"{kind} {show(value)} and {show(first[0])} ({first[1]}) differ only by "
+                                       f"{_how(value, first[0])}: "
                                        "spell each id the same everywhere", loc)
     for pid in snapshots or {}:
         meet("patient", None, pid, Location(str(snapshot_file) if snapshot_file else "snapshots"))
@@ -375,7 +388,8 @@ def read_snapshots(path: Path) -> dict[str, Patient]:
 def _train_items(parsed: ParsedTable, options: PairedContextOptions, dropped: list) -> Pairs:
     "Training pairs with their observers' labels, after the observer-count check."
     k = options.train_observers_per_pair or options.observers_per_pair
-    g = _observer_groups(parsed, k, "dataset.train_observers_per_pair", options.columns.observer, options.on_mismatch, dropped)
+    g = _observer_groups(parsed, k, "dataset.train_observers_per_pair", options.columns.observer, options.on_mismatch,
+                         dropped)
     return Pairs(parsed.patient[g[:, 0]], parsed.item[g[:, 0]], parsed.observer[g], parsed.row[g], parsed.labels[g])
 
 # %% ../../nbs/23_paired_context.ipynb #05654d3c
@@ -387,7 +401,8 @@ class PairedContextAdapter:
     def input_files(self, options: PairedContextOptions) -> dict:
         "Role -> path of every file read: the workbook (or each CSV) and the snapshots."
         t = [n for n in dataclasses.astuple(options.tables) if n is not None]
-        files = ({f"table.{n}": options.path/f"{n}.csv" for n in t} if options.path.is_dir() else {"dataset": options.path})
+        files = ({f"table.{n}": options.path/f"{n}.csv" for n in t} if options.path.is_dir()
+                 else {"dataset": options.path})
         return {**files, "snapshots": options.snapshots}
 
     def load(self, options: PairedContextOptions, label_space: LabelSpace) -> Dataset:
@@ -404,17 +419,17 @@ class PairedContextAdapter:
         pairs = match_conditions(parsed[T.context_free], parsed[T.correct_context], cols, options.observers_per_pair,
                                  options.on_mismatch, dropped)
         if not len(pairs):
-            raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs", parsed[T.context_free].loc())
+            raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs",
+                                  parsed[T.context_free].loc())
         train = _train_items(parsed[T.train], options, dropped) if T.train else None
         patients = self._patients(pairs, train, snaps, parsed[T.context_free], cols, options.snapshots)
         free = parsed[T.context_free]
         has_train = train is not None and len(train) > 0
-        ds = Dataset(
-            label_space, tuple(patients), pair_patient=pairs.patient, pair_item=pairs.item, observers=pairs.observer,
-            labels={CONTEXT_FREE: pairs.free, CORRECT_CONTEXT: pairs.correct},
-            train_patient=train.patient if has_train else [], train_item=train.item if has_train else [],
-            train_labels=train.free if has_train else None,
-            origins=[free.loc(r, cols.item) for r in pairs.row.min(1)])
+        ds = Dataset(label_space, tuple(patients), pair_patient=pairs.patient, pair_item=pairs.item,
+                     observers=pairs.observer, labels={CONTEXT_FREE: pairs.free, CORRECT_CONTEXT: pairs.correct},
+                     train_patient=train.patient if has_train else [], train_item=train.item if has_train else [],
+                     train_labels=train.free if has_train else None,
+                     origins=[free.loc(r, cols.item) for r in pairs.row.min(1)])
         unused = sorted(set(snaps) - {p.id for p in patients})
         notes = [n for t in parsed.values() for n in t.notes]
         if unused: notes.append(f"{options.snapshots}: {len(unused)} snapshot(s) of patients in no table (not used)")

@@ -41,34 +41,43 @@ _CATALOGUE = [
      [("procedures", "Hepatitis B vaccine series completed in 2015", "-inf")]),
     (("Bruising on both upper arms",), "dx",
      [("social_history", "Discloses that their partner grabs and pushes them", "+vio")]),
-    (("ED visit for facial laceration",), "dx", [("social_history", "Reports being assaulted by a partner last month", "+vio")]),
+    (("ED visit for facial laceration",), "dx",
+     [("social_history", "Reports being assaulted by a partner last month", "+vio")]),
     (("Fracture of nasal bone",), "dx", [("social_history", "Injured in a bar fight; police report filed", "+vio")]),
     (("Emtricitabine/tenofovir 200/300 mg daily", "Truvada one tablet daily"), "med inf",
      [("labs", "HIV-1/2 antigen/antibody screen non-reactive, repeated every 3 months on PrEP", "-inf +srh")]),
-    (("Metformin 500 mg twice daily",), "med", [("medical_history", "Polycystic ovary syndrome with irregular menses", "+srh", "F")]),
-    (("Propranolol 20 mg as needed",), "med", [("social_history", "Takes a beta blocker before public speaking for performance anxiety", "+bh")]),
-    (("Prazosin 1 mg at bedtime",), "med", [("medical_history", "PTSD with nightmares after a sexual assault", "+bh +vio")]),
+    (("Metformin 500 mg twice daily",), "med",
+     [("medical_history", "Polycystic ovary syndrome with irregular menses", "+srh", "F")]),
+    (("Propranolol 20 mg as needed",), "med",
+     [("social_history", "Takes a beta blocker before public speaking for performance anxiety", "+bh")]),
+    (("Prazosin 1 mg at bedtime",), "med",
+     [("medical_history", "PTSD with nightmares after a sexual assault", "+bh +vio")]),
     (("Gabapentin 300 mg three times daily",), "med",
      [("social_history", "Heavy daily drinking; admitted for alcohol withdrawal in March", "+bh")]),
     (("Bupropion SR 150 mg twice daily",), "med bh",
      [("summary", "Prescribed for smoking cessation only; no psychiatric history.", "-bh")]),
-    (("Amitriptyline 10 mg at bedtime",), "med bh", [("medical_history", "Chronic migraine without aura, on prophylaxis", "-bh")]),
-    (("Hydroxychloroquine 200 mg daily",), "med inf", [("medical_history", "Systemic lupus erythematosus", "-inf +dx")]),
+    (("Amitriptyline 10 mg at bedtime",), "med bh",
+     [("medical_history", "Chronic migraine without aura, on prophylaxis", "-bh")]),
+    (("Hydroxychloroquine 200 mg daily",), "med inf",
+     [("medical_history", "Systemic lupus erythematosus", "-inf +dx")]),
     (("Valacyclovir 500 mg daily",), "med inf", [("medical_history", "Recurrent genital herpes outbreaks", "+srh")]),
     (("Urine drug screen positive for opiates",), "bh",
      [("procedures", "Total knee replacement two days ago, on a morphine PCA", "-bh")]),
     (("Folic acid 4 mg daily",), "med",
      [("summary", "Planning a pregnancy after a prior pregnancy affected by a neural tube defect.", "+srh", "F")]),
     (("Karyotype 47,XXY",), "gen", [("medical_history", "Infertility evaluation for azoospermia", "+srh")], "M"),
-    (("Spironolactone 100 mg daily",), "med", [("medical_history", "Gender-affirming hormone therapy since 2021", "+srh")]),
+    (("Spironolactone 100 mg daily",), "med",
+     [("medical_history", "Gender-affirming hormone therapy since 2021", "+srh")]),
     (("Quetiapine 25 mg at bedtime",), "med bh", [("medical_history", "ICU delirium after cardiac surgery", "-bh")]),
     (("Tetanus booster given",), "", [("social_history", "Stab wound to the forearm during a robbery", "+vio")]),
-    (("Missed appointments x3",), "oth", [("social_history", "No car; takes two buses to reach the clinic", "+sdoh -oth")]),
-    (("Court-ordered evaluation",), "oth", [("social_history", "On probation after a drug possession charge", "+bh +sdoh -oth")]),
+    (("Missed appointments x3",), "oth",
+     [("social_history", "No car; takes two buses to reach the clinic", "+sdoh -oth")]),
+    (("Court-ordered evaluation",), "oth",
+     [("social_history", "On probation after a drug possession charge", "+bh +sdoh -oth")]),
     (("Elevated liver enzymes", "ALT 142 U/L, AST 198 U/L"), "dx",
-     [("social_history", "Drinks a fifth of vodka daily", "+bh"), ("medical_history", "Chronic hepatitis C, untreated", "+inf")]),
-    (("Weight loss of 10 kg",), "dx",
-     [("social_history", "Lost job and food stamps; skipping meals", "+sdoh"),
+     [("social_history", "Drinks a fifth of vodka daily", "+bh"),
+      ("medical_history", "Chronic hepatitis C, untreated", "+inf")]),
+    (("Weight loss of 10 kg",), "dx", [("social_history", "Lost job and food stamps; skipping meals", "+sdoh"),
       ("medical_history", "Anorexia nervosa, restricting type", "+bh")]),
     (("Insomnia",), "dx", [("medical_history", "Bipolar I disorder", "+bh")]),
     (("Colonoscopy with polypectomy",), "", [("medical_history", "Lynch syndrome (MLH1 variant)", "+gen")]),
@@ -76,9 +85,11 @@ _CATALOGUE = [
     (("Tramadol 50 mg every 6 hours",), "med", [("social_history", "History of opioid misuse, in recovery", "+bh")]),
     (("CD4 count 420 cells/uL",), "inf", [("medical_history", "Kidney transplant on immunosuppression", "-inf")]),
     (("Ondansetron 4 mg as needed",), "med", [("summary", "Eleven weeks pregnant with hyperemesis.", "+srh", "F")]),
-    (("Letrozole 2.5 mg daily",), "med", [("medical_history", "Infertility treated with ovulation induction", "+srh", "F"),
-                                          ("medical_history", "Breast cancer on adjuvant endocrine therapy", "+dx")]),
-    (("Testosterone level 850 ng/dL",), "dx", [("medical_history", "Gender-affirming testosterone therapy since 2020", "+srh")]),
+    (("Letrozole 2.5 mg daily",), "med",
+     [("medical_history", "Infertility treated with ovulation induction", "+srh", "F"),
+      ("medical_history", "Breast cancer on adjuvant endocrine therapy", "+dx")]),
+    (("Testosterone level 850 ng/dL",), "dx",
+     [("medical_history", "Gender-affirming testosterone therapy since 2020", "+srh")]),
     (("Cane for ambulation",), "dis", [("medical_history", "Sprained ankle last week, expected to heal", "-dis")]),
     (("Service dog",), "dis", [("medical_history", "PTSD after military combat", "+bh")]),
     (("Power wheelchair prescription",), "dis", []),
@@ -109,7 +120,8 @@ _CATALOGUE = [
     (("Emergency contraception dispensed",), "srh med", [], "F"),
     (("Genetic counseling referral",), "gen", []),
     (("Nicotine patch 21 mg daily",), "med bh", []),
-    (("Interpreter needed: Spanish",), "oth", [("social_history", "Recently arrived refugee without health insurance", "+sdoh -oth")]),
+    (("Interpreter needed: Spanish",), "oth",
+     [("social_history", "Recently arrived refugee without health insurance", "+sdoh -oth")]),
     (("Syphilis RPR reactive 1:32",), "inf srh", []),
 ]
 
@@ -150,43 +162,62 @@ CATALOGUE = _build_catalogue()
 
 # %% ../../nbs/24_synth.ipynb #3fec72c3
 _NEUTRAL = {
-    "medical_history": ["Essential hypertension", "Hyperlipidemia", "Osteoarthritis of the knees", "Gastroesophageal reflux disease",
-                        "Mild intermittent asthma", "Hypothyroidism", "Seasonal allergic rhinitis", "M:Benign prostatic hyperplasia",
-                        "Type 2 diabetes, diet controlled", "Chronic low back pain", "Iron deficiency anemia, resolved"],  # "M:": men only
-    "allergies": ["No known drug allergies", "Penicillin (rash)", "Sulfa drugs (hives)", "Latex (contact dermatitis)", "Shellfish (swelling)"],
-    "medication_history": ["Lisinopril 10 mg daily", "Atorvastatin 40 mg nightly", "Omeprazole 20 mg daily", "Levothyroxine 75 mcg daily",
-                           "Albuterol inhaler as needed", "Amlodipine 5 mg daily", "Cetirizine 10 mg daily", "Vitamin D3 1000 IU daily"],
-    "social_history": ["Works as a schoolteacher", "Lives with spouse and two children", "Never smoker", "Drinks one glass of wine weekly",
-                       "Retired electrician", "Walks 30 minutes most days", "Works night shifts at a warehouse", "Lives alone in an apartment"],
-    "labs": ["Sodium 139 mmol/L", "Creatinine 0.9 mg/dL", "Hemoglobin 13.2 g/dL", "TSH 2.1 mIU/L", "LDL cholesterol 128 mg/dL",
-             "Potassium 4.2 mmol/L", "Platelets 245 K/uL", "Fasting glucose 97 mg/dL"],
-    "radiology": ["Chest X-ray: no acute process", "Knee X-ray: mild degenerative change", "Abdominal ultrasound: normal liver and gallbladder",
-                  "Lumbar spine MRI: mild disc bulge at L4-5"],
-    "procedures": ["Appendectomy in 2004", "Right cataract surgery", "Screening colonoscopy 2019, normal", "Tonsillectomy in childhood",
-                   "Carpal tunnel release, left"],
+    "medical_history": ["Essential hypertension", "Hyperlipidemia", "Osteoarthritis of the knees",
+                        "Gastroesophageal reflux disease",
+                        "Mild intermittent asthma", "Hypothyroidism", "Seasonal allergic rhinitis",
+                        "M:Benign prostatic hyperplasia", "Type 2 diabetes, diet controlled", "Chronic low back pain",
+                        "Iron deficiency anemia, resolved"],  # "M:": men only
+    "allergies": ["No known drug allergies", "Penicillin (rash)", "Sulfa drugs (hives)", "Latex (contact dermatitis)",
+                  "Shellfish (swelling)"],
+    "medication_history": ["Lisinopril 10 mg daily", "Atorvastatin 40 mg nightly", "Omeprazole 20 mg daily",
+                           "Levothyroxine 75 mcg daily",
+                           "Albuterol inhaler as needed", "Amlodipine 5 mg daily", "Cetirizine 10 mg daily",
+                           "Vitamin D3 1000 IU daily"],
+    "social_history": ["Works as a schoolteacher", "Lives with spouse and two children", "Never smoker",
+                       "Drinks one glass of wine weekly",
+                       "Retired electrician", "Walks 30 minutes most days", "Works night shifts at a warehouse",
+                       "Lives alone in an apartment"],
+    "labs": ["Sodium 139 mmol/L", "Creatinine 0.9 mg/dL", "Hemoglobin 13.2 g/dL", "TSH 2.1 mIU/L",
+             "LDL cholesterol 128 mg/dL", "Potassium 4.2 mmol/L", "Platelets 245 K/uL", "Fasting glucose 97 mg/dL"],
+    "radiology": ["Chest X-ray: no acute process", "Knee X-ray: mild degenerative change",
+                  "Abdominal ultrasound: normal liver and gallbladder", "Lumbar spine MRI: mild disc bulge at L4-5"],
+    "procedures": ["Appendectomy in 2004", "Right cataract surgery", "Screening colonoscopy 2019, normal",
+                   "Tonsillectomy in childhood", "Carpal tunnel release, left"],
 }
 _CLINICS = ["primary care", "internal medicine", "family medicine", "women's health", "community health"]
 
 # %% ../../nbs/24_synth.ipynb #4dde12a5
 _SITE_WORDING = {
     "Essential hypertension": "HTN", "Hyperlipidemia": "HLD", "Osteoarthritis of the knees": "OA bilateral knees",
-    "Gastroesophageal reflux disease": "GERD", "Mild intermittent asthma": "Asthma, mild intermittent", "Hypothyroidism": "Hypothyroid",
+    "Gastroesophageal reflux disease": "GERD", "Mild intermittent asthma": "Asthma, mild intermittent",
+    "Hypothyroidism": "Hypothyroid",
     "Seasonal allergic rhinitis": "Allergic rhinitis, seasonal", "Benign prostatic hyperplasia": "BPH",
-    "Type 2 diabetes, diet controlled": "T2DM, diet-controlled", "Chronic low back pain": "Chronic LBP", "Iron deficiency anemia, resolved": "IDA, resolved",
-    "No known drug allergies": "NKDA", "Penicillin (rash)": "PCN (rash)", "Sulfa drugs (hives)": "Sulfonamides (urticaria)",
+    "Type 2 diabetes, diet controlled": "T2DM, diet-controlled", "Chronic low back pain": "Chronic LBP",
+    "Iron deficiency anemia, resolved": "IDA, resolved",
+    "No known drug allergies": "NKDA", "Penicillin (rash)": "PCN (rash)",
+    "Sulfa drugs (hives)": "Sulfonamides (urticaria)",
     "Latex (contact dermatitis)": "Latex (contact derm)", "Shellfish (swelling)": "Shellfish (angioedema)",
-    "Lisinopril 10 mg daily": "lisinopril 10mg PO qd", "Atorvastatin 40 mg nightly": "atorvastatin 40mg PO qhs", "Omeprazole 20 mg daily": "omeprazole 20mg PO qd",
-    "Levothyroxine 75 mcg daily": "levothyroxine 75mcg PO qam", "Albuterol inhaler as needed": "albuterol MDI PRN", "Amlodipine 5 mg daily": "amlodipine 5mg PO qd",
+    "Lisinopril 10 mg daily": "lisinopril 10mg PO qd", "Atorvastatin 40 mg nightly": "atorvastatin 40mg PO qhs",
+    "Omeprazole 20 mg daily": "omeprazole 20mg PO qd",
+    "Levothyroxine 75 mcg daily": "levothyroxine 75mcg PO qam", "Albuterol inhaler as needed": "albuterol MDI PRN",
+    "Amlodipine 5 mg daily": "amlodipine 5mg PO qd",
     "Cetirizine 10 mg daily": "cetirizine 10mg PO qd", "Vitamin D3 1000 IU daily": "cholecalciferol 1000 IU PO qd",
-    "Works as a schoolteacher": "Occupation: teacher", "Lives with spouse and two children": "Lives w/ spouse + 2 kids", "Never smoker": "Tobacco: never",
-    "Drinks one glass of wine weekly": "EtOH: 1 glass wine/wk", "Retired electrician": "Occupation: retired electrician",
-    "Walks 30 minutes most days": "Exercise: walks 30 min most days", "Works night shifts at a warehouse": "Occupation: warehouse, nights",
+    "Works as a schoolteacher": "Occupation: teacher", "Lives with spouse and two children": "Lives w/ spouse + 2 kids",
+    "Never smoker": "Tobacco: never",
+    "Drinks one glass of wine weekly": "EtOH: 1 glass wine/wk",
+    "Retired electrician": "Occupation: retired electrician",
+    "Walks 30 minutes most days": "Exercise: walks 30 min most days",
+    "Works night shifts at a warehouse": "Occupation: warehouse, nights",
     "Lives alone in an apartment": "Lives alone (apartment)",
-    "Sodium 139 mmol/L": "Na 139", "Creatinine 0.9 mg/dL": "Cr 0.9", "Hemoglobin 13.2 g/dL": "Hgb 13.2", "TSH 2.1 mIU/L": "TSH 2.1",
-    "LDL cholesterol 128 mg/dL": "LDL 128", "Potassium 4.2 mmol/L": "K 4.2", "Platelets 245 K/uL": "Plt 245", "Fasting glucose 97 mg/dL": "FBG 97",
+    "Sodium 139 mmol/L": "Na 139", "Creatinine 0.9 mg/dL": "Cr 0.9", "Hemoglobin 13.2 g/dL": "Hgb 13.2",
+    "TSH 2.1 mIU/L": "TSH 2.1",
+    "LDL cholesterol 128 mg/dL": "LDL 128", "Potassium 4.2 mmol/L": "K 4.2", "Platelets 245 K/uL": "Plt 245",
+    "Fasting glucose 97 mg/dL": "FBG 97",
     "Chest X-ray: no acute process": "CXR: NAD", "Knee X-ray: mild degenerative change": "XR knee: mild DJD",
-    "Abdominal ultrasound: normal liver and gallbladder": "US abd: WNL", "Lumbar spine MRI: mild disc bulge at L4-5": "MRI L-spine: L4-5 bulge",
-    "Appendectomy in 2004": "s/p appy 2004", "Right cataract surgery": "s/p R cataract extraction", "Screening colonoscopy 2019, normal": "Colonoscopy 2019 WNL",
+    "Abdominal ultrasound: normal liver and gallbladder": "US abd: WNL",
+    "Lumbar spine MRI: mild disc bulge at L4-5": "MRI L-spine: L4-5 bulge",
+    "Appendectomy in 2004": "s/p appy 2004", "Right cataract surgery": "s/p R cataract extraction",
+    "Screening colonoscopy 2019, normal": "Colonoscopy 2019 WNL",
     "Tonsillectomy in childhood": "s/p T&A (childhood)", "Carpal tunnel release, left": "s/p L CTR"}
 
 _SHORTHAND = ((" three times daily", " TID"), (" twice daily", " BID"), (" at bedtime", " qhs"), (" as needed", " PRN"),
@@ -229,7 +260,8 @@ class SynthParams:
         if not 0.25 <= self.length_shift <= 4: raise ValueError("length_shift must be in [0.25, 4]")
         if not -5 <= self.prevalence_shift <= 5: raise ValueError("prevalence_shift must be in [-5, 5]")
         object.__setattr__(self, "observer_noise", tuple(float(x) for x in self.observer_noise))
-        if self.observer_noise and (len(self.observer_noise) != self.observers or not all(0 <= x <= 1 for x in self.observer_noise)):
+        if self.observer_noise and (len(self.observer_noise) != self.observers
+                                    or not all(0 <= x <= 1 for x in self.observer_noise)):
             raise ValueError("observer_noise needs one slip probability in [0, 1] per observer")
 
 # %% ../../nbs/24_synth.ipynb #76ff7982
@@ -250,7 +282,8 @@ def _snapshot(rng, age, sex, clinic, cues, items, params: SynthParams = SynthPar
         snap[field] = [pool[j] for j in sorted(rng.choice(len(pool), size=k, replace=False))]
         if params.vocabulary_shift > 0:
             site = [_SITE_WORDING[t] if rng.random() < params.vocabulary_shift else t for t in snap[field]]
-            snap[field] = [s if s == t or not any(contains_phrase(s, i) for i in items) else t for s, t in zip(site, snap[field])]
+            snap[field] = [s if s == t or not any(contains_phrase(s, i) for i in items) else t for s,
+                           t in zip(site, snap[field])]
     for field, cue in cues:
         if field == "summary": snap["summary"] += " " + cue
         else: snap[field].insert(int(rng.integers(0, len(snap[field]) + 1)), cue)
@@ -328,7 +361,8 @@ def generate(params: SynthParams) -> dict:
         if params.vocabulary_shift > 0:
             texts = [site_item(t) if rng.random() < params.vocabulary_shift else t for t in texts]
         options = [[t for t in CATALOGUE[s].twists if _fits(t, sex)] for s in ev]
-        twist = [opts[int(rng.integers(len(opts)))] if opts and rng.random() < params.shift_rate else None for opts in options]
+        twist = [opts[int(rng.integers(len(opts)))] if opts and rng.random() < params.shift_rate else None
+                 for opts in options]
         twist = [t if t and not any(contains_phrase(t.cue, x) for x in texts) else None for t in twist]
         snapshots[pid] = _snapshot(rng, age, sex, _CLINICS[int(rng.integers(len(_CLINICS)))],
                                    [(t.field, t.cue) for t in twist if t], texts, params)
@@ -337,7 +371,8 @@ def generate(params: SynthParams) -> dict:
             corr = (base | set(t.add)) - set(t.remove) if t else base
             t_free = np.array([k in base for k in keys], dtype=np.uint8)
             t_corr = np.array([k in corr for k in keys], dtype=np.uint8)
-            truth_pairs.append(dict(patient=pid, item=item, free=[k for k in keys if k in base], correct=[k for k in keys if k in corr],
+            truth_pairs.append(dict(patient=pid, item=item, free=[k for k in keys if k in base],
+                                    correct=[k for k in keys if k in corr],
                                     shift={k: (1 if k in corr else -1) for k in keys if (k in base) != (k in corr)},
                                     cue_field=t.field if t else None))
             for o in obs: _observe(rng, pid, item, o, t_free, t_corr, slip_rate[o], params, tables, misses, slips)
@@ -382,7 +417,8 @@ def _cell(ref: str, v) -> str:
     if isinstance(v, (int, float)): return f'<c r="{ref}"><v>{v!r}</v></c>'
     v = str(v)
     if _BAD_XML.search(v): raise ValueError(f"cell {ref}: a control character cannot be stored in a workbook")
-    return f'<c r="{ref}" t="inlineStr"><is><t xml:space="preserve">{v.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")}</t></is></c>'
+    return (f'<c r="{ref}" t="inlineStr"><is><t '
+            f'xml:space="preserve">{v.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")}</t></is></c>')
 
 def _sheet_xml(rows, block: int = 4096):
     "A worksheet's XML in chunks of `block` rows (bytes)."
@@ -394,37 +430,56 @@ def _sheet_xml(rows, block: int = 4096):
         if len(out) == block: yield "".join(out).encode("utf-8"); out = []
     yield ("".join(out) + "</sheetData></worksheet>").encode("utf-8")
 
+# the minimal style sheet (one font, no fills or borders) and fixed document dates: the same bytes on every run
+_STYLES = (f'<styleSheet {_NS}><fonts count="1"><font><sz val="11"/><name val="Calibri"/></font></fonts>'
+           '<fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill '
+           'patternType="gray125"/></fill></fills>'
+           '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
+           '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
+           '<cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs>'
+           '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>')
+_CORE = ('<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
+         'xmlns:dcterms="http://purl.org/dc/terms/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
+         f'<dcterms:created xsi:type="dcterms:W3CDTF">{_FIXED}</dcterms:created><dcterms:modified '
+         f'xsi:type="dcterms:W3CDTF">{_FIXED}</dcterms:modified></cp:coreProperties>')
+
 def _workbook_parts(names: list) -> dict:
     "The parts of an .xlsx package besides its sheets: content types, relationships, fixed dates, sheet list, styles."
-    sheets = "".join(f'<sheet name="{n.replace("&", "&amp;").replace("<", "&lt;").replace(chr(34), "&quot;")}" sheetId="{k}" r:id="rId{k}"/>'
+    sheets = "".join(f'<sheet name="{n.replace("&", "&amp;").replace("<", "&lt;").replace(chr(34), "&quot;")}" '
+                     f'sheetId="{k}" r:id="rId{k}"/>'
                      for k, n in enumerate(names, start=1))
     return {
         "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-            '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-            '<Default Extension="xml" ContentType="application/xml"/>'
-            '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
-            '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>'
-            '<Override PartName="/docProps/core.xml" ContentType="application/vnd.openxmlformats-package.core-properties+xml"/>'
-            + "".join(f'<Override PartName="/xl/worksheets/sheet{k}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
-                      for k in range(1, len(names) + 1)) + "</Types>",
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>'
+        '<Override PartName="/xl/workbook.xml" '
+        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+        '<Override PartName="/xl/styles.xml" '
+        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>'
+        '<Override PartName="/docProps/core.xml" '
+        'ContentType="application/vnd.openxmlformats-package.core-properties+xml"/>'
+        + "".join(
+            f'<Override PartName="/xl/worksheets/sheet{k}.xml" '
+            f'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+            for k in range(1, len(names) + 1)
+        )
+        + "</Types>",
         "_rels/.rels": '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-            f'<Relationship Id="rId1" Type="{_REL}/officeDocument" Target="xl/workbook.xml"/>'
-            '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" Target="docProps/core.xml"/>'
-            "</Relationships>",
-        "docProps/core.xml": '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
-            'xmlns:dcterms="http://purl.org/dc/terms/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
-            f'<dcterms:created xsi:type="dcterms:W3CDTF">{_FIXED}</dcterms:created><dcterms:modified xsi:type="dcterms:W3CDTF">{_FIXED}</dcterms:modified>'
-            "</cp:coreProperties>",
+        f'<Relationship Id="rId1" Type="{_REL}/officeDocument" Target="xl/workbook.xml"/>'
+        '<Relationship Id="rId2" '
+        'Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" '
+        'Target="docProps/core.xml"/>'
+        "</Relationships>",
+        "docProps/core.xml": _CORE,
         "xl/workbook.xml": f'<workbook {_NS} xmlns:r="{_REL}"><sheets>{sheets}</sheets></workbook>',
-        "xl/_rels/workbook.xml.rels": '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-            + "".join(f'<Relationship Id="rId{k}" Type="{_REL}/worksheet" Target="worksheets/sheet{k}.xml"/>' for k in range(1, len(names) + 1))
-            + f'<Relationship Id="rId{len(names) + 1}" Type="{_REL}/styles" Target="styles.xml"/></Relationships>',
-        "xl/styles.xml": f'<styleSheet {_NS}><fonts count="1"><font><sz val="11"/><name val="Calibri"/></font></fonts>'
-            '<fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills>'
-            '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
-            '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
-            '<cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs>'
-            '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>',
+        "xl/_rels/workbook.xml.rels": "<Relationships "
+        'xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        + "".join(
+            f'<Relationship Id="rId{k}" Type="{_REL}/worksheet" Target="worksheets/sheet{k}.xml"/>'
+            for k in range(1, len(names) + 1)
+        )
+        + f'<Relationship Id="rId{len(names) + 1}" Type="{_REL}/styles" Target="styles.xml"/></Relationships>',
+        "xl/styles.xml": _STYLES,
     }
 
 def write_workbook(path: Path, tables: dict) -> Path:
@@ -492,8 +547,8 @@ def write_synthetic(out, params: SynthParams = SynthParams(), fmt: str = "xlsx")
     (out/"truth.json").write_text(dump(g["truth"]), encoding="utf-8")
     shown = lambda v: ",".join(map(str, v)) if isinstance(v, (tuple, list)) else v
     args = " ".join(f"--{k.replace('_', '-')} {shown(v)}" for k, v in given_params(params).items())
-    (out/"config.yaml").write_text(_CONFIG.format(args=args, path=data.name, observers=params.observers, seed=params.seed,
-                                                  train="train" if "train" in g["tables"] else "null")
+    (out/"config.yaml").write_text(_CONFIG.format(args=args, path=data.name, observers=params.observers,
+                                                  seed=params.seed, train="train" if "train" in g["tables"] else "null")
                                    + example_sections(), encoding="utf-8")
     return dict(dataset=data, snapshots=out/"snapshots.json", truth=out/"truth.json", config=out/"config.yaml")
 
@@ -523,7 +578,8 @@ def write_shift_pair(out, params: SynthParams = SynthParams(), shift: dict | Non
     words = ", ".join(f"{k} {shift[v]:g}" for k, v in SHIFT_KEYS.items() if v in shift)
     section = lambda files: {"adapter": "paired_context", "path": files["dataset"].relative_to(out).as_posix(),
                              "snapshots": files["snapshots"].relative_to(out).as_posix(),
-                             "tables": {"train": "train" if params.train_items else None, "context_free": "context_free", "correct_context": "correct_context"},
+                             "tables": {"train": "train" if params.train_items else None,
+                                        "context_free": "context_free", "correct_context": "correct_context"},
                              "observers_per_pair": params.observers}
     tracks = shift_tracks()
     cfg = {"dataset": section(a), "seed": params.seed, "analysis": {"epsilon": 0.01},

@@ -42,7 +42,8 @@ def read_code_table(path: Path, columns: tuple, optional: tuple = ()) -> pd.Data
         raise InputFileError(f"cannot read the terminology table ({problem})", file=str(path))
     try: df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
-        raise InputFileError(f"the terminology table is not a readable UTF-8 CSV file ({type(e).__name__})", file=str(path)) from None
+        raise InputFileError(f"the terminology table is not a readable UTF-8 CSV file ({type(e).__name__})",
+                             file=str(path)) from None
     df.columns = [str(c).strip() for c in df.columns]
     for c in columns:
         if c not in df.columns:
@@ -60,17 +61,21 @@ def read_displays(path: Path) -> dict:
     df, out = read_code_table(path, ("system", "code", "display")), {}
     for i, (s, c, d) in enumerate(zip(df["system"], df["code"], df["display"])):
         if out.setdefault((s, c), d) != d:
-            raise TerminologyError(f"code {c} of {s} is named twice, {out[(s, c)]!r} and {d!r}", Location(file=str(path), row=i + 2, column="display"))
+            raise TerminologyError(f"code {c} of {s} is named twice, {out[(s, c)]!r} and {d!r}",
+                                   Location(file=str(path), row=i + 2, column="display"))
     return out
 
 def read_map(path: Path) -> dict:
     ("(source system, source code) -> [(target system, target code, target display or '')] from a map table, in its "
      "order.")
-    df, out = read_code_table(path, ("source_system", "source_code", "target_system", "target_code"), ("target_display",)), {}
+    df, out = read_code_table(path, ("source_system", "source_code", "target_system", "target_code"),
+                              ("target_display",)), {}
     disp = df["target_display"] if "target_display" in df else [""] * len(df)
-    for i, (ss, sc, ts, tc, td) in enumerate(zip(df["source_system"], df["source_code"], df["target_system"], df["target_code"], disp)):
+    for i, (ss, sc, ts, tc,
+            td) in enumerate(zip(df["source_system"], df["source_code"], df["target_system"], df["target_code"], disp)):
         if ss == ts and sc == tc:
-            raise TerminologyError(f"code {sc} of {ss} is mapped onto itself", Location(file=str(path), row=i + 2, column="target_code"))
+            raise TerminologyError(f"code {sc} of {ss} is mapped onto itself",
+                                   Location(file=str(path), row=i + 2, column="target_code"))
         targets = out.setdefault((ss, sc), [])
         if (ts, tc, td) not in targets: targets.append((ts, tc, td))
     return out
@@ -102,8 +107,9 @@ class Terminology:
         shown = next((c.display.strip() for c in codings if c.display.strip()), "")
         if not coded and not shown and not (text or "").strip():
             raise ValueError("a concept needs a text, a display name or a code")
-        named = (("mapped", self._mapped(coded) if self.map else None), ("text", (text or "").strip()), ("display", shown),
-                 ("table", next((self.displays[(c.system, c.code)] for c in coded if (c.system, c.code) in self.displays), "")))
+        named = (("mapped", self._mapped(coded) if self.map else None), ("text", (text or "").strip()),
+                 ("display", shown), ("table",
+                  next((self.displays[(c.system, c.code)] for c in coded if (c.system, c.code) in self.displays), "")))
         for rule, name in named:
             if name: self.rules[rule] += 1; return name
         first = coded[0]
@@ -112,17 +118,20 @@ class Terminology:
 
     def report(self) -> dict:
         "Counts per rule, the unmapped codes and the codes the map missed (each with how often), for the provenance."
-        rows = lambda cnt: [dict(system=s, code=c, count=n) for (s, c), n in sorted(cnt.items(), key=lambda kv: (-kv[1], kv[0]))]
-        return dict(rendered=sum(self.rules.values()), rules=dict(sorted(self.rules.items())), unmapped=rows(self.unmapped),
-                    map_missed=rows(self.map_missed))
+        rows = lambda cnt: [dict(system=s, code=c, count=n) for (s, c),
+                            n in sorted(cnt.items(), key=lambda kv: (-kv[1], kv[0]))]
+        return dict(rendered=sum(self.rules.values()), rules=dict(sorted(self.rules.items())),
+                    unmapped=rows(self.unmapped), map_missed=rows(self.map_missed))
 
     def notes(self, where: str) -> list:
         "One-line notes for the dataset's provenance (counts only: codes are listed in `report`)."
         out = []
         if self.unmapped:
-            out.append(f"{where}: {sum(self.unmapped.values())} code(s) ({len(self.unmapped)} distinct) have no display name and are shown as 'code (system)'")
+            out.append(f"{where}: {sum(self.unmapped.values())} code(s) ({len(self.unmapped)} distinct) have no "
+                       f"display name and are shown as 'code (system)'")
         if self.map_missed:
-            out.append(f"{where}: {sum(self.map_missed.values())} code(s) ({len(self.map_missed)} distinct) of a mapped system are not in the map")
+            out.append(f"{where}: {sum(self.map_missed.values())} code(s) ({len(self.map_missed)} distinct) of a "
+                       f"mapped system are not in the map")
         return out
 
 # %% ../../nbs/2a_terminology.ipynb #41e8ebea

@@ -5,7 +5,6 @@
 # %% ../../nbs/03_config.ipynb #5e3e2fa0
 from __future__ import annotations
 import dataclasses
-import json
 import os
 import re
 import types
@@ -13,115 +12,22 @@ import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import quote
 
 import yaml
 
 from .errors import ConfigError
 from .inputs import file_problem
+# the secrets' rules (they can be imported from here too)
+from .secrets import (REDACTED, is_secret_key, looks_like_token, quote_value, redact_secrets, redact_text,
+                                    redact_values, register_secret, url_userinfo)
 from .vocab import SHARES, Category, LabelSpace
 
 # %% auto #0
-__all__ = ['MIN_SECRET_LENGTH', 'SECRET_WORDS', 'REDACTED', 'DEFAULT_ENDPOINTS', 'SECTIONS', 'ENTRY_POINT_GROUP', 'CORE_KEYS',
-           'MAX_YAML_VALUES', 'MAX_YAML_DEPTH', 'register_secret', 'redact_values', 'is_secret_key', 'looks_like_token',
-           'url_userinfo', 'redact_text', 'redact_secrets', 'quote_value', 'parse_section', 'DatasetConfig',
-           'ShiftConfig', 'AnalysisConfig', 'RunSection', 'SlurmConfig', 'ExecutorConfig', 'Section', 'register_into',
-           'register_section', 'section_classes', 'shift_tracks', 'example_sections', 'Config', 'resolve_sections',
-           'read_yaml', 'check_values', 'load_config', 'to_plain', 'config_to_dict', 'resolved_config_yaml']
-
-# %% ../../nbs/03_config.ipynb #a8871306
-_SECRET_VALUES: set = set()
-# the same, longest first: rebuilt on each registration, read without a lock by any thread
-_SECRET_ORDER: tuple = ()
-MIN_SECRET_LENGTH = 8
-
-def register_secret(value) -> None:
-    ("Remember a secret's literal value (a token from an environment variable) so that `redact_text` removes it "
-     "wherever it appears.")
-    if not isinstance(value, str) or len(value.strip()) < MIN_SECRET_LENGTH: return
-    global _SECRET_ORDER
-    v = value.strip()
-    _SECRET_VALUES.update(s for s in (v, value, json.dumps(v)[1:-1], quote(v, safe="")) if len(s) >= MIN_SECRET_LENGTH)
-    _SECRET_ORDER = tuple(sorted(_SECRET_VALUES, key=len, reverse=True))
-
-def redact_values(text):
-    ("`text` with the literal value of every registered secret replaced by `<redacted>` (longest first); "
-     "other text untouched.")
-    if not isinstance(text, str) or not _SECRET_ORDER: return text
-    for v in _SECRET_ORDER:
-        if v in text: text = text.replace(v, REDACTED)
-    return text
-
-
-# %% ../../nbs/03_config.ipynb #e3c92543
-SECRET_WORDS = {"token", "secret", "password", "passwd", "apikey", "authorization", "credential", "credentials", "bearer", "cookie"}
-REDACTED = "<redacted>"
-
-def is_secret_key(key) -> bool:
-    ("Whether a config key names a secret: one of its `_`/`-` words is a secret word (or `api key`); `*_env` keys name "
-     "variables.")
-    if not isinstance(key, str) or key.lower().endswith("_env"): return False
-    words = re.split(r"[_\-\s.]+", key.lower())
-    return bool(SECRET_WORDS & set(words)) or any(a == "api" and b == "key" for a, b in zip(words, words[1:]))
-
-_TOKEN_PREFIX = re.compile(r"^(sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29|eyJ)[-_.]?[A-Za-z0-9]", re.I)
-_USERINFO = re.compile(r"^([a-z][a-z0-9+.\-]*://)([^/?#]*)@", re.I)
-# every pattern starts only where a run of its characters starts and scans that run once:
-# redaction stays linear in the text
-_TOKEN_IN_TEXT = re.compile(r"(?i)\b(?:sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29)[-_.][A-Za-z0-9_\-.]{8,}"
-                            r"|(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-.]+|(?i:bearer)\s+\S+")
-_SECRET_PARAM = re.compile(r"(?i)([?&;](?:[a-z_\-]{0,40}(?:key|token|secret|password|passwd|sig|signature|auth)"
-                           r"[a-z_\-]{0,40})=)[^&;#\s]*")
-
-def looks_like_token(value) -> bool:
-    ("Whether a text looks like a credential: a known token prefix, `Bearer …`, or an unbroken run of 20+ mixed "
-     "letters and digits.")
-    if not isinstance(value, str): return False
-    v = value.strip()
-    if v.lower().startswith("bearer ") or (len(v) >= 12 and _TOKEN_PREFIX.match(v)): return True
-    return any(re.search(r"[A-Za-z]", run) and re.search(r"\d", run) for run in re.findall(r"[A-Za-z0-9]{20,}", v[:4096]))
-
-def url_userinfo(value) -> bool:
-    "Whether a text is a URL carrying a user name or password (`scheme://user:pass@host`)."
-    return isinstance(value, str) and _USERINFO.match(value.strip()) is not None
-
-_URL_CREDENTIALS = re.compile(r"(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{0,31}://)[^/?#\s@]*@", re.I)
-
-def redact_text(text: str) -> str:
-    """`text` with anything credential-like replaced: the literal value of every registered secret (`register_secret`),
-    tokens with a known prefix, JWTs, `Bearer …`, user names and passwords in URLs, and secret-named query parameters
-    (`?api_key=…`). For messages and any text that reaches a file. Linear in the length of `text`."""
-    if not isinstance(text, str): return text
-    t = _URL_CREDENTIALS.sub(lambda m: m.group(1) + REDACTED + "@", redact_values(text))
-    t = _SECRET_PARAM.sub(lambda m: m.group(1) + REDACTED, t)
-    return _TOKEN_IN_TEXT.sub(REDACTED, t)
-
-def redact_secrets(obj):
-    """Copy of `obj` with the values of secret-looking keys replaced (keys ending in `_env` name a variable and stay,
-    unless their value looks like a token), values that carry a known token prefix replaced, and credentials removed
-    from URLs."""
-    if isinstance(obj, dict):
-        return {k: (REDACTED if v is not None and (is_secret_key(k) or looks_like_token(v) and str(k).lower().endswith("_env")
-                                                   or isinstance(v, str) and _TOKEN_PREFIX.match(v.strip()) and len(v.strip()) >= 12)
-                    else redact_secrets(v)) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)): return [redact_secrets(v) for v in obj]
-    if isinstance(obj, str):
-        if url_userinfo(obj): obj = _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", obj.strip())
-        return redact_text(obj)
-    return obj
-
-def quote_value(value, key: str = "", limit: int = 60) -> str:
-    """A config or input value as it may appear in a message: redacted when its key names a secret or a variable, or
-    when it looks like a token; otherwise its `repr`, cut to `limit` characters (built from a bounded prefix, never the
-    whole value)."""
-    last = str(key).rsplit(".", 1)[-1]
-    if is_secret_key(last) or last.lower().endswith("_env") or looks_like_token(value) or url_userinfo(value):
-        return REDACTED
-    if isinstance(value, str): text = repr(value[:limit + 1])
-    elif isinstance(value, (int, float, bool)) or value is None:
-        text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else f"(an integer of {value.bit_length()} bits)"
-    else: return f"a {type(value).__name__}"
-    return text if len(text) <= limit else text[:limit] + "…"
+__all__ = ['DEFAULT_ENDPOINTS', 'SECTIONS', 'ENTRY_POINT_GROUP', 'CORE_KEYS', 'MAX_YAML_VALUES', 'MAX_YAML_DEPTH',
+           'parse_section', 'DatasetConfig', 'ShiftConfig', 'AnalysisConfig', 'RunSection', 'SlurmConfig',
+           'ExecutorConfig', 'Section', 'register_into', 'register_section', 'section_classes', 'shift_tracks',
+           'example_sections', 'Config', 'resolve_sections', 'read_yaml', 'check_values', 'load_config', 'to_plain',
+           'config_to_dict', 'resolved_config_yaml']
 
 # %% ../../nbs/03_config.ipynb #7f9dc3eb
 def _type_name(tp) -> str:
@@ -421,14 +327,17 @@ class Config:
         sections = self.__dict__.get("sections") or {}
         if name in sections: return sections[name]
         if name in section_classes(): return section_classes()[name].default
-        raise AttributeError(f"no config section {name!r} (sections: {', '.join(sorted(section_classes())) or 'none registered'})")
+        raise AttributeError(f"no config section {name!r} (sections: "
+                             f"{', '.join(sorted(section_classes())) or 'none registered'})")
 
     def with_section(self, name: str, **changes) -> "Config":
         "A copy with some settings of one track's section changed (`cfg.with_section('reasoning', batch_size=4)`)."
-        return dataclasses.replace(self, sections={**self.sections, name: dataclasses.replace(getattr(self, name), **changes)})
+        return dataclasses.replace(self, sections={**self.sections,
+                                             name: dataclasses.replace(getattr(self, name), **changes)})
 
 # %% ../../nbs/03_config.ipynb #24338c3e
-CORE_KEYS = tuple(f.name for f in dataclasses.fields(Config) if f.init and not f.metadata.get("internal") and not f.metadata.get("rest"))
+CORE_KEYS = tuple(f.name for f in dataclasses.fields(Config) if f.init and not f.metadata.get("internal")
+                  and not f.metadata.get("rest"))
 
 def resolve_sections(config: Config, file=None, base_dir=None) -> dict:
     """Parse each track section of `config` that is still a mapping with its registered dataclass (relative paths
@@ -444,7 +353,8 @@ def resolve_sections(config: Config, file=None, base_dir=None) -> dict:
             v, top = getattr(out[name], k), getattr(config, k)
             if v is None or v == top: continue
             if top != next(f.default for f in dataclasses.fields(Config) if f.name == k):
-                raise ConfigError(f"set twice with different values ({top} at the top level): keep the top-level `{k}`", file, f"{name}.{k}")
+                raise ConfigError(f"set twice with different values ({top} at the top level): keep the top-level `{k}`",
+                                  file, f"{name}.{k}")
             object.__setattr__(config, k, v)
     return out
 
@@ -464,7 +374,8 @@ class _StrictLoader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_YAML_DEPTH:
-                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels", self.peek_event().start_mark)
+                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels",
+                                                  self.peek_event().start_mark)
             node = super().compose_node(parent, index)
         finally: self._depth -= 1
         if id(node) not in self._sizes:            # an alias returns a node already sized: its parent counts it again
@@ -472,7 +383,8 @@ class _StrictLoader(yaml.SafeLoader):
                    node.value if isinstance(node, yaml.SequenceNode) else []
             self._sizes[id(node)] = 1 + sum(self._sizes.get(id(k), 1) for k in kids)
             if self._sizes[id(node)] > MAX_YAML_VALUES:
-                raise yaml.composer.ComposerError(None, None, f"the document expands to more than {MAX_YAML_VALUES:,} values "
+                raise yaml.composer.ComposerError(None, None,
+                                                  f"the document expands to more than {MAX_YAML_VALUES:,} values "
                                                   "(aliases counted where they are used)", node.start_mark)
         return node
 
@@ -480,8 +392,9 @@ def _mapping(loader, node, deep=False):
     seen = set()
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
-            raise yaml.constructor.ConstructorError(None, None, "a key must be a plain value (text or a number), not a list or mapping",
-                                                    key_node.start_mark)
+            raise yaml.constructor.ConstructorError(None, None,
+                                                    "a key must be a plain value (text or a number), not a list or "
+                                                    "mapping", key_node.start_mark)
         k = loader.construct_object(key_node, deep=deep)
         if k in seen:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {quote_value(k)}", key_node.start_mark)
@@ -527,8 +440,10 @@ def check_values(data, file=None, key: str = ""):
     if isinstance(data, dict):
         for k, v in data.items():
             where = f"{key}.{k}" if key else str(k)
-            if str(k).lower().endswith("_env") and v is not None and (not isinstance(v, str) or not _ENV_NAME.match(v) or looks_like_token(v)):
-                raise ConfigError("must hold the name of an environment variable (letters, digits and underscores), not its value "
+            if str(k).lower().endswith("_env") and v is not None and (not isinstance(v, str) or not _ENV_NAME.match(v)
+                                                                      or looks_like_token(v)):
+                raise ConfigError("must hold the name of an environment variable (letters, digits and underscores), "
+                                  "not its value "
                                   "(the value is not shown)", file, where)
             # redacted wherever it appears
             if str(k).lower().endswith("_env") and v is not None: register_secret(os.environ.get(v))
@@ -536,7 +451,8 @@ def check_values(data, file=None, key: str = ""):
     elif isinstance(data, (list, tuple)):
         for i, v in enumerate(data): check_values(v, file, f"{key}[{i}]")
     elif url_userinfo(data):
-        raise ConfigError("a URL with a user name or password is refused: put the token in an environment variable and name it "
+        raise ConfigError("a URL with a user name or password is refused: put the token in an environment variable and "
+                          "name it "
                           "with api_key_env (the value is not shown)", file, key)
 
 def load_config(path) -> Config:

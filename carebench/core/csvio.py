@@ -27,7 +27,8 @@ def float_text(x) -> "pyarrow.Array":
     if whole.any(): s = pc.if_else(pa.array(whole), pc.binary_join_element_wise(s, ".0", ""), s)
     if not agree.all():
         other = ~agree
-        s = pc.replace_with_mask(s, pa.array(other), pa.array(["" if v != v else repr(v) for v in x[other].tolist()], pa.string()))
+        s = pc.replace_with_mask(s, pa.array(other),
+                                 pa.array(["" if v != v else repr(v) for v in x[other].tolist()], pa.string()))
     return s
 
 # %% ../../nbs/08_csvio.ipynb #7349c6bc
@@ -45,7 +46,8 @@ def column_text(s) -> "pyarrow.Array | None":
     import pandas as pd, pyarrow as pa, pyarrow.compute as pc
     if pd.api.types.is_bool_dtype(s) and s.dtype == bool:
         return pa.array(np.where(s.to_numpy(bool), "True", "False"), pa.string())
-    if pd.api.types.is_integer_dtype(s) and s.dtype.kind in "iu" and not isinstance(s.dtype, pd.api.extensions.ExtensionDtype):
+    if pd.api.types.is_integer_dtype(s) and s.dtype.kind in "iu" and not isinstance(
+        s.dtype, pd.api.extensions.ExtensionDtype):
         return pc.cast(pa.array(s.to_numpy()), pa.string())
     if s.dtype == np.float64: return float_text(s.to_numpy())
     if isinstance(s.dtype, pd.CategoricalDtype):              # each category's text once, then one per cell by its code
@@ -54,7 +56,8 @@ def column_text(s) -> "pyarrow.Array | None":
         if text is None: return None if len(cats) else pa.array([""] * len(s), pa.string())
         codes = s.cat.codes.to_numpy()
         return pc.fill_null(pc.take(text, pa.array(codes, mask=codes < 0)), "")
-    if pd.api.types.is_string_dtype(s) and not isinstance(s.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty"):
+    if pd.api.types.is_string_dtype(s) and not isinstance(s.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(
+                                                              s, skipna=True) in ("string", "empty"):
         return _quoted(pc.fill_null(pa.array(s.to_numpy(dtype=object, na_value=None), pa.string()), ""))
     return None
 

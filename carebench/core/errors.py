@@ -30,8 +30,7 @@ class Location:
     element: str | None = None
 
     def __str__(self):
-        parts = [f"{self.file}" if self.file else None,
-                 f"table '{self.table}'" if self.table else None,
+        parts = [f"{self.file}" if self.file else None, f"table '{self.table}'" if self.table else None,
                  f"row {self.row}" if self.row is not None else None,
                  f"column '{self.column}'" if self.column else None,
                  f"resource {self.resource}" if self.resource else None,

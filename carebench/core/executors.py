@@ -81,13 +81,15 @@ def run_slurm(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
     while not all(job.done() for _, job in submitted):
         if time.time() > deadline:
             for _, job in submitted: job.cancel(check=False)
-            raise JobError(f"Slurm jobs did not finish within {s.timeout_min} min (+2): {', '.join(job.job_id for _, job in submitted)} cancelled")
+            raise JobError(f"Slurm jobs did not finish within {s.timeout_min} min (+2): "
+                           f"{', '.join(job.job_id for _, job in submitted)} cancelled")
         time.sleep(1)
     out = []
     for j, job in submitted:
         try: out.append(job.result())
         except Exception as e:
-            raise JobError(f"Slurm job {job.job_id} ({j.name}) failed: {str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__}; "
+            raise JobError(f"Slurm job {job.job_id} ({j.name}) failed: "
+                           f"{str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__}; "
                            f"logs in {Path(folder)/'slurm'}") from None
     return out
 

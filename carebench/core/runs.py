@@ -230,7 +230,8 @@ class RunFolder:
         try: yield self
         except BaseException as e:
             try:
-                self.update_manifest(status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed", error=type(e).__name__)
+                self.update_manifest(status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
+                                     error=type(e).__name__)
             except Exception: pass
             raise
 
@@ -250,16 +251,13 @@ def create_run(out_root, config: Config, *, command=None, seeds: dict | None = N
     path.mkdir(parents=True, exist_ok=True)
     files = {role: Path(p) for role, p in (inputs or {}).items()}
     if config.source and "config" not in files: files = {"config": config.source, **files}
-    manifest = dict(
-        run_id=run_id, protocol_version=PROTOCOL_VERSION, carebench_version=carebench.__version__,
-        created_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        command=redact_argv(command if command is not None else sys.argv),
-        python=sys.version.split()[0], platform=platform.platform(),
-        git=git_info(), packages=package_versions(),
-        seeds={"master": config.seed, **(seeds or {})},
-        epsilon=config.analysis.epsilon, status="running",
-        inputs=[dict(role=r, path=str(p.resolve()), sha256=sha256_file(p), bytes=p.stat().st_size) for r, p in files.items()],
-        **redact_secrets(extra))
+    manifest = dict(run_id=run_id, protocol_version=PROTOCOL_VERSION, carebench_version=carebench.__version__,
+                    created_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    command=redact_argv(command if command is not None else sys.argv), python=sys.version.split()[0],
+                    platform=platform.platform(), git=git_info(), packages=package_versions(),
+                    seeds={"master": config.seed, **(seeds or {})}, epsilon=config.analysis.epsilon, status="running",
+                    inputs=[dict(role=r, path=str(p.resolve()), sha256=sha256_file(p), bytes=p.stat().st_size)
+                            for r, p in files.items()], **redact_secrets(extra))
     write_json(path/RunFolder.MANIFEST, manifest)
     atomic_write(path/RunFolder.CONFIG, resolved_config_yaml(config, resolved))
     write_json(path/RunFolder.INDEX, {})

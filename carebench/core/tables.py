@@ -37,7 +37,8 @@ class RawTable:
         "A raw table from `(row number, cells)` tuples, each with one cell per header column (examples and tests)."
         cells = np.empty((len(rows), len(header)), dtype=object)
         for k, (_, c) in enumerate(rows): cells[k] = list(c)
-        return cls(str(file), table, list(header), cells, np.array([n for n, _ in rows], dtype=np.int64), blank_rows, header_row)
+        return cls(str(file), table, list(header), cells, np.array([n for n, _ in rows], dtype=np.int64), blank_rows,
+                   header_row)
 
     @property
     def rows(self) -> list:
@@ -121,7 +122,8 @@ def _raw_table(file, table, records, texts: bool = False) -> RawTable:
     wide = _filled(g[body, W:])
     if wide.any():
         k = int(body[wide.argmax()])
-        raise InputFileError(f"the row has {lengths[k]} cells but the header names {W} columns", file=str(file), table=table, row=k + 1)
+        raise InputFileError(f"the row has {lengths[k]} cells but the header names {W} columns", file=str(file),
+                             table=table, row=k + 1)
     return RawTable(str(file), table, header, g[body, :W], body + 1, int(len(g) - h - 1 - len(body)), h + 1)
 
 # %% ../../nbs/0a_tables.ipynb #5d29296a
@@ -147,7 +149,8 @@ def _read_calamine(path: Path, names, text_columns) -> dict:
         raise InputFileError(f"cannot read the workbook ({type(e).__name__})", file=str(path)) from None
     for name in names:
         if name not in wb.sheet_names:
-            raise MissingTableError(f"no sheet named {name!r} (sheets: {', '.join(wb.sheet_names)})", file=str(path), table=name)
+            raise MissingTableError(f"no sheet named {name!r} (sheets: {', '.join(wb.sheet_names)})", file=str(path),
+                                    table=name)
     def sheet(name):              # calamine parses outside the GIL: two sheets at once, each from its own handle
         try: return CalamineWorkbook.from_path(str(path)).get_sheet_by_name(name).to_python(skip_empty_area=False)
         except Exception as e: return e
@@ -175,13 +178,15 @@ def _read_workbook(path: Path, names, text_columns) -> dict:
         try:
             for name in pending:
                 if name not in wb.sheetnames:
-                    raise MissingTableError(f"no sheet named {name!r} (sheets: {', '.join(wb.sheetnames)})", file=str(path), table=name)
+                    raise MissingTableError(f"no sheet named {name!r} (sheets: {', '.join(wb.sheetnames)})",
+                                            file=str(path), table=name)
                 ws = wb[name]
                 ws.reset_dimensions()          # read every row, whatever size the file claims for the sheet
                 try: out[name] = _raw_table(path, name, ws.iter_rows())
                 except DataError: raise
                 except Exception as e:
-                    raise InputFileError(f"cannot read the sheet ({type(e).__name__})", file=str(path), table=name) from None
+                    raise InputFileError(f"cannot read the sheet ({type(e).__name__})", file=str(path),
+                                         table=name) from None
         finally: wb.close()
     return {n: out[n] for n in names}
 
@@ -202,7 +207,8 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
                 with open(f, encoding="utf-8-sig", newline="") as fh:
                     out[name] = _raw_table(f, name, csv.reader(fh), texts=True)
             except UnicodeDecodeError:
-                raise InputFileError("the file is not UTF-8 text (save it as 'CSV UTF-8')", file=str(f), table=name) from None
+                raise InputFileError("the file is not UTF-8 text (save it as 'CSV UTF-8')", file=str(f),
+                                     table=name) from None
             except csv.Error as e: raise InputFileError(f"malformed CSV ({e})", file=str(f), table=name) from None
             except OSError as e:
                 raise InputFileError(f"cannot read the file ({e.strerror or e})", file=str(f), table=name) from None

@@ -105,25 +105,54 @@ class LabelSpace:
         return cls(tuple(Category(**dict(r)) for r in records))
 
 # %% ../../nbs/01_vocab.ipynb #0c17cd38
-SHARES = LabelSpace((
-    Category("behavioral_health", "Behavioral health",
-             "Mental health conditions and substance use, their tests and treatments (e.g. depression, psychosis, alcohol or opioid use disorder, psychotherapy, psychiatric medication)."),
-    Category("diagnoses", "Diagnoses",
-             "Medical diagnoses, problems and findings not covered by a more specific category (e.g. diabetes, hypertension, cancer, fractures)."),
-    Category("disabilities", "Disabilities",
-             "Physical, sensory, intellectual or developmental disabilities, functional limitations, assistive devices and accommodations."),
-    Category("infectious_diseases", "Infectious diseases",
-             "Communicable infections, their tests and treatments, especially stigmatized or reportable ones (e.g. HIV, hepatitis B or C, tuberculosis, sexually transmitted infections)."),
-    Category("genetics", "Genetics",
-             "Genetic tests and results, hereditary conditions and family genetic risk (e.g. BRCA1/2 testing, karyotype, carrier screening)."),
-    Category("medications", "Medications",
-             "Drugs, doses, prescriptions and administrations."),
-    Category("sexual_reproductive_health", "Sexual and reproductive health",
-             "Sexual health and function, contraception, pregnancy, fertility, abortion and gender-affirming care."),
-    Category("social_determinants_of_health", "Social determinants of health",
-             "Housing, food security, income, employment, education, incarceration, transportation and social support."),
-    Category("violence", "Violence",
-             "Intimate partner violence, abuse, neglect, assault, trafficking and injuries caused by violence."),
-    Category("other", "Other",
-             "Sensitive information that fits none of the other categories."),
-))
+SHARES = LabelSpace(
+    (
+        Category(
+            "behavioral_health",
+            "Behavioral health",
+            "Mental health conditions and substance use, their tests and treatments (e.g. depression, psychosis, "
+            "alcohol or opioid use disorder, psychotherapy, psychiatric medication).",
+        ),
+        Category(
+            "diagnoses",
+            "Diagnoses",
+            "Medical diagnoses, problems and findings not covered by a more specific category (e.g. diabetes, "
+            "hypertension, cancer, fractures).",
+        ),
+        Category(
+            "disabilities",
+            "Disabilities",
+            "Physical, sensory, intellectual or developmental disabilities, functional limitations, assistive devices "
+            "and accommodations.",
+        ),
+        Category(
+            "infectious_diseases",
+            "Infectious diseases",
+            "Communicable infections, their tests and treatments, especially stigmatized or reportable ones (e.g. "
+            "HIV, hepatitis B or C, tuberculosis, sexually transmitted infections).",
+        ),
+        Category(
+            "genetics",
+            "Genetics",
+            "Genetic tests and results, hereditary conditions and family genetic risk (e.g. BRCA1/2 testing, "
+            "karyotype, carrier screening).",
+        ),
+        Category("medications", "Medications", "Drugs, doses, prescriptions and administrations."),
+        Category(
+            "sexual_reproductive_health",
+            "Sexual and reproductive health",
+            "Sexual health and function, contraception, pregnancy, fertility, abortion and gender-affirming care.",
+        ),
+        Category(
+            "social_determinants_of_health",
+            "Social determinants of health",
+            "Housing, food security, income, employment, education, incarceration, transportation and social support.",
+        ),
+        Category(
+            "violence",
+            "Violence",
+            "Intimate partner violence, abuse, neglect, assault, trafficking and injuries caused by violence.",
+        ),
+        Category("other", "Other", "Sensitive information that fits none of the other categories."),
+    )
+)

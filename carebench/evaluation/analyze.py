@@ -21,8 +21,7 @@ from ..core.runs import RunFolder, atomic_write, create_run, write_json
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, PROTOCOL_VERSION, SHUFFLED_CONTEXT
 from ..core.errors import ConfigError
 from ..stats.endpoints import (CONTRASTS, ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS, PRIMARY, EndpointInput,
-                                       family_decisions, results_to_dict,
-                                       run_endpoints, to_jsonable)
+                                       family_decisions, results_to_dict, run_endpoints, to_jsonable)
 from ..stats.resources import check_analysis
 from ..stats.contrasts import model_contrast
 from ..adapters.dataset import Dataset, adapter_manifest
@@ -79,7 +78,8 @@ def endpoint_table(model: str, name: str, result: dict) -> pd.DataFrame:
             if isinstance(v, list): row[f"{k}_low"], row[f"{k}_high"] = (v + [None, None])[:2]
             else: row[k] = v
         return row
-    rows = [flat("overall", "", result["overall"])] + [flat("category", k, d) for k, d in result["per_category"].items()]
+    rows = [flat("overall", "", result["overall"])] + [flat("category", k, d) for k,
+                                                       d in result["per_category"].items()]
     return pd.DataFrame(rows)
 
 # %% ../../nbs/27_analyze.ipynb #8648dd4a
@@ -91,9 +91,12 @@ def paired_cell_deltas(model: str, ds: Dataset, mats: dict) -> pd.DataFrame:
         codes, distinct = pd.factorize(np.asarray(values, dtype=object))
         return pd.Categorical.from_codes(np.repeat(codes, C), distinct)
     f, c, s = (mats[k].ravel() for k in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT))
-    return pd.DataFrame({"model": pd.Categorical.from_codes(np.zeros(len(f), np.int8), [model]), "patient_id": rep(ds.pair_patient),
-                         "item": rep(ds.pair_item), "category": pd.Categorical.from_codes(np.tile(np.arange(C), ds.n_pairs), list(ds.categories)), "score_context_free": f, "score_correct_context": c,
-                         "score_shuffled_context": s, "shuffled_donors": rep(mats["donors"]), "y_free": ds.y_free.ravel(),
+    return pd.DataFrame({"model": pd.Categorical.from_codes(np.zeros(len(f), np.int8), [model]),
+                         "patient_id": rep(ds.pair_patient), "item": rep(ds.pair_item),
+                         "category": pd.Categorical.from_codes(np.tile(np.arange(C), ds.n_pairs), list(ds.categories)),
+                         "score_context_free": f, "score_correct_context": c,
+                         "score_shuffled_context": s, "shuffled_donors": rep(mats["donors"]),
+                         "y_free": ds.y_free.ravel(),
                          "y_correct": ds.y_correct.ravel(), "delta_ref": ds.delta_ref.ravel(), "delta_model": c - f,
                          # the arrays as they are: no second copy of a million rows
                          "delta_shuffled": s - f}, copy=False)
@@ -138,16 +141,18 @@ def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run
     a, info = config.analysis, run_info or {}
     lines = [f"## {model}", "",
              f"Protocol {PROTOCOL_VERSION} · ε = {a.epsilon} · {ds.n_patients} patients · {ds.n_pairs} pairs · "
-             f"{len(ds.categories)} categories · {a.n_bootstrap} bootstrap resamples ({a.ci_method}, two-sided {a.ci_level:.0%}) · "
+             f"{len(ds.categories)} categories · {a.n_bootstrap} bootstrap resamples ({a.ci_method}, two-sided "
+             f"{a.ci_level:.0%}) · "
              f"{a.n_permutations} sign flips · seed {config.seed}", "",
-             "| endpoint | role | statistic | estimate | CI | one-sided p | smallest attainable p | power at effect | family decision | note |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| endpoint | role | statistic | estimate | CI | one-sided p | smallest attainable p | power at effect | "
+             "family decision | note |", "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [_summary_row(key, results, a) for key in _endpoint_names(results)]
     if info.get("dry_run"): lines[1:1] = ["", "> **Dry run**: mock scores with planted effects, not model performance."]
     calls = info.get("calls")
     if calls is not None and len(calls):
         c = calls[calls["model"] == model]
-        lines += ["", "Calls per condition: " + "; ".join(f"{r.condition} {int(r.n_calls)} ({int(r.n_failed)} failed)" for r in c.itertuples())]
+        lines += ["", "Calls per condition: " + "; ".join(f"{r.condition} {int(r.n_calls)} ({int(r.n_failed)} failed)"
+                                                      for r in c.itertuples())]
     first = next((results[k] for k in _endpoint_names(results) if results[k].get("per_category")), None)
     conf = [k for k, d in first["per_category"].items() if d.get("confirmatory")] if first else []
     data = results.get("data", {})
@@ -155,10 +160,13 @@ def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run
         lines.insert(3, f"{data['n_pairs_excluded']} pair(s) left out: no score in some condition "
                        "(failed calls are listed in errors.csv).\n")
     lines += ["", f"Primary endpoint: {PRIMARY}. Confirmatory family, tested in a fixed sequence at α = {a.alpha}: "
-              + " → ".join(n for n in FAMILY if n in results) + " (an endpoint is confirmed only when it and every one before it "
-              "reject). Descriptive endpoints carry intervals only.",
-              "", f"Confirmatory categories (≥ {a.confirmatory_min_nonzero} non-zero Δ_ref cells from ≥ {a.confirmatory_min_patients} "
-              "patients): " + (f"{', '.join(conf)}; the others are descriptive." if conf else "none: every category is descriptive.")
+              + " → ".join(n for n in FAMILY
+                           if n in results) + " (an endpoint is confirmed only when it and every one before it "
+              "reject). Descriptive endpoints carry intervals only.", "",
+              f"Confirmatory categories (≥ {a.confirmatory_min_nonzero} non-zero Δ_ref cells from ≥ "
+              f"{a.confirmatory_min_patients} "
+              "patients): " + (f"{', '.join(conf)}; the others are descriptive." if conf
+                               else "none: every category is descriptive.")
               + " Per-category results, with Benjamini–Hochberg adjusted p-values, are in the CSV files.", ""]
     return "\n".join(lines)
 
@@ -204,10 +212,12 @@ def model_contrasts(ds: Dataset, kept: dict, config: Config) -> pd.DataFrame:
         ia, ib = endpoint_input(ds, ma, both, canonical=False), endpoint_input(ds, mb, both, canonical=False)
         for name in [n for n in CONTRASTS if n in ea and n in eb]:
             e = model_contrast(ia, ib, config.analysis, config.seed, f"{a}|{b}", name)
-            rows.append(dict(model_a=a, model_b=b, endpoint=name, estimate=e.estimate, ci_low=e.ci[0], ci_high=e.ci[1], ci_level=e.ci_level,
-                             p_a_greater=e.p_value, min_attainable_p=e.min_attainable_p, n_pairs=int(both.sum()), n_patients=e.n_patients))
-    return pd.DataFrame(rows, columns=["model_a", "model_b", "endpoint", "estimate", "ci_low", "ci_high", "ci_level", "p_a_greater",
-                                       "min_attainable_p", "n_pairs", "n_patients"])
+            rows.append(dict(model_a=a, model_b=b, endpoint=name, estimate=e.estimate, ci_low=e.ci[0], ci_high=e.ci[1],
+                             ci_level=e.ci_level,
+                             p_a_greater=e.p_value, min_attainable_p=e.min_attainable_p, n_pairs=int(both.sum()),
+                             n_patients=e.n_patients))
+    return pd.DataFrame(rows, columns=["model_a", "model_b", "endpoint", "estimate", "ci_low", "ci_high", "ci_level",
+                                 "p_a_greater", "min_attainable_p", "n_pairs", "n_patients"])
 
 # %% ../../nbs/27_analyze.ipynb #2a702fc3
 def check_sensitivity(config: Config):
@@ -215,8 +225,8 @@ def check_sensitivity(config: Config):
     from carebench.adapters.aggregation import AGGREGATIONS
     unknown = [p for p in config.analysis.aggregation_sensitivity if p not in AGGREGATIONS]
     if unknown:
-        raise ConfigError(f"unknown aggregation {quote_value(unknown[0])} (known: {', '.join(AGGREGATIONS)})", config.source,
-                          "analysis.aggregation_sensitivity")
+        raise ConfigError(f"unknown aggregation {quote_value(unknown[0])} (known: {', '.join(AGGREGATIONS)})",
+                          config.source, "analysis.aggregation_sensitivity")
 
 def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd.DataFrame, dict]:
     """Every endpoint of every model in `kept` (model → (matrices, complete pairs, endpoint names)) under the run's own
@@ -234,14 +244,17 @@ def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd
             skipped[name] = "no adjudication table (dataset.adjudication)"; continue
         dsp = ds if name == own else aggregate(ds, name, table)
         for model, (mats, complete, names) in kept.items():
-            res = run_endpoints(endpoint_input(dsp, mats, complete), config.analysis, config.seed, model, [n for n in ENDPOINTS if n in names])
-            rows += [dict(model=model, endpoint=e, policy=name, estimate=r.overall.estimate, ci_low=r.overall.ci[0], ci_high=r.overall.ci[1],
-                          p_value=r.overall.p_value) for e, r in res.items()]
+            res = run_endpoints(endpoint_input(dsp, mats, complete), config.analysis, config.seed, model,
+                                [n for n in ENDPOINTS if n in names])
+            rows += [dict(model=model, endpoint=e, policy=name, estimate=r.overall.estimate, ci_low=r.overall.ci[0],
+                          ci_high=r.overall.ci[1], p_value=r.overall.p_value) for e, r in res.items()]
     cols = ["model", "endpoint", "policy", "estimate", "ci_low", "ci_high", "p_value"]
     df = pd.DataFrame(rows, columns=cols)
     base = df[df["policy"] == own].set_index(["model", "endpoint"])["estimate"]
     with np.errstate(invalid="ignore"):                 # an infinite estimate (an odds ratio) changes by nan
-        df["change"] = df["estimate"].to_numpy() - base.reindex(pd.MultiIndex.from_frame(df[["model", "endpoint"]])).to_numpy()
+        df["change"] = (
+            df["estimate"].to_numpy() - base.reindex(pd.MultiIndex.from_frame(df[["model", "endpoint"]])).to_numpy()
+        )
     return df, dict(own=own, policies=list(dict.fromkeys(df["policy"])), skipped=skipped)
 
 # %% ../../nbs/27_analyze.ipynb #66d35aea
@@ -276,8 +289,12 @@ def _check_scores(run: RunFolder, ds: Dataset, df: pd.DataFrame, cells, exclude_
         first = fatal.iloc[0]
         where = f"row {int(first['row'])}, column '{first['column']}': " if pd.notna(first["row"]) else ""
         raise ScoreValidationError(
-            f"{len(fatal)} problem(s) ({', '.join(f'{n} {k}' for k, n in counts.items())}); first: {where}{first['message']}; "
-            f"every problem is listed in {run.path/'score_validation.csv'}", fatal, file=str(scores_file) if scores_file else None)
+            f"{len(fatal)} problem(s) ({', '.join(f'{n} {k}' for k, n in counts.items())}); first: "
+            f"{where}{first['message']}; "
+            f"every problem is listed in {run.path / 'score_validation.csv'}",
+            fatal,
+            file=str(scores_file) if scores_file else None,
+        )
 
 def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config, names, validity: bool,
                    checked: dict) -> dict:
@@ -336,7 +353,8 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
     _write_comparisons(run, ds, kept, config)
     doc = {"protocol_version": PROTOCOL_VERSION, "epsilon": config.analysis.epsilon, "models": results}
     run.add_artifact("endpoints", write_json(run.path/"endpoints.json", to_jsonable(doc)))
-    md = "# CAREBench analysis\n\n" + "\n".join(summary_markdown(m, r, ds, config, _run_info(run)) for m, r in results.items())
+    md = "# CAREBench analysis\n\n" + "\n".join(summary_markdown(m, r, ds, config, _run_info(run)) for m,
+                                                r in results.items())
     atomic_write(run.path/"summary.md", md)
     run.add_artifact("summary", run.path/"summary.md")
     run.update_manifest(analysed_models=models, completed=True, status="completed",
@@ -355,7 +373,8 @@ def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool 
     check_sensitivity(config)
     df = read_scores(scores)                 # a missing or unreadable file fails before anything is written
     inputs, resolved = run_inputs(ds)
-    run = create_run(None, config, path=out, command=command, inputs={"scores": Path(scores), **inputs}, resolved=resolved,
+    run = create_run(None, config, path=out, command=command, inputs={"scores": Path(scores), **inputs},
+                     resolved=resolved,
                      seeds={"analysis": config.seed}, step="analyze", endpoints=list(config.analysis.endpoints))
     with run.guard():
         return write_analysis(run, ds, df, config, scores, config.analysis.on_missing_scores == "exclude_pair", quiet,

@@ -66,7 +66,8 @@ def _arrow_csv(path: Path, categories) -> pd.DataFrame | None:
         if len(lines) < 2 or not names or not all(names) or len(set(names)) != len(names): return None
         types = {n: pa.dictionary(pa.int32(), pa.string()) if n in categories else pa.string() for n in names}
         table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(newlines_in_values=True),
-                              convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False))
+                              convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                                  quoted_strings_can_be_null=False))
     # Arrow's errors are ValueErrors
     except (ImportError, UnicodeDecodeError, csv.Error, StopIteration, ValueError, OSError): return None
     if table.column_names != names: return None
@@ -115,14 +116,17 @@ def read_scores(path) -> pd.DataFrame:
             df = read_csv_text(path)
             first = 2
     except (ValueError, OSError, UnicodeDecodeError, ImportError) as e:
-        raise InputFileError(f"cannot read the score file ({type(e).__name__}: {str(e)[:80]})", file=str(path)) from None
+        raise InputFileError(f"cannot read the score file ({type(e).__name__}: {str(e)[:80]})",
+                             file=str(path)) from None
     columns = list(df.columns)
     missing = [c for c in SCORE_COLUMNS if c not in df.columns]
     if missing:
-        raise InputFileError(f"missing column(s) {', '.join(missing)} (needed: {', '.join(SCORE_COLUMNS)})", file=str(path), row=1)
+        raise InputFileError(f"missing column(s) {', '.join(missing)} (needed: {', '.join(SCORE_COLUMNS)})",
+                             file=str(path), row=1)
     if not len(df): raise EmptyTableError("the score file has a header but no scores", file=str(path))
     if first == 1 and not pd.api.types.is_numeric_dtype(df["score"]) or pd.api.types.is_bool_dtype(df["score"]):
-        df["score"] = df["score"].map(lambda v: v if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+        df["score"] = df["score"].map(lambda v: v if isinstance(v, (int, float, np.integer, np.floating))
+                                      and not isinstance(v, (bool, np.bool_))
                                       # true/false or text is not a score: validation names the row
                                       else "" if v is None else str(v))
     for c in TEXT_COLUMNS:
@@ -169,7 +173,8 @@ def _problem_rows(df, mask, check, column, message) -> pd.DataFrame:
     if not mask.any(): return pd.DataFrame(columns=PROBLEM_COLUMNS)
     sub = df[mask]
     msgs = message(sub) if callable(message) else message
-    out = sub[["row", "model", "condition", "patient_id", "item", "category"]].assign(check=check, column=column, message=msgs)
+    out = sub[["row", "model", "condition", "patient_id", "item",
+               "category"]].assign(check=check, column=column, message=msgs)
     return out[list(PROBLEM_COLUMNS)]
 
 # %% ../../nbs/26_scores.ipynb #ad59cef7
@@ -186,7 +191,10 @@ def score_cells(df: pd.DataFrame, ds: Dataset) -> ScoreCells:
     become integer codes, a pair is the pair of codes, looked up among the dataset's pairs."""
     p_code, p_ids = _codes_of(df["patient_id"])
     i_code, i_ids = _codes_of(df["item"])
-    dp, di = pd.Index(p_ids, dtype=object).get_indexer(ds.pair_patient), pd.Index(i_ids, dtype=object).get_indexer(ds.pair_item)
+    dp, di = (
+        pd.Index(p_ids, dtype=object).get_indexer(ds.pair_patient),
+        pd.Index(i_ids, dtype=object).get_indexer(ds.pair_item),
+    )
     scored = np.flatnonzero((dp >= 0) & (di >= 0))           # dataset pairs that occur in the file
     hit = pd.Index(dp[scored] * np.int64(len(i_ids)) + di[scored]).get_indexer(p_code * np.int64(len(i_ids)) + i_code)
     hit[(p_code < 0) | (i_code < 0)] = -1
@@ -210,7 +218,8 @@ def _row_key(codes) -> np.ndarray:
 def _duplicates(df: pd.DataFrame, shuf: np.ndarray, donor: pd.Series) -> pd.DataFrame:
     "Rows that repeat an earlier row's model, condition, patient, item, category and (shuffled scores only) donor."
     donor_code = np.where(shuf, _codes_of(donor)[0], -1)      # only shuffled scores are told apart by their donor
-    key = _row_key(itertools.chain((_codes_of(df[c])[0] for c in ("model", "condition", "patient_id", "item", "category")), [donor_code]))
+    key = _row_key(itertools.chain((_codes_of(df[c])[0]
+                                    for c in ("model", "condition", "patient_id", "item", "category")), [donor_code]))
     del donor_code
     order = np.argsort(key, kind="stable")                   # equal keys side by side, each group in row order
     key = key[order]
@@ -220,8 +229,9 @@ def _duplicates(df: pd.DataFrame, shuf: np.ndarray, donor: pd.Series) -> pd.Data
     # each sorted row's group's first row
     first = order[np.maximum.accumulate(np.where(start, np.arange(len(key)), 0))]
     first_row = np.empty(len(key), np.int64); first_row[order] = df["row"].to_numpy()[first]
+    same = " (same model, condition, patient, item, category and donor)"
     return _problem_rows(df.assign(first=first_row), dup, "duplicate", "score",
-                         lambda d: "duplicate of row " + d["first"].astype(str) + " (same model, condition, patient, item, category and donor)")
+                         lambda d: "duplicate of row " + d["first"].astype(str) + same)
 
 def validate_scores(df: pd.DataFrame, ds: Dataset, cells: ScoreCells | None = None) -> pd.DataFrame:
     """Every problem of a score frame against the dataset, as a validation table (empty when the scores are valid). Each
@@ -238,10 +248,14 @@ def validate_scores(df: pd.DataFrame, ds: Dataset, cells: ScoreCells | None = No
         _problem_rows(df, ~np.isfinite(cells.score), "score_not_numeric", "score", "the score is not a finite number"),
         _problem_rows(df, (cells.score < 0) | (cells.score > 1), "score_out_of_range", "score",
                       lambda d: "score " + d["score"].astype(str) + " is outside [0, 1]"),
-        _problem_rows(df, cells.pair < 0, "unknown_pair", "item", "no evaluation pair with this patient and item in the dataset"),
-        _problem_rows(df, shuf & no_donor, "missing_donor", "context_patient_id", "a shuffled-context score needs context_patient_id"),
-        _problem_rows(df, shuf & own, "donor_is_own_patient", "context_patient_id", "the shuffled donor is the patient itself"),
-        _problem_rows(df, shuf & ~no_donor & ~own & (_lookup(donor, ds.patient_ids) < 0), "unknown_donor", "context_patient_id",
+        _problem_rows(df, cells.pair < 0, "unknown_pair", "item",
+                      "no evaluation pair with this patient and item in the dataset"),
+        _problem_rows(df, shuf & no_donor, "missing_donor", "context_patient_id",
+                      "a shuffled-context score needs context_patient_id"),
+        _problem_rows(df, shuf & own, "donor_is_own_patient", "context_patient_id",
+                      "the shuffled donor is the patient itself"),
+        _problem_rows(df, shuf & ~no_donor & ~own & (_lookup(donor, ds.patient_ids) < 0), "unknown_donor",
+                      "context_patient_id",
                       lambda d: "donor " + _reprs(d["context_patient_id"]) + " is not a patient of the dataset"),
         _problem_rows(df, is_cond(CORRECT_CONTEXT) & ~no_donor & ~own, "wrong_context_patient", "context_patient_id",
                       "a correct-context score must show the patient's own snapshot"),
@@ -250,7 +264,8 @@ def validate_scores(df: pd.DataFrame, ds: Dataset, cells: ScoreCells | None = No
     ]
     found.append(_duplicates(df, shuf, donor))
     found.append(_missing_cells(df, ds, cells))
-    out = pd.concat([f for f in found if len(f)], ignore_index=True) if any(len(f) for f in found) else pd.DataFrame(columns=PROBLEM_COLUMNS)
+    out = pd.concat([f for f in found if len(f)],
+                    ignore_index=True) if any(len(f) for f in found) else pd.DataFrame(columns=PROBLEM_COLUMNS)
     return out.sort_values(["row", "check"], kind="stable", na_position="last").reset_index(drop=True)
 
 # %% ../../nbs/26_scores.ipynb #a71278ed
@@ -264,7 +279,8 @@ def _missing_cells(df: pd.DataFrame, ds: Dataset, cells: ScoreCells) -> pd.DataF
         for cond in CONDITIONS:
             sel = is_model & (df["condition"] == cond).to_numpy(bool)
             if not sel.any():
-                out.append(dict(check="missing_condition", row=None, column="condition", model=model, condition=cond, patient_id=None,
+                out.append(dict(check="missing_condition", row=None, column="condition", model=model, condition=cond,
+                                patient_id=None,
                                 item=None, category=None, message=f"model {model!r} has no {cond} scores"))
                 continue
             have = np.zeros(ds.n_pairs * C, bool)
@@ -277,7 +293,8 @@ def _missing_cells(df: pd.DataFrame, ds: Dataset, cells: ScoreCells) -> pd.DataF
                 shown = show_item(item)
                 out.append(dict(check="missing_cells", row=None, column="score", model=model, condition=cond,
                                 patient_id=ds.pair_patient[i], item=item, category=ds.categories[j],
-                                message=f"model {model!r}: {len(miss)} of {want} pair × category cells have no {cond} score; the first is "
+                                message=f"model {model!r}: {len(miss)} of {want} pair × category cells have no {cond} "
+                                        f"score; the first is "
                                         f"patient {ds.pair_patient[i]!r}, item {shown}, category {ds.categories[j]!r}"))
     return pd.DataFrame(out, columns=PROBLEM_COLUMNS)
 
@@ -327,20 +344,25 @@ def _donor_lists(pair: np.ndarray, donor: pd.Series, n_pairs: int) -> list:
     return out.tolist()
 
 # %% ../../nbs/26_scores.ipynb #4341c870
-def planted_scores(ds: Dataset, model: str = "planted", alignment: float = 0.3, noise: float = 0.05, seed: int = 0) -> pd.DataFrame:
+def planted_scores(ds: Dataset, model: str = "planted", alignment: float = 0.3, noise: float = 0.05,
+                   seed: int = 0) -> pd.DataFrame:
     "A long score frame for `ds` with a planted alignment of `alignment` · Δ_ref (cyclic shuffled donors)."
     rng = np.random.default_rng(seed)
     shape = (ds.n_pairs, len(ds.categories))
     free = rng.uniform(0.1, 0.9, size=shape)
-    scores = {CONTEXT_FREE: free, CORRECT_CONTEXT: np.clip(free + alignment * ds.delta_ref + noise * rng.normal(size=shape), 0, 1),
+    scores = {CONTEXT_FREE: free,
+              CORRECT_CONTEXT: np.clip(free + alignment * ds.delta_ref + noise * rng.normal(size=shape), 0, 1),
               SHUFFLED_CONTEXT: np.clip(free + noise * rng.normal(size=shape), 0, 1)}
     pids = list(ds.patient_ids)
     donor = {p: pids[(k + 1) % len(pids)] for k, p in enumerate(pids)}
     frames = []
     for cond, s in scores.items():
-        ctx = {CONTEXT_FREE: [""] * ds.n_pairs, CORRECT_CONTEXT: list(ds.pair_patient), SHUFFLED_CONTEXT: [donor[p] for p in ds.pair_patient]}[cond]
-        frames.append(pd.DataFrame({"model": model, "condition": cond, "patient_id": np.repeat(ds.pair_patient, shape[1]).astype(str),
-                                    "item": np.repeat(ds.pair_item, shape[1]).astype(str), "category": np.tile(ds.categories, shape[0]),
+        ctx = {CONTEXT_FREE: [""] * ds.n_pairs, CORRECT_CONTEXT: list(ds.pair_patient),
+               SHUFFLED_CONTEXT: [donor[p] for p in ds.pair_patient]}[cond]
+        frames.append(pd.DataFrame({"model": model, "condition": cond,
+                                    "patient_id": np.repeat(ds.pair_patient, shape[1]).astype(str),
+                                    "item": np.repeat(ds.pair_item, shape[1]).astype(str),
+                                    "category": np.tile(ds.categories, shape[0]),
                                     "score": np.round(s.ravel(), 6), "context_patient_id": np.repeat(ctx, shape[1]),
                                     "scoring_mode": "planted"}))
     return pd.concat(frames, ignore_index=True)

@@ -40,8 +40,8 @@ def _overlap(va: Counter, vb: Counter) -> dict:
     ta, tb = set(va), set(vb)
     union = ta | tb
     covered = sum(n for w, n in vb.items() if w in ta)
-    return dict(types_in_distribution=len(ta), types_shifted=len(tb), jaccard=len(ta & tb) / len(union) if union else None,
-                shifted_tokens_covered=covered / sum(vb.values()) if vb else None)
+    return dict(types_in_distribution=len(ta), types_shifted=len(tb), jaccard=len(ta & tb) / len(union) if union
+                else None, shifted_tokens_covered=covered / sum(vb.values()) if vb else None)
 
 # %% ../../nbs/2e_shift.ipynb #dab19da4
 def dataset_shift(a: Dataset, b: Dataset) -> dict:
@@ -61,21 +61,28 @@ def dataset_shift(a: Dataset, b: Dataset) -> dict:
         row["difference_correct_context"] = row["shifted_correct_context"] - row["in_distribution_correct_context"]
         prevalence.append(row)
     length = []
-    for measure, fn in (("entries", _entries), ("words", lambda p: len(_snapshot_words(p))), ("fields", lambda p: len(p.snapshot))):
+    for measure, fn in (("entries", _entries), ("words", lambda p: len(_snapshot_words(p))),
+                        ("fields", lambda p: len(p.snapshot))):
         va, vb = np.array([fn(p) for p in patients(a)], float), np.array([fn(p) for p in patients(b)], float)
-        length.append(dict(measure=measure, in_distribution_mean=float(va.mean()), in_distribution_median=float(np.median(va)),
-                           shifted_mean=float(vb.mean()), shifted_median=float(np.median(vb)), ratio_of_means=float(vb.mean() / va.mean()) if va.mean() else None))
+        length.append(dict(measure=measure, in_distribution_mean=float(va.mean()),
+                           in_distribution_median=float(np.median(va)),
+                           shifted_mean=float(vb.mean()), shifted_median=float(np.median(vb)),
+                           ratio_of_means=float(vb.mean() / va.mean()) if va.mean() else None))
     items_a, items_b = set(a.pair_item) | set(a.train_item), list(dict.fromkeys(b.pair_item))
-    vocabulary = dict(items=_overlap(Counter(w for t in a.pair_item for w in words(t)), Counter(w for t in b.pair_item for w in words(t))),
-                      snapshots=_overlap(Counter(w for p in patients(a) for w in _snapshot_words(p)), Counter(w for p in patients(b) for w in _snapshot_words(p))),
+    vocabulary = dict(items=_overlap(Counter(w for t in a.pair_item for w in words(t)),
+                                     Counter(w for t in b.pair_item for w in words(t))),
+                      snapshots=_overlap(Counter(w for p in patients(a) for w in _snapshot_words(p)),
+                                         Counter(w for p in patients(b) for w in _snapshot_words(p))),
                       shifted_items_seen=sum(t in items_a for t in items_b) / len(items_b))
-    return dict(sizes=dict(in_distribution=size(a), shifted=size(b)), prevalence=prevalence, snapshot_length=length, vocabulary=vocabulary)
+    return dict(sizes=dict(in_distribution=size(a), shifted=size(b)), prevalence=prevalence, snapshot_length=length,
+                vocabulary=vocabulary)
 
 # %% ../../nbs/2e_shift.ipynb #af83a10a
 def _row(model, name, scope, a: dict, b: dict, d) -> dict:
     ca, cb = a.get("ci") or [None, None], b.get("ci") or [None, None]
     dd = d.to_dict() if d is not None else {}
-    return dict(model=model, endpoint=name, scope=scope, in_distribution=a.get("estimate"), in_distribution_ci_low=ca[0],
+    return dict(model=model, endpoint=name, scope=scope, in_distribution=a.get("estimate"),
+                in_distribution_ci_low=ca[0],
                 in_distribution_ci_high=ca[1], shifted=b.get("estimate"), shifted_ci_low=cb[0], shifted_ci_high=cb[1],
                 difference=dd.get("difference"), difference_ci_low=(dd.get("ci_difference") or [None])[0],
                 difference_ci_high=(dd.get("ci_difference") or [None, None])[1], p_difference=dd.get("p_difference"),
@@ -91,7 +98,8 @@ def shift_table(model: str, results_a: dict, results_b: dict, diffs: dict) -> pd
         ra, rb, dn = results_a[name], results_b[name], diffs.get(name, {})
         rows.append(_row(model, name, "overall", ra["overall"], rb["overall"], dn.get("overall")))
         for k in rb.get("per_category", {}):
-            rows.append(_row(model, name, k, ra["per_category"].get(k, {}), rb["per_category"][k], dn.get("per_category", {}).get(k)))
+            rows.append(_row(model, name, k, ra["per_category"].get(k, {}), rb["per_category"][k],
+                             dn.get("per_category", {}).get(k)))
     return pd.DataFrame(rows, columns=SHIFT_COLUMNS)
 
 # %% ../../nbs/2e_shift.ipynb #73dcd68d
@@ -104,11 +112,14 @@ def _checked_shift_cells(run: RunFolder, b: Dataset, df_b: pd.DataFrame):
     run.add_artifact("shift_score_validation", run.path/"shift_score_validation.csv")
     if len(problems):
         first = problems.iloc[0]
-        raise ScoreValidationError(f"the shifted scores have {len(problems)} problem(s); first: {first['message']}; every problem is listed in "
-                                   f"{run.path/'shift_score_validation.csv'}", problems, file=str(run.path/"shift_scores.csv"))
+        raise ScoreValidationError(f"the shifted scores have {len(problems)} problem(s); first: {first['message']}; "
+                                   f"every problem is listed in "
+                                   f"{run.path/'shift_score_validation.csv'}", problems,
+                                   file=str(run.path/"shift_scores.csv"))
     return cells_b
 
-def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b: pd.DataFrame, config: Config, results_a: dict) -> dict:
+def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b: pd.DataFrame, config: Config,
+                results_a: dict) -> dict:
     """Validate the shifted scores against the shifted dataset, compute each model's endpoints on it (those of its
     in-distribution analysis) and the differences from its in-distribution ones (`results_a`: the main analysis's
     results per model), and write the shift artifacts into `run`."""
@@ -116,13 +127,16 @@ def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b
     cells_a, tables, models = score_cells(df_a, a), [], {}
     for model in pd.unique(df_b["model"]):
         if model not in results_a:
-            raise ConfigError(f"model {model!r} has shifted scores but no in-distribution analysis", config.source, "shift.tracks")
+            raise ConfigError(f"model {model!r} has shifted scores but no in-distribution analysis", config.source,
+                              "shift.tracks")
         ma, mb = score_matrices(df_a, a, model, cells_a), score_matrices(df_b, b, model, cells_b)
         ca, cb = complete_pairs(ma), complete_pairs(mb)
         names = [n for n in results_a[model] if n not in NON_ENDPOINT_KEYS and n in ENDPOINTS]
         if not (names and ca.any() and cb.any()):           # nothing to compare: said, not computed from nothing
-            models[model] = dict(skipped="no endpoint in-distribution" if not names else "no complete pair in-distribution" if not ca.any()
-                                 else "no complete shifted pair", n_pairs_shifted=int(cb.sum()), n_pairs_in_distribution=int(ca.sum()))
+            models[model] = dict(skipped="no endpoint in-distribution" if not names
+                                 else "no complete pair in-distribution" if not ca.any()
+                                 else "no complete shifted pair", n_pairs_shifted=int(cb.sum()),
+                                 n_pairs_in_distribution=int(ca.sum()))
             continue
         ia, ib = endpoint_input(a, ma, ca), endpoint_input(b, mb, cb)
         res_b = results_to_dict(run_endpoints(ib, config.analysis, config.seed, f"{model}|shifted", names))
@@ -130,15 +144,23 @@ def write_shift(run: RunFolder, a: Dataset, b: Dataset, df_a: pd.DataFrame, df_b
         diffs = shift_differences(ia, ib, names, config.analysis, config.seed, model)
         tables.append(shift_table(model, results_a[model], res_b, diffs))
         models[model] = dict(shifted=res_b, n_pairs_shifted=int(cb.sum()), n_pairs_in_distribution=int(ca.sum()),
-                             difference={n: {"overall": d["overall"].to_dict(), "per_category": {k: e.to_dict() for k, e in d["per_category"].items()}}
+                             difference={n: {"overall": d["overall"].to_dict(),
+                                             "per_category": {k: e.to_dict() for k, e in d["per_category"].items()}}
                                          for n, d in diffs.items()})
     table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=SHIFT_COLUMNS)
-    summary = dataset_shift(a, b)
+    return _write_shift_artifacts(run, a, b, table, models, config)
+
+def _write_shift_artifacts(run: RunFolder, a: Dataset, b: Dataset, table: pd.DataFrame, models: dict,
+                           config: Config) -> dict:
+    "Write `shift_endpoints.csv`, `dataset_shift.json` and `shift.json` into `run`; record the shift in its manifest."
     name = config.shift.name if config.shift else "shifted"
-    atomic_write(run.path/"shift_endpoints.csv", table.to_csv(index=False)); run.add_artifact("shift_endpoints", run.path/"shift_endpoints.csv")
-    run.add_artifact("dataset_shift", write_json(run.path/"dataset_shift.json", to_jsonable(dict(name=name, **summary))))
+    atomic_write(run.path/"shift_endpoints.csv", table.to_csv(index=False))
+    run.add_artifact("shift_endpoints", run.path/"shift_endpoints.csv")
+    run.add_artifact("dataset_shift",
+                     write_json(run.path/"dataset_shift.json", to_jsonable(dict(name=name, **dataset_shift(a, b)))))
     doc = dict(name=name, ci_method=config.analysis.ci_method, ci_level=config.analysis.ci_level, models=models)
     run.add_artifact("shift", write_json(run.path/"shift.json", to_jsonable(doc)))
     run.update_manifest(shift=dict(name=name, models=list(models), adapter=b.provenance.get("adapter"),
-                                   inputs=list(b.provenance.get("inputs", [])), n_patients=len(set(b.pair_patient)), n_pairs=b.n_pairs))
+                                   inputs=list(b.provenance.get("inputs", [])), n_patients=len(set(b.pair_patient)),
+                                   n_pairs=b.n_pairs))
     return doc

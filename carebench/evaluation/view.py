@@ -21,11 +21,12 @@ from ..stats.endpoints import ENDPOINTS
 from .scores import read_csv_text
 
 # %% auto #0
-__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'read_table', 'RunView', 'load_run', 'Table', 'table', 'Figure',
-           'category_names', 'ReportParameterError', 'pick']
+__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'read_table', 'RunView', 'load_run', 'breakable', 'Table', 'table',
+           'Figure', 'category_names', 'ReportParameterError', 'pick']
 
 # %% ../../nbs/2f_view.ipynb #2b76feca
-TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode", "shuffled_donors",
+TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode",
+                "shuffled_donors",
                 "error_kind", "message", "endpoint", "scope", "check", "column", "fusion", "donor_patient_id"}
 
 def read_table(path) -> pd.DataFrame:
@@ -100,24 +101,38 @@ def load_run(path) -> RunView:
     pd.set_option("display.max_colwidth", None)
     return RunView(path)
 
+# %% ../../nbs/2f_view.ipynb #954dea78
+_SEPARATORS = re.compile(r"([/_+\-.:=,])(?=\w)")
+
+def breakable(text, long: int = 24) -> str:
+    "`text` escaped for HTML, with a line-break opportunity after each separator of a token longer than `long`."
+    return " ".join(_SEPARATORS.sub(r"\1<wbr>", w) if len(w) > long else w for w in html.escape(str(text)).split(" "))
+
 # %% ../../nbs/2f_view.ipynb #ad33f245
 def _plain(v) -> bool: return v is None or (isinstance(v, float) and math.isnan(v))
 
-COLUMN_NAMES = {"n_pairs": "pairs", "n_patients": "patients", "n_cells": "cells", "ci_level": "CI level", "mean_abs_change": "mean |change|",
-                "sign_agreement_rate": "sign agreement", "sign_agreement_rate_full_context": "sign agreement, whole context",
-                "mean_abs_delta_model": "mean |Δ_model|", "icc2_1": "ICC(2,1)", "ccc": "CCC", "ece_free": "ECE, context-free",
-                "ece_correct": "ECE, with the chart", "entropy_free": "entropy, context-free", "entropy_correct": "entropy, with the chart",
-                "entropy_change": "entropy change", "n_train_patients": "training patients", "brier_free": "Brier, context-free",
-                "brier_correct": "Brier, with the chart", "mean_alignment": "mean alignment", "validation_patients": "validation patients",
-                "n_cases": "cases", "epochs_run": "epochs run", "best_epoch": "best epoch", "best_valid_loss": "best validation loss",
-                "adapter_sha256": "adapter sha256"}
+COLUMN_NAMES = {"n_pairs": "pairs", "n_patients": "patients", "n_cells": "cells", "ci_level": "CI level",
+                "mean_abs_change": "mean |change|", "sign_agreement_rate": "sign agreement",
+                "sign_agreement_rate_full_context": "sign agreement, whole context",
+                "mean_abs_delta_model": "mean |Δ_model|", "icc2_1": "ICC(2,1)", "ccc": "CCC",
+                "ece_free": "ECE, context-free",
+                "ece_correct": "ECE, with the chart", "entropy_free": "entropy, context-free",
+                "entropy_correct": "entropy, with the chart",
+                "entropy_change": "entropy change", "n_train_patients": "training patients",
+                "brier_free": "Brier, context-free",
+                "brier_correct": "Brier, with the chart", "mean_alignment": "mean alignment",
+                "validation_patients": "validation patients",
+                "n_cases": "cases", "epochs_run": "epochs run", "best_epoch": "best epoch",
+                "best_valid_loss": "best validation loss", "adapter_sha256": "adapter sha256"}
 
 def _column_format(col: pd.Series, digits: int):
     """How one column's cells are written: integers as integers (counts), other numbers to `digits` decimals (tiny ones
     in e-notation; rates and shares always as decimals)."""
     vals = [v for v in col if not _plain(v)]
-    nums = [v for v in vals if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))]
-    rate = re.search(r"\b(rate|share|estimate|p|mean|sd|brier|κ|observed|ece|entropy)\b", str(col.name).lower()) is not None
+    nums = [v for v in vals if isinstance(v, (int, float, np.integer, np.floating))
+            and not isinstance(v, (bool, np.bool_))]
+    rate = re.search(r"\b(rate|share|estimate|p|mean|sd|brier|κ|observed|ece|entropy)\b",
+                     str(col.name).lower()) is not None
     integral = not rate and len(nums) == len(vals) and all(float(v).is_integer() for v in nums)
     def fmt(v):
         if _plain(v): return "–"                                          # does not apply (never "NaN" or "None")
@@ -136,18 +151,20 @@ MAX_ROWS = 2000
 class Table:
     """A table as a page shows it: no index column and no empty header row (the index becomes ordinary columns), numbers
     rounded, "–" where a value does not apply, long values wrapped (never cut), and a caption that says what to read."""
-    def __init__(self, df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False,
-                 max_rows: int | None = MAX_ROWS):
+    def __init__(self, df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show",
+                 collapsed: bool | int = False, max_rows: int | None = MAX_ROWS):
         named = df.index.nlevels > 1 or df.index.name is not None
         frame = (df.reset_index() if named else df.reset_index(drop=True)) if len(df.columns) or named else df
         if {"CI low", "CI high"} <= set(frame.columns):            # one interval column: [low, high]
             at = list(frame.columns).index("CI low")
             z = lambda x: 0.0 if abs(x) < 1e-12 else x
-            ci = [("–" if _plain(a) or _plain(b) else f"[{z(a):.{digits}f}, {z(b):.{digits}f}]") for a, b in zip(frame["CI low"], frame["CI high"])]
+            ci = [("–" if _plain(a) or _plain(b) else f"[{z(a):.{digits}f}, {z(b):.{digits}f}]") for a,
+                  b in zip(frame["CI low"], frame["CI high"])]
             frame = frame.drop(columns=["CI low", "CI high"])
             frame.insert(at, "CI", ci)
         self.frame = frame.rename(columns=COLUMN_NAMES)
-        self.caption, self.digits, self.empty, self.collapsed, self.max_rows = caption, digits, empty, collapsed, max_rows
+        self.caption, self.digits, self.empty = caption, digits, empty
+        self.collapsed, self.max_rows = collapsed, max_rows
 
     def _formats(self) -> list: return [_column_format(self.frame[c], self.digits) for c in self.frame.columns]
 
@@ -155,7 +172,8 @@ class Table:
         "The cells as the page writes them (header first; the first `limit` rows when given)."
         fmts = [f for f, _ in formats or self._formats()]
         body = self.frame if limit is None else self.frame.head(limit)
-        return [list(map(str, self.frame.columns))] + [[f(v) for f, v in zip(fmts, r)] for r in body.itertuples(index=False)]
+        return [list(map(str, self.frame.columns))] + [[f(v) for f, v in zip(fmts, r)]
+                                                       for r in body.itertuples(index=False)]
 
     def _repr_html_(self) -> str:
         esc = html.escape
@@ -166,12 +184,17 @@ class Table:
         head, *body = self.rows(formats, self.max_rows)
         n = len(self.frame)
         note = f'<p class="cb-caption">The first {len(body):,} of {n:,} rows are shown.</p>' if len(body) < n else ""
-        # a hash or a path: may break anywhere, never widen the page
+        # a hash or a path: breaks after its separators (or, wider than the cell, anywhere), never widens the page
         long = lambda v: max(map(len, v.split()), default=0) > 24
         td = lambda v, n: (f'<td style="text-align:{"right" if n else "left"}'
-                           f'{";word-break:break-all;min-width:12em" if long(v) else ""}">{esc(v)}</td>')
-        out = ('<div style="overflow-x:auto"><table class="cb-table"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
-               + "".join("<tr>" + "".join(td(v, n) for v, n in zip(r, numeric)) + "</tr>" for r in body) + "</tbody></table></div>")
+                           f'{";overflow-wrap:anywhere;min-width:12em" if long(v) else ""}">{breakable(v)}</td>')
+        out = (
+            '<div style="overflow-x:auto"><table class="cb-table"><thead><tr>'
+            + "".join(f"<th>{esc(h)}</th>" for h in head)
+            + "</tr></thead><tbody>"
+            + "".join("<tr>" + "".join(td(v, n) for v, n in zip(r, numeric)) + "</tr>" for r in body)
+            + "</tbody></table></div>"
+        )
         folded = self.collapsed is True or (not isinstance(self.collapsed, bool) and n > self.collapsed)
         if folded:
             shown = f"; the first {len(body):,} shown" if len(body) < n else ""
@@ -181,10 +204,11 @@ class Table:
     def __repr__(self) -> str:
         shown = self.frame if self.max_rows is None else self.frame.head(self.max_rows)
         more = f"\n(the first {len(shown):,} of {len(self.frame):,} rows)" if len(shown) < len(self.frame) else ""
-        return (self.caption + "\n" if self.caption else "") + (shown.to_string(index=False) + more if len(self.frame) else self.empty)
+        return (self.caption + "\n" if self.caption else "") + (shown.to_string(index=False) + more if len(self.frame)
+                                                                else self.empty)
 
-def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show", collapsed: bool | int = False,
-          max_rows: int | None = MAX_ROWS) -> Table:
+def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show",
+          collapsed: bool | int = False, max_rows: int | None = MAX_ROWS) -> Table:
     """Show `df` on a page (see `Table`); `empty` is said instead of an empty table, `collapsed` folds the table under
     its caption (`True`), or when it has more rows than a number."""
     return Table(df, caption, digits, empty, collapsed, max_rows)
@@ -233,8 +257,10 @@ class Figure:
     def _repr_html_(self) -> str:
         import base64
         img = base64.b64encode(self.png()).decode()
-        return (f'<figure class="cb-figure" style="margin:8px 0"><img style="max-width:100%" alt="{html.escape(self.caption)}" '
-                f'src="data:image/png;base64,{img}"><figcaption class="cb-caption">{html.escape(self.caption)}</figcaption></figure>')
+        return (f'<figure class="cb-figure" style="margin:8px 0"><img style="max-width:100%" '
+                f'alt="{html.escape(self.caption)}" '
+                f'src="data:image/png;base64,{img}"><figcaption '
+                f'class="cb-caption">{html.escape(self.caption)}</figcaption></figure>')
 
     def __repr__(self) -> str: return f"Figure: {self.caption}"
 
@@ -282,7 +308,8 @@ def pick(view: RunView, model: str | None = None, condition: str | None = None) 
     papermill ends with one message listing what the run has, not a KeyError deep in a cell."""
     model = view.models[0] if model is None and view.models else model
     if model not in view.models:
-        raise ReportParameterError(f"no model {model!r} in {view.path} (its models: {', '.join(map(repr, view.models)) or 'none'}); "
+        raise ReportParameterError(f"no model {model!r} in {view.path} (its models: "
+                                   f"{', '.join(map(repr, view.models)) or 'none'}); "
                                    "the templates' parameters are run_dir, model and condition")
     if condition is not None and condition not in CONDITIONS:
         raise ReportParameterError(f"no condition {condition!r} (conditions: {', '.join(CONDITIONS)})")

@@ -190,7 +190,8 @@ def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, con
     `reasoning.models[i].<key>`."""
     key = f"reasoning.models[{index}]"
     if model.backend not in BACKENDS:
-        raise ConfigError(f"unknown backend {quote_value(model.backend)} (known: {', '.join(sorted(BACKENDS))})", config_file, f"{key}.backend")
+        raise ConfigError(f"unknown backend {quote_value(model.backend)} (known: {', '.join(sorted(BACKENDS))})",
+                          config_file, f"{key}.backend")
     cls = BACKENDS[model.backend]
     base = config_file.parent if config_file else None
     try: opts = parse_section(cls.Options, model.options, key=key, file=config_file, base_dir=base)
@@ -274,7 +275,9 @@ class DryRunBackend(Backend):
         self._bases, self._shifts = {}, {}
 
     def identity(self) -> dict: return {"name": self.name, **{k: v for k, v in dataclasses.asdict(self.options).items()
-                                                               if k not in ("delay_s", "call_log", "rater_noise", "adjudicator_noise")}}   # in key_extra
+                                                               if k not in (
+                                                                   "delay_s", "call_log", "rater_noise",
+                                                                   "adjudicator_noise")}}   # in key_extra
     def device_name(self) -> str: return "none (mock, no model)"
 
     @classmethod
@@ -283,7 +286,8 @@ class DryRunBackend(Backend):
         if o.field_dependence and ctx.dataset is not None:
             fields = list(dict.fromkeys(f for p in ctx.dataset.patients for f in p.fields))
             if o.field_dependence not in fields:
-                raise ConfigError(f"field_dependence {quote_value(o.field_dependence)} is not a snapshot field of this dataset "
+                raise ConfigError(f"field_dependence {quote_value(o.field_dependence)} is not a snapshot field of this "
+                                  f"dataset "
                                   f"(fields: {', '.join(fields)})", key="field_dependence")
 
     def key_extra(self, meta: dict):
@@ -295,17 +299,20 @@ class DryRunBackend(Backend):
             if meta.get(k): extra[k] = meta[k]
         # rater mode: the answer copies a human observer's labels
         if meta.get("rater"):
-            extra.update(rater=meta["rater"], observer_labels=self._observer_labels(meta).tolist(), rater_noise=self.options.rater_noise)
+            extra.update(rater=meta["rater"], observer_labels=self._observer_labels(meta).tolist(),
+                         rater_noise=self.options.rater_noise)
         # adjudicator mode: the answer is the human observers' majority
         if meta.get("adjudicator"):
-            extra.update(adjudicator=meta["adjudicator"], majority=self._majority(meta).tolist(), adjudicator_noise=self.options.adjudicator_noise)
+            extra.update(adjudicator=meta["adjudicator"], majority=self._majority(meta).tolist(),
+                         adjudicator_noise=self.options.adjudicator_noise)
         if self.options.field_dependence: extra["fields"] = list(meta.get("fields") or ())
         return {**extra, "delta_ref": self._dref[(meta["patient_id"], meta["item"])].tolist()}
 
     def format_offset(self, k: int) -> float:
         ("The planted format effect of prompt format `k` (0 for the main format): `format_noise`·z_k, z_k a seeded "
          "standard normal.")
-        return 0.0 if not k or not self.options.format_noise else float(self.options.format_noise * rng_for(self.options.seed, self.model.id, "format", k).normal())
+        return (0.0 if not k or not self.options.format_noise
+                else float(self.options.format_noise * rng_for(self.options.seed, self.model.id, "format", k).normal()))
 
     def scores(self, meta: dict) -> dict:
         ("The mock's scores for one request, a function of (seed, model, condition, patient, item, context patient, "
@@ -318,7 +325,8 @@ class DryRunBackend(Backend):
             return dict(zip(keys, np.where(self._observer_labels(meta).astype(bool) ^ flip, 0.9, 0.1).tolist()))
         # adjudicator mode: the observers' majority, flipped with adjudicator_noise
         if meta.get("adjudicator"):
-            flip = rng_for(o.seed, m, "adjudicator", meta["adjudicator"], cond, p, item).random(len(keys)) < o.adjudicator_noise
+            flip = rng_for(o.seed, m, "adjudicator", meta["adjudicator"], cond, p,
+                           item).random(len(keys)) < o.adjudicator_noise
             return dict(zip(keys, np.where(self._majority(meta) ^ flip, 0.9, 0.1).tolist()))
         base, zero = self._base(p, item)
         k = int(meta.get("format") or 0)
@@ -326,13 +334,16 @@ class DryRunBackend(Backend):
         variant = [v for v in (meta.get("perturbation"), f"format {k}" if k else None) if v]
         s = base.copy()
         if cond == CONTEXT_FREE and o.retest_noise:
-            s = np.clip(base + o.retest_noise * rng_for(o.seed, m, "retest", p, item, int(meta.get("replicate") or 0), *variant).normal(size=len(keys)), 0, 1)
+            s = np.clip(base + o.retest_noise * rng_for(o.seed, m, "retest", p, item, int(meta.get("replicate") or 0),
+                                                        *variant).normal(size=len(keys)), 0, 1)
         if cond != CONTEXT_FREE:
             shift = self._shift(ctxp)
             noise = o.noise * rng_for(o.seed, m, "noise", cond, p, item, ctxp, *variant).normal(size=len(keys))
             sees = o.field_dependence is None or o.field_dependence in (meta.get("fields") or ())
             dref = self._dref[(p, item)]
-            aligned = o.alignment * dref + self.format_offset(k) * np.sign(dref) if cond == CORRECT_CONTEXT and sees else 0.0
+            aligned = (
+                o.alignment * dref + self.format_offset(k) * np.sign(dref) if cond == CORRECT_CONTEXT and sees else 0.0
+            )
             s = np.clip(base + aligned + shift + noise, 0, 1)
         s = np.where(zero, 0.0, s)
         return dict(zip(keys, np.round(s, 4).tolist()))
@@ -366,12 +377,14 @@ class DryRunBackend(Backend):
         "The nonspecific shift any chart of patient `ctxp` causes (drawn once per context patient)."
         if ctxp not in self._shifts:
             o = self.options
-            self._shifts[ctxp] = o.nonspecific * rng_for(o.seed, self.model.id, "context", ctxp).normal(size=len(self.ctx.label_space.keys))
+            self._shifts[ctxp] = o.nonspecific * rng_for(o.seed, self.model.id, "context",
+                                                         ctxp).normal(size=len(self.ctx.label_space.keys))
         return self._shifts[ctxp]
 
     def _text(self, meta: dict, scores: dict) -> str:
         o = self.options
-        r = rng_for(o.seed, self.model.id, "malformed", meta["condition"], meta["patient_id"], meta["item"], meta.get("context_patient_id") or "")
+        r = rng_for(o.seed, self.model.id, "malformed", meta["condition"], meta["patient_id"], meta["item"],
+                    meta.get("context_patient_id") or "")
         if not meta.get("repair") and r.random() < o.malformed_rate: return _MALFORMED[int(r.integers(len(_MALFORMED)))]
         if meta.get("layout") == "lines" and not meta.get("repair"):
             return "\n".join(f"{k}: {v}" for k, v in scores.items())

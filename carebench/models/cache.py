@@ -25,7 +25,8 @@ __all__ = ['APPLICATION_ID', 'cache_key', 'default_cache_path', 'CacheError', 'R
 # %% ../../nbs/33_cache.ipynb #f2248673
 def cache_key(**parts) -> str:
     "sha256 of the canonical JSON of everything that changes an answer."
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False,
+                                     default=str).encode("utf-8")).hexdigest()
 
 def default_cache_path() -> Path:
     "`$CAREBENCH_CACHE`, else `~/.cache/carebench/responses.sqlite`."
@@ -37,7 +38,8 @@ class CacheError(CareBenchError):
     "The response cache cannot be opened or is not a CAREBench cache."
 
 APPLICATION_ID = 0x43415245          # "CARE": marks a SQLite file as a CAREBench response cache
-_COLUMNS = ("key", "status", "model", "backend", "mode", "response", "scores", "error_kind", "error", "attempts", "updated")
+_COLUMNS = ("key", "status", "model", "backend", "mode", "response", "scores", "error_kind", "error", "attempts",
+            "updated")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
   key TEXT PRIMARY KEY,
@@ -61,7 +63,8 @@ def _inspect(db, path) -> bool:
     if not tables and app == 0: return True
     cols = {r[1] for r in db.execute("PRAGMA table_info(responses)")} if "responses" in tables else set()
     if app not in (0, APPLICATION_ID) or not set(_COLUMNS) <= cols:
-        raise CacheError(f"{path}: not a CAREBench response cache (tables: {', '.join(sorted(tables)[:5]) or 'none'}); nothing was changed")
+        raise CacheError(f"{path}: not a CAREBench response cache (tables: {', '.join(sorted(tables)[:5]) or 'none'}); "
+                         f"nothing was changed")
     return False
 
 # %% ../../nbs/33_cache.ipynb #bc3cdcf1
@@ -141,15 +144,15 @@ class ResponseCache:
 
     def register(self, keys, model: str, backend: str, mode: str):
         "Mark keys as pending unless they are already known."
-        self._write("INSERT OR IGNORE INTO responses (key, status, model, backend, mode, updated) VALUES (?, 'pending', ?, ?, ?, ?)",
-                    [(k, model, backend, mode, time.time()) for k in keys])
+        self._write("INSERT OR IGNORE INTO responses (key, status, model, backend, mode, updated) VALUES (?, "
+                    "'pending', ?, ?, ?, ?)", [(k, model, backend, mode, time.time()) for k in keys])
 
     def record(self, results):
         """Store results `(key, status, response, scores dict or None, error_kind, error)`, `status` being done or
         failed, and release their leases. A failure never overwrites a finished answer (another process may have
         finished the same key)."""
-        self._write("""UPDATE responses SET status = ?, response = ?, scores = ?, error_kind = ?, error = ?, attempts = attempts + 1,
-                       updated = ?, lease_owner = NULL, lease_until = NULL, recorded_by = ?
+        self._write("""UPDATE responses SET status = ?, response = ?, scores = ?, error_kind = ?, error = ?,
+                       attempts = attempts + 1, updated = ?, lease_owner = NULL, lease_until = NULL, recorded_by = ?
                        WHERE key = ? AND NOT (status = 'done' AND ? = 'failed')""",
                     [(st, redact_values(resp), json.dumps(sc) if sc is not None else None, kind, redact_text(err),
                       time.time(), self.owner, k, st)
@@ -168,15 +171,19 @@ class ResponseCache:
             examined, step = 0, max(4 * n, 32)             # read the keys' states a few batches at a time, not all 500
             while examined < len(keys) and len(claimed) < n:
                 chunk = keys[examined:examined + step]
-                q = f"SELECT key, status, updated, lease_owner, lease_until, recorded_by FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+                q = (f"SELECT key, status, updated, lease_owner, lease_until, recorded_by FROM responses WHERE key IN "
+                     f"({','.join('?' * len(chunk))})")
                 rows = {k: rest for k, *rest in self.db.execute(q, chunk)}
                 for k in chunk:
                     if len(claimed) == n: break
                     examined += 1
                     st, updated, owner, until, by = rows.get(k, ("pending", 0.0, None, None, None))
-                    peer = by not in (None, self.owner) and alive.setdefault((by, round(updated)), _owner_alive(by, updated, self.lease_s))
+                    peer = by not in (None, self.owner) and alive.setdefault((by, round(updated)),
+                                                                       _owner_alive(by, updated, self.lease_s))
                     if st == "done" or (st == "failed" and (updated >= since or peer)): settled.append(k)
-                    elif owner and owner != self.owner and (until or 0) > now and alive.setdefault(owner, _owner_alive(owner)):
+                    elif owner and owner != self.owner and (until
+                                                            or 0) > now and alive.setdefault(
+                                                                owner, _owner_alive(owner)):
                         busy.append(k)
                     else: claimed.append(k)
             self.db.executemany("UPDATE responses SET lease_owner = ?, lease_until = ? WHERE key = ?",
@@ -190,14 +197,16 @@ class ResponseCache:
         db = sqlite3.connect(self.path, timeout=120, isolation_level=None)
         try:
             while not stop.wait(self.lease_s / 3):
-                db.execute("UPDATE responses SET lease_until = ? WHERE lease_owner = ?", (time.time() + self.lease_s, self.owner))
+                db.execute("UPDATE responses SET lease_until = ? WHERE lease_owner = ?",
+                           (time.time() + self.lease_s, self.owner))
         # a lease that is not renewed expires: another process may take the work over
         except sqlite3.Error: pass
         finally: db.close()
 
     def release(self):
         "Give up every lease this process holds (its unfinished keys become claimable at once)."
-        self.db.execute("UPDATE responses SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", (self.owner,))
+        self.db.execute("UPDATE responses SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?",
+                        (self.owner,))
 
     def work(self, keys: list, batch_size: int, since: float, poll_s: float = 0.2, ahead: int = 8):
         """Yield batches of `keys` leased to this process until every key is settled here or elsewhere; leases are
@@ -226,9 +235,11 @@ class ResponseCache:
         out, keys = {}, list(keys)
         for i in range(0, len(keys), 500):
             chunk = keys[i:i + 500]
-            q = f"SELECT key, status, response, scores, error_kind, error, attempts FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+            q = (f"SELECT key, status, response, scores, error_kind, error, attempts FROM responses WHERE key IN "
+                 f"({','.join('?' * len(chunk))})")
             for k, st, resp, sc, kind, err, att in self.db.execute(q, chunk):
-                out[k] = dict(status=st, response=resp, scores=json.loads(sc) if sc else None, error_kind=kind, error=err, attempts=att)
+                out[k] = dict(status=st, response=resp, scores=json.loads(sc) if sc else None, error_kind=kind,
+                              error=err, attempts=att)
         return out
 
     def statuses(self, keys) -> dict:
@@ -236,12 +247,14 @@ class ResponseCache:
         out, keys = {}, list(keys)
         for i in range(0, len(keys), 500):
             chunk = keys[i:i + 500]
-            out.update(self.db.execute(f"SELECT key, status FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+            out.update(self.db.execute(f"SELECT key, status FROM responses WHERE key IN ({','.join('?' * len(chunk))})",
+                                       chunk))
         return out
 
     def status(self) -> list[dict]:
         "Counts per model, backend, mode and state."
-        q = "SELECT model, backend, mode, status, COUNT(*) FROM responses GROUP BY model, backend, mode, status ORDER BY model, backend, mode, status"
+        q = ("SELECT model, backend, mode, status, COUNT(*) FROM responses GROUP BY model, backend, mode, status ORDER "
+             "BY model, backend, mode, status")
         return [dict(model=m, backend=b, mode=md, status=s, n=n) for m, b, md, s, n in self.db.execute(q)]
 
     def close(self): self.db.close()

@@ -129,7 +129,8 @@ class TextEncoder:
         try:
             self.db = sqlite3.connect(self.cache_path, timeout=120, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, truncated INTEGER NOT NULL DEFAULT 0)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL, truncated "
+                            "INTEGER NOT NULL DEFAULT 0)")
             if "truncated" not in [r[1] for r in self.db.execute("PRAGMA table_info(embeddings)")]:
                 self.db.execute("ALTER TABLE embeddings ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0")
         except sqlite3.Error as e:
@@ -140,11 +141,12 @@ class TextEncoder:
     def identity(self) -> dict:
         "What about the encoder changes a vector (the cache key material), with a fingerprint of local weights."
         s = self.spec
-        return {"name": s.name, "path": self.path, "revision": s.revision, "pooling": s.pooling, "normalize": s.normalize,
-                "max_length": s.max_length, "files": model_fingerprint(self.path)}
+        return {"name": s.name, "path": self.path, "revision": s.revision, "pooling": s.pooling,
+                "normalize": s.normalize, "max_length": s.max_length, "files": model_fingerprint(self.path)}
 
     def _key(self, text: str) -> str:
-        return hashlib.sha256(json.dumps([self.identity, text], ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()
+        return hashlib.sha256(json.dumps([self.identity, text], ensure_ascii=False,
+                                         sort_keys=True).encode("utf-8")).hexdigest()
 
     def _load(self):
         hub_offline()                                          # local folders only: nothing is downloaded
@@ -166,7 +168,8 @@ class TextEncoder:
         if self._model is None: self._load()
         torch, s = self.torch, self.spec
         cut = [len(ids) > s.max_length for ids in self.tok(batch, truncation=False)["input_ids"]]
-        enc = self.tok(batch, padding=True, truncation=True, max_length=s.max_length, return_tensors="pt").to(self.device)
+        enc = self.tok(batch, padding=True, truncation=True, max_length=s.max_length,
+                       return_tensors="pt").to(self.device)
         with torch.no_grad(): hidden = self._model(**enc).last_hidden_state
         mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         if s.pooling == "mean": v = (hidden * mask).sum(1) / mask.sum(1).clamp_min(1)
@@ -184,7 +187,8 @@ class TextEncoder:
         kl = list(keys.values())
         for i in range(0, len(kl), 500):
             chunk = kl[i:i + 500]
-            for k, blob, tr in self.db.execute(f"SELECT key, vec, truncated FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})", chunk):
+            for k, blob, tr in self.db.execute(f"SELECT key, vec, truncated FROM embeddings WHERE key IN "
+                                               f"({','.join('?' * len(chunk))})", chunk):
                 found[k], cut[k] = np.frombuffer(blob, dtype=np.float32), bool(tr)
         missing = [t for t, k in keys.items() if k not in found]
         for i in range(0, len(missing), self.spec.batch_size):
@@ -192,7 +196,8 @@ class TextEncoder:
             vecs, trunc = self._encode(batch)
             self.db.execute("BEGIN IMMEDIATE")
             self.db.executemany("INSERT OR REPLACE INTO embeddings (key, vec, truncated) VALUES (?, ?, ?)",
-                                [(keys[t], v.astype(np.float32).tobytes(), int(c)) for t, v, c in zip(batch, vecs, trunc)])
+                                [(keys[t], v.astype(np.float32).tobytes(), int(c)) for t, v,
+                                 c in zip(batch, vecs, trunc)])
             self.db.execute("COMMIT")
             found.update({keys[t]: v.astype(np.float32) for t, v in zip(batch, vecs)})
             cut.update({keys[t]: c for t, c in zip(batch, trunc)})

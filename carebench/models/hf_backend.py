@@ -178,8 +178,7 @@ class TransformersBackend(Backend):
         src = o.path or self.model.id
         self.torch = torch
         self.tok = AutoTokenizer.from_pretrained(src, revision=self.model.revision,
-                                                 trust_remote_code=o.trust_remote_code,
-                                                 local_files_only=True)
+                                                 trust_remote_code=o.trust_remote_code, local_files_only=True)
         if self.tok.pad_token is None: self.tok.pad_token = self.tok.eos_token
         kw = dict(revision=self.model.revision, trust_remote_code=o.trust_remote_code, local_files_only=True)
         if o.dtype != "auto": kw["dtype"] = getattr(torch, o.dtype)
@@ -217,6 +216,16 @@ class TransformersBackend(Backend):
         for i, (k, v) in enumerate(states): c.update(k, v, i)
         return c
 
+    def _stacked_past(self, parts: list, P: int) -> list:
+        "Per layer, the pasts of `parts` (keys and values) stacked into one batch, right-padded with zeros to `P`."
+        ref, stacked, N = next(s for s, n, _ in parts if n == P), [], len(parts)
+        for li, (k, v) in enumerate(ref):
+            K, V = k.new_zeros((N, k.shape[1], P, k.shape[3])), v.new_zeros((N, v.shape[1], P, v.shape[3]))
+            for b, (s, n, _) in enumerate(parts):
+                if n: K[b, :, :n], V[b, :, :n] = s[li][0][0], s[li][1][0]
+            stacked.append((K, V))
+        return stacked
+
     def _forward(self, parts: list, keep: list) -> tuple:
         """Run token segments as one batch, each `(past, n, tokens)` continuing its own past states (per-layer keys and
         values of `n` tokens of one sequence, or None and 0); the past is right-padded and masked, positions continue
@@ -227,23 +236,19 @@ class TransformersBackend(Backend):
         ids = torch.full((N, W), self.tok.pad_token_id, dtype=torch.long)
         mask, pos = torch.zeros((N, P + W), dtype=torch.long), torch.zeros((N, W), dtype=torch.long)
         for b, (_, n, toks) in enumerate(parts):
-            ids[b, :len(toks)] = torch.tensor(toks); mask[b, :n] = 1; mask[b, P:P + len(toks)] = 1; pos[b] = n + torch.arange(W)
-        kw = {}
-        if P:
-            ref, stacked = next(s for s, n, _ in parts if n == P), []
-            for li, (k, v) in enumerate(ref):
-                K, V = k.new_zeros((N, k.shape[1], P, k.shape[3])), v.new_zeros((N, v.shape[1], P, v.shape[3]))
-                for b, (s, n, _) in enumerate(parts):
-                    if n: K[b, :, :n], V[b, :, :n] = s[li][0][0], s[li][1][0]
-                stacked.append((K, V))
-            kw[self._cache_kw] = self._cache(stacked)
+            ids[b, : len(toks)] = torch.tensor(toks)
+            mask[b, :n] = 1
+            mask[b, P : P + len(toks)] = 1
+            pos[b] = n + torch.arange(W)
+        kw = {self._cache_kw: self._cache(self._stacked_past(parts, P))} if P else {}
         ends = [len(t) - 1 for _, _, t in parts]
         # logits only where a segment ends (not a vocabulary per token)
         cols = sorted(set(ends))
         if self._keep: kw["logits_to_keep"] = torch.tensor(cols, device=self.device)
         dev = self.device
         with torch.no_grad():
-            out = self.lm(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev), use_cache=any(keep), **kw)
+            out = self.lm(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev),
+                          use_cache=any(keep), **kw)
         at = [cols.index(e) for e in ends] if self._keep else ends
         last = out.logits[torch.arange(N), torch.tensor(at)].float()
         kept = [None] * N
@@ -251,7 +256,8 @@ class TransformersBackend(Backend):
             new = _states(_output_cache(out))
             for b, (_, n, toks) in enumerate(parts):
                 if keep[b]: kept[b] = [(torch.cat([k[b:b + 1, :, :n], k[b:b + 1, :, P:P + len(toks)]], 2),
-                                        torch.cat([v[b:b + 1, :, :n], v[b:b + 1, :, P:P + len(toks)]], 2)) for k, v in new]
+                                        torch.cat([v[b:b + 1, :, :n], v[b:b + 1, :, P:P + len(toks)]], 2))
+                                       for k, v in new]
         return last, kept
 
     def _yes(self, last) -> list:
@@ -260,6 +266,18 @@ class TransformersBackend(Backend):
         py, pn = p[:, self.yes].sum(-1), p[:, self.no].sum(-1)
         return (py / (py + pn).clamp_min(1e-30)).tolist()
 
+    def _distinct(self, seqs: list, owners: list) -> tuple:
+        """Where each sequence is computed, the sequences computed and the owners each serves: with reuse a sequence
+        asked twice is computed once, without it every sequence is computed in full."""
+        if not self.reuse: seqs_at = list(range(len(seqs)))
+        else:
+            first = {}
+            seqs_at = [first.setdefault(tuple(s), len(first)) for s in seqs]
+        uniq = [None] * (max(seqs_at) + 1)
+        u_owners = [set() for _ in uniq]
+        for i, u in enumerate(seqs_at): uniq[u] = list(seqs[i]); u_owners[u].add(owners[i])
+        return seqs_at, uniq, u_owners
+
     def next_token_probs(self, seqs: list, owners: list | None = None) -> tuple[list, list]:
         """P(yes)/(P(yes)+P(no)) after each token sequence, and the tokens computed for each (a shared segment's tokens
         shared out over the sequences it serves). The batch runs as its prefix tree, a level at a time, each segment
@@ -267,15 +285,9 @@ class TransformersBackend(Backend):
         owner (`owners`: the request of each sequence) are stored."""
         if not seqs: return [], []
         owners = list(range(len(seqs))) if owners is None else owners
-        if not self.reuse: seqs_at = list(range(len(seqs)))                # without reuse, every sequence in full
-        else:
-            # with reuse, a sequence asked twice is computed once
-            first = {}
-            seqs_at = [first.setdefault(tuple(s), len(first)) for s in seqs]
-        uniq = [None] * (max(seqs_at) + 1)
-        u_owners = [set() for _ in uniq]
-        for i, u in enumerate(seqs_at): uniq[u] = list(seqs[i]); u_owners[u].add(owners[i])
-        tasks = prefix_plan(uniq) if self.reuse else [PrefixTask(i, 0, len(s), -1, (i,), False, 0) for i, s in enumerate(uniq)]
+        seqs_at, uniq, u_owners = self._distinct(seqs, owners)
+        tasks = (prefix_plan(uniq) if self.reuse
+                 else [PrefixTask(i, 0, len(s), -1, (i,), False, 0) for i, s in enumerate(uniq)])
         states, probs, spent, step = {}, [0.0] * len(uniq), [0.0] * len(uniq), self.options.max_batch_sequences
         for level in range(max(t.level for t in tasks) + 1):
             parts, mine = [], []
@@ -294,7 +306,8 @@ class TransformersBackend(Backend):
                     for j in t.serves: spent[j] += len(seg) / len(t.serves)
                     if not t.inner: probs[t.seq] = p; continue
                     states[k] = st
-                    if self.store.max_bytes and (t.parent < 0 or len(set().union(*(u_owners[j] for j in t.serves))) > 1):
+                    if self.store.max_bytes and (t.parent < 0
+                                                 or len(set().union(*(u_owners[j] for j in t.serves))) > 1):
                         # a root, or shared by requests: later batches may need it
                         self.store.put(uniq[t.seq][:t.end], st)
             for k in [k for k in states if tasks[k].level < level]: del states[k]   # their children have all run
@@ -309,7 +322,8 @@ class TransformersBackend(Backend):
             # a recipe is built once, not once per question
             p = r.prompt.build() if hasattr(r.prompt, "build") else r.prompt
             for q in p.questions:
-                seqs.append(tok(_render(tok, p.with_question(q)), add_special_tokens=False)["input_ids"]); owners.append(j)
+                seqs.append(tok(_render(tok, p.with_question(q)),
+                                add_special_tokens=False)["input_ids"]); owners.append(j)
         probs, spent = self.next_token_probs(seqs, owners)
         out = []
         for j in range(len(requests)):
@@ -335,13 +349,15 @@ class TransformersBackend(Backend):
                 past = self._forward([(past, start, seqs[0][start:L])], [True])[1][0]; made_here = L - start
                 if self.store.max_bytes: self.store.put(seqs[0][:L], past)
         R = max(len(s) - L for s in seqs)
-        ids, mask = torch.full((B, L + R), tok.pad_token_id, dtype=torch.long), torch.zeros((B, L + R), dtype=torch.long)
+        ids, mask = torch.full((B, L + R), tok.pad_token_id,
+                               dtype=torch.long), torch.zeros((B, L + R), dtype=torch.long)
         for b, s in enumerate(seqs):
             ids[b, :L], mask[b, :L] = torch.tensor(s[:L], dtype=torch.long), 1
             ids[b, L + R - (len(s) - L):], mask[b, L + R - (len(s) - L):] = torch.tensor(s[L:]), 1
         kw = dict(max_new_tokens=g.max_new_tokens, pad_token_id=tok.pad_token_id, do_sample=g.temperature > 0)
         if L:
-            kw["past_key_values"] = self._cache([(k.expand(B, -1, -1, -1).contiguous(), v.expand(B, -1, -1, -1).contiguous()) for k, v in past])
+            kw["past_key_values"] = self._cache([(k.expand(B, -1, -1, -1).contiguous(),
+                                                  v.expand(B, -1, -1, -1).contiguous()) for k, v in past])
         if g.temperature > 0:
             kw.update(temperature=g.temperature, top_p=g.top_p); torch.manual_seed(self.seed_for(requests[0].meta))
         with torch.no_grad():

@@ -49,8 +49,10 @@ class OpenAIOptions:
     max_answer_bytes: int = 8 * 2 ** 20
 
     def __post_init__(self):
-        if self.max_concurrency < 1 or self.max_retries < 0 or self.timeout_s <= 0 or self.backoff_s < 0 or not 1 <= self.top_logprobs <= 20:
-            raise ValueError("need max_concurrency >= 1, max_retries >= 0, timeout_s > 0, backoff_s >= 0 and 1 <= top_logprobs <= 20")
+        if (self.max_concurrency < 1 or self.max_retries < 0 or self.timeout_s <= 0 or self.backoff_s < 0
+                or not 1 <= self.top_logprobs <= 20):
+            raise ValueError("need max_concurrency >= 1, max_retries >= 0, timeout_s > 0, backoff_s >= 0 and 1 <= "
+                             "top_logprobs <= 20")
         if (not 1024 <= self.max_answer_bytes <= 2 ** 30 or self.timeout_s > 86400 or self.max_retries > 100
                 or self.max_concurrency > 1024):
             raise ValueError("need 1024 <= max_answer_bytes <= 2**30, timeout_s <= 86400, max_retries <= 100 "
@@ -149,7 +151,8 @@ def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
     try:
         doc = json.loads(text)
         err = doc.get("error") if isinstance(doc, dict) else None
-        text = (err.get("message") if isinstance(err, dict) else err) or doc.get("message") or doc.get("detail") or "" if isinstance(doc, dict) else text
+        text = (err.get("message") if isinstance(err, dict)
+                else err) or doc.get("message") or doc.get("detail") or "" if isinstance(doc, dict) else text
     except (ValueError, RecursionError): pass
     text = " ".join(str(text).split())
     # the body's 24-character pieces, looked up once each
@@ -224,7 +227,8 @@ class OpenAIBackend(Backend):
         if url_userinfo(o.base_url):
             raise ConfigError("base_url must not carry a user name or password (use api_key_env)", key="base_url")
         if not is_loopback(o.base_url) and not ctx.allow_remote:
-            raise ConfigError(f"{redirect_target(o.base_url, o.base_url)} is not this machine: patient text is sent to a remote endpoint "
+            raise ConfigError(f"{redirect_target(o.base_url, o.base_url)} is not this machine: patient text is sent to "
+                              f"a remote endpoint "
                               "only with `reasoning.allow_remote: true`", key="reasoning.allow_remote")
 
     def __init__(self, *a, **kw):
@@ -236,7 +240,8 @@ class OpenAIBackend(Backend):
         if o.api_key_env and not self._token:
             raise ConfigError("the environment variable named in api_key_env is not set", key="api_key_env")
         if self._token and any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in self._token):
-            raise ConfigError("the token in the environment variable named in api_key_env holds spaces or control characters "
+            raise ConfigError("the token in the environment variable named in api_key_env holds spaces or control "
+                              "characters "
                               "(the value is not shown)", key="api_key_env")
         if self._token and not (self._token.isascii() and self._token.isprintable()):
             raise ConfigError("the token in the environment variable named in api_key_env holds "
@@ -246,8 +251,8 @@ class OpenAIBackend(Backend):
         self.sent = 0                       # requests actually sent (tests check the refusal sends none)
 
     def identity(self) -> dict:
-        return {"name": self.name, "base_url": self.options.base_url.rstrip("/"), "served_model": self.options.served_model,
-                "top_logprobs": self.options.top_logprobs}
+        return {"name": self.name, "base_url": self.options.base_url.rstrip("/"),
+                "served_model": self.options.served_model, "top_logprobs": self.options.top_logprobs}
 
     def device_name(self) -> str: return f"server at {redirect_target(self.options.base_url, self.options.base_url)}"
 
@@ -296,11 +301,13 @@ class OpenAIBackend(Backend):
         import http.client, urllib.error, urllib.request
         o = self.options
         data = json.dumps({"model": o.served_model or self.model.id, **body}).encode("utf-8")
-        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {self._token}"} if self._token else {})}
+        headers = {"Content-Type": "application/json",
+                   **({"Authorization": f"Bearer {self._token}"} if self._token else {})}
         sent, last = json.dumps(body.get("messages", ""), ensure_ascii=False), "no attempt"
         for attempt in range(o.max_retries + 1):
             if attempt: time.sleep(min(o.backoff_s * 2 ** min(attempt - 1, 30), MAX_BACKOFF_S))
-            req = urllib.request.Request(o.base_url.rstrip("/") + "/chat/completions", data=data, headers=headers, method="POST")
+            req = urllib.request.Request(o.base_url.rstrip("/") + "/chat/completions", data=data, headers=headers,
+                                         method="POST")
             with _Deadline(o.timeout_s) as d:
                 try:
                     self.sent += 1

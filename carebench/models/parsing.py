@@ -106,7 +106,8 @@ def _json_pairs(text: str, label_space: LabelSpace) -> list:
         if len(nested) == 1: obj = nested[0]
     return obj.pairs
 
-_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]*)?[`\"']?([^:=`\"'\n]{1,80}?)[`\"']?[ \t]*[:=][ \t]*([^\s,;]{1,64})[ \t]*[,;]?[ \t]*$", re.M)
+_LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]*)?[`\"']?([^:=`\"'\n]{1,80}?)[`\"']?[ \t]*[:=][ \t]*([^\s,;]{1,64})[ "
+                   r"\t]*[,;]?[ \t]*$", re.M)
 
 def _line_pairs(text: str, label_space: LabelSpace) -> list:
     ("`key: value` lines (a bullet, quotes and a trailing comma tolerated) naming a category; none: the answer's JSON "
@@ -127,7 +128,8 @@ def _parse(text: str, label_space: LabelSpace, layout: str = "json") -> dict:
         scores[key] = x
     missing = [k for k in label_space.keys if k not in scores]
     if missing:
-        raise ParseError("missing_key", f"no score for {len(missing)} categor{'y' if len(missing) == 1 else 'ies'}: {', '.join(missing[:3])}")
+        raise ParseError("missing_key", f"no score for {len(missing)} categor{'y' if len(missing) == 1 else 'ies'}: "
+                         f"{', '.join(missing[:3])}")
     return scores
 
 def parse_scores(text: str, label_space: LabelSpace, layout: str = "json") -> dict:

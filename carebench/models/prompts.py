@@ -28,31 +28,40 @@ class PromptConfig:
     include_definitions: bool = True
 
 # %% ../../nbs/30_prompts.ipynb #d451f28d
-DEFAULT_SYSTEM = ("You are a clinical informatics expert. You classify single items from electronic health records into "
+DEFAULT_SYSTEM = ("You are a clinical informatics expert. You classify single items from electronic health records "
+                  "into "
                   "sensitive-data categories, so that patients can control who sees which parts of their record. "
                   "When a patient snapshot is given, use it to judge what the item reveals about this patient.")
-DEFAULT_INSTRUCTIONS = ("For the EHR item above, give for every category the probability (a number from 0 to 1) that the item "
-                        "belongs to it. Answer with only a JSON object whose keys are the category keys, for example {example}.")
+DEFAULT_INSTRUCTIONS = ("For the EHR item above, give for every category the probability (a number from 0 to 1) that "
+                        "the item "
+                        "belongs to it. Answer with only a JSON object whose keys are the category keys, for example "
+                        "{example}.")
 DEFAULT_QUESTION = 'Does the EHR item belong to the category "{name}"? Answer yes or no.'
-DEFAULT_LINES_INSTRUCTIONS = ("For the EHR item above, give for every category the probability (a number from 0 to 1) that the item "
-                              "belongs to it. Answer with only one line per category, written as key: probability, for example\n{example}")
+DEFAULT_LINES_INSTRUCTIONS = ("For the EHR item above, give for every category the probability (a number from 0 to 1) "
+                              "that the item "
+                              "belongs to it. Answer with only one line per category, written as key: probability, for "
+                              "example\n{example}")
 # the other wordings a prompt format may use (1, 2, 3; 0 is the configured wording): json, lines, logprob question
 FORMAT_WORDINGS = (
-    ("Rate, for each category, how likely (0 to 1) it is that the EHR item above belongs to it. Reply with a JSON object only, "
+    ("Rate, for each category, how likely (0 to 1) it is that the EHR item above belongs to it. Reply with a JSON "
+     "object only, "
      "keyed by category key, e.g. {example}.",
-     "Rate, for each category, how likely (0 to 1) it is that the EHR item above belongs to it. Reply with one line per category, "
-     "key: probability, e.g.\n{example}",
-     'Is the EHR item an instance of the category "{name}"? Reply yes or no.'),
-    ("Estimate the probability from 0 to 1 that the item falls under each category listed. Output nothing but a JSON object "
+     "Rate, for each category, how likely (0 to 1) it is that the EHR item above belongs to it. Reply with one line "
+     "per category, "
+     "key: probability, e.g.\n{example}", 'Is the EHR item an instance of the category "{name}"? Reply yes or no.'),
+    ("Estimate the probability from 0 to 1 that the item falls under each category listed. Output nothing but a JSON "
+     "object "
      "mapping each category key to its probability, like {example}.",
-     "Estimate the probability from 0 to 1 that the item falls under each category listed. Output nothing but one line per "
+     "Estimate the probability from 0 to 1 that the item falls under each category listed. Output nothing but one line "
+     "per "
      "category in the form key: probability, like\n{example}",
      'Would you classify the EHR item under "{name}"? Answer yes or no.'),
-    ("Which categories does this EHR item belong to? Give each category a probability between 0 and 1, as a JSON object with "
+    ("Which categories does this EHR item belong to? Give each category a probability between 0 and 1, as a JSON "
+     "object with "
      "the category keys, for example {example}.",
-     "Which categories does this EHR item belong to? Give each category a probability between 0 and 1, one line per category "
-     "key, for example\n{example}",
-     'Does this EHR item fall into the category "{name}"? Answer yes or no.'),
+     "Which categories does this EHR item belong to? Give each category a probability between 0 and 1, one line per "
+     "category "
+     "key, for example\n{example}", 'Does this EHR item fall into the category "{name}"? Answer yes or no.'),
 )
 
 # %% ../../nbs/30_prompts.ipynb #d9b815c8
@@ -60,7 +69,8 @@ def category_block(label_space: LabelSpace, include_definitions: bool = True, or
     ("The category list shown to the model: `key (display name): definition`, one per line, in `order` (keys) or the "
      "label space's.")
     cats = [label_space[k] for k in order] if order else list(label_space)
-    return "Categories:\n" + "\n".join(f"- {c.key} ({c.name})" + (f": {c.definition}" if include_definitions else "") for c in cats)
+    return "Categories:\n" + "\n".join(f"- {c.key} ({c.name})" + (f": {c.definition}" if include_definitions else "")
+                                       for c in cats)
 
 # %% ../../nbs/30_prompts.ipynb #e7735e22
 # how a snapshot's fields are set off: [Field] blocks, `Field: a; b` lines, ### headings
@@ -153,7 +163,8 @@ def build_prompt(item: str, patient: Patient | None, label_space: LabelSpace, se
     default); a pure function of its arguments. Logprob questions stay in the label space's order (each is asked on its
     own)."""
     s, f = settings or PromptConfig(), fmt or PromptFormat()
-    system = (s.system or DEFAULT_SYSTEM) + "\n\n" + _category_block(label_space, s.include_definitions, f.category_order)
+    system = (s.system or DEFAULT_SYSTEM) + "\n\n" + _category_block(label_space, s.include_definitions,
+                                                                     f.category_order)
     parts = ([_rendered(patient, f.separator)] if patient is not None else []) + [f"EHR item: {item}"]
     shown = f.category_order or label_space.keys
     if mode == "json":
@@ -164,11 +175,14 @@ def build_prompt(item: str, patient: Patient | None, label_space: LabelSpace, se
             text = FORMAT_WORDINGS[f.wording - 1][0] if f.wording else (s.instructions or DEFAULT_INSTRUCTIONS)
             example = json.dumps({k: 0.0 for k in shown[:2]})[:-1] + ", ...}"
         parts.append(text.replace("{example}", example))
-        return Prompt(({"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}), mode, layout=f.layout)
+        return Prompt(({"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}), mode,
+                      layout=f.layout)
     if mode == "logprob":
         q = FORMAT_WORDINGS[f.wording - 1][2] if f.wording else (s.logprob_question or DEFAULT_QUESTION)
-        questions = tuple(q.replace("{name}", c.name).replace("{key}", c.key).replace("{definition}", c.definition) for c in label_space)
-        return Prompt(({"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}), mode, questions)
+        questions = tuple(q.replace("{name}", c.name).replace("{key}", c.key).replace("{definition}", c.definition)
+                          for c in label_space)
+        return Prompt(({"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}), mode,
+                      questions)
     raise ValueError(f"unknown scoring mode {mode!r} (json or logprob)")
 
 # %% ../../nbs/30_prompts.ipynb #f63221a5
@@ -177,8 +191,8 @@ class PromptRecipe:
      "read.")
     __slots__ = ("args", "layout")
 
-    def __init__(self, item: str, patient: Patient | None, label_space: LabelSpace, settings: PromptConfig | None = None,
-                 mode: str = "json", fmt: PromptFormat | None = None):
+    def __init__(self, item: str, patient: Patient | None, label_space: LabelSpace,
+                 settings: PromptConfig | None = None, mode: str = "json", fmt: PromptFormat | None = None):
         self.args = (item, patient, label_space, settings, mode, fmt)
         # what the parser needs for every answer
         self.layout = (fmt or PromptFormat()).layout if mode == "json" else "json"

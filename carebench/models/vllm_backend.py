@@ -55,11 +55,13 @@ class VLLMBackend(Backend):
         hub_offline()                                          # local folders only: nothing is downloaded
         try: import vllm
         except ImportError:
-            raise ConfigError("the vllm backend needs vLLM (a GPU node): pip install -e '.[vllm]'", key="backend") from None
+            raise ConfigError("the vllm backend needs vLLM (a GPU node): pip install -e '.[vllm]'",
+                              key="backend") from None
         o = self.options
         self.vllm = vllm
         self.llm = vllm.LLM(model=o.path or self.model.id, revision=self.model.revision, dtype=o.dtype,
-                            tensor_parallel_size=o.tensor_parallel_size, gpu_memory_utilization=o.gpu_memory_utilization,
+                            tensor_parallel_size=o.tensor_parallel_size,
+                            gpu_memory_utilization=o.gpu_memory_utilization,
                             max_model_len=o.max_model_len, enable_prefix_caching=o.enable_prefix_caching,
                             trust_remote_code=o.trust_remote_code, seed=self.generation.seed)
         self.tok = self.llm.get_tokenizer()
@@ -72,7 +74,8 @@ class VLLMBackend(Backend):
 
     def _params(self, seed: int | None = None, **kw):
         g = self.generation
-        return self.vllm.SamplingParams(temperature=g.temperature, top_p=g.top_p, seed=g.seed if seed is None else seed, **kw)
+        return self.vllm.SamplingParams(temperature=g.temperature, top_p=g.top_p, seed=g.seed if seed is None else seed,
+                                        **kw)
 
     def _guided(self):
         "The structured-output constraint of this vLLM version, or {} when guided JSON is off."
@@ -99,8 +102,10 @@ class VLLMBackend(Backend):
         cached = lambda o: int(getattr(o, "num_cached_tokens", None) or 0)     # what the engine's prefix cache served
         if mode == "json":
             seeds = [self.seed_for(r.meta) for r in requests]          # replicates sample with seeds of their own
-            params = {s: self._params(s, max_tokens=self.generation.max_new_tokens, **self._guided()) for s in dict.fromkeys(seeds)}
-            run = lambda part: self.llm.chat([list(requests[j].prompt.messages) for j in part], [params[seeds[j]] for j in part], use_tqdm=False)
+            params = {s: self._params(s, max_tokens=self.generation.max_new_tokens, **self._guided())
+                      for s in dict.fromkeys(seeds)}
+            run = lambda part: self.llm.chat([list(requests[j].prompt.messages) for j in part],
+                                             [params[seeds[j]] for j in part], use_tqdm=False)
             outs = self._waves(run, list(range(len(requests))), warm_order(requests)[0])
             return [Reply(text=o.outputs[0].text, prompt_tokens=len(o.prompt_token_ids or []), cached_tokens=cached(o),
                           completion_tokens=len(o.outputs[0].token_ids or [])) for o in outs]
@@ -116,12 +121,16 @@ class VLLMBackend(Backend):
                 prompts.append(TokensPrompt(prompt_token_ids=list(ids))); owner.append(j)
         params = self._params(max_tokens=1, logprobs=self.options.top_logprobs)
         outs = self._waves(lambda part: self.llm.generate(part, params, use_tqdm=False), prompts, leaders)
-        probs = [yes_probability({lp.decoded_token: lp.logprob for lp in o.outputs[0].logprobs[0].values()}) for o in outs]
+        probs = [yes_probability({lp.decoded_token: lp.logprob for lp in o.outputs[0].logprobs[0].values()})
+                 for o in outs]
         keys, replies = self.ctx.label_space.keys, []
         for j, r in enumerate(requests):
             mine = [p for p, o in zip(probs, owner) if o == j]
             if any(np.isnan(mine)):
-                replies.append(Reply(error_kind="transport", error="neither yes nor no among the top next tokens")); continue
-            replies.append(Reply(scores=dict(zip(keys, mine)), prompt_tokens=sum(len(o.prompt_token_ids or []) for o, w in zip(outs, owner) if w == j),
+                replies.append(Reply(error_kind="transport",
+                                     error="neither yes nor no among the top next tokens")); continue
+            replies.append(Reply(scores=dict(zip(keys, mine)),
+                                 prompt_tokens=sum(len(o.prompt_token_ids or []) for o, w in zip(outs, owner)
+                                                   if w == j),
                                  cached_tokens=sum(cached(o) for o, w in zip(outs, owner) if w == j)))
         return replies

@@ -59,8 +59,11 @@ def plot_label_distribution(view: RunView) -> Figure:
     ax.set_yticks(y, [str(k) for k in ld.index]); ax.invert_yaxis(); ax.grid(axis="y", visible=False)
     ax.set_xlabel("share of pairs"); ax.set_ylabel(""); ax.set_title("Labels per category, without and with the chart")
     _below(ax, 3); fig.tight_layout()
-    return Figure(fig, f"Bars: the share of pairs all {K} observers labelled yes, context-free (grey) and with the chart (blue); "
-                       "diamonds: the share on which they split. A category the chart makes more common has a longer blue bar.")
+    return Figure(fig,
+                  f"Bars: the share of pairs all {K} observers labelled yes, context-free (grey) and with the chart "
+                  f"(blue); "
+                  "diamonds: the share on which they split. A category the chart makes more common has a longer blue "
+                  "bar.")
 
 # %% ../../nbs/43_input.ipynb #6570beb0
 def cooccurrence(view: RunView, condition: str = CORRECT_CONTEXT) -> pd.DataFrame:
@@ -86,8 +89,10 @@ def plot_cooccurrence(view: RunView) -> Figure:
         ax.set_title(title); ax.set_ylabel(""); ax.tick_params(labelsize=8)
         ax.set_xticklabels([t.get_text() for t in ax.get_xticklabels()], rotation=35, ha="right")
     fig.tight_layout()
-    return Figure(fig, "Pairs given both categories (row and column) by at least half the observers; the diagonal counts each category. "
-                       "Cells that grow from the upper to the lower map are combinations the chart brings out.")
+    return Figure(fig,
+                  "Pairs given both categories (row and column) by at least half the observers; the diagonal counts "
+                  "each category. "
+                  "Cells that grow from the upper to the lower map are combinations the chart brings out.")
 
 # %% ../../nbs/43_input.ipynb #a15c69ce
 def disagreement_table(view: RunView) -> pd.DataFrame:
@@ -97,8 +102,10 @@ def disagreement_table(view: RunView) -> pd.DataFrame:
     for cond, name in ((CONTEXT_FREE, "context-free"), (CORRECT_CONTEXT, "with the chart")):
         lab = ds.labels[cond]
         out[f"{name}: split pairs"] = pd.Series((lab.min(axis=1) != lab.max(axis=1)).mean(0), index=ds.categories)
-        kap = [[cohens_kappa(lab[:, j, c], lab[:, k, c]) for j in range(K) for k in range(j + 1, K)] for c in range(lab.shape[2])]
-        out[f"{name}: κ"] = pd.Series([float(np.nanmean(v)) if len(v) and not np.all(np.isnan(v)) else np.nan for v in kap], index=ds.categories)
+        kap = [[cohens_kappa(lab[:, j, c], lab[:, k, c]) for j in range(K) for k in range(j + 1, K)]
+               for c in range(lab.shape[2])]
+        out[f"{name}: κ"] = pd.Series([float(np.nanmean(v)) if len(v) and not np.all(np.isnan(v)) else np.nan
+                                       for v in kap], index=ds.categories)
     return _by_category(view, pd.DataFrame(out))
 
 # %% ../../nbs/43_input.ipynb #ff55f800
@@ -110,13 +117,17 @@ def delta_ref_pairs(view: RunView) -> pd.DataFrame:
     moved = free != corr                                                   # pairs × observers × categories
     names = category_names(view)
     p, c = np.nonzero(moved.any(axis=1))
-    rows = [dict(patient_id=ds.pair_patient[i], item=ds.pair_item[i], category=names.get(ds.categories[k], ds.categories[k]),
-                 y_free=float(free[i, :, k].mean()), y_correct=float(corr[i, :, k].mean()), delta_ref=float(ds.delta_ref[i, k]),
-                 observers_changed=int(moved[i, :, k].sum()), observers=", ".join(str(o) for o in ds.observers[i][moved[i, :, k]]))
+    rows = [dict(patient_id=ds.pair_patient[i], item=ds.pair_item[i],
+                 category=names.get(ds.categories[k], ds.categories[k]),
+                 y_free=float(free[i, :, k].mean()), y_correct=float(corr[i, :, k].mean()),
+                 delta_ref=float(ds.delta_ref[i, k]), observers_changed=int(moved[i, :, k].sum()),
+                 observers=", ".join(str(o) for o in ds.observers[i][moved[i, :, k]]))
             for i, k in zip(p, c)]
     order = {n: j for j, n in enumerate(names.values())}
-    return pd.DataFrame(rows, columns=["patient_id", "item", "category", "y_free", "y_correct", "delta_ref", "observers_changed", "observers"]
-                        ).sort_values(["category", "patient_id"], key=lambda s: s.map(order) if s.name == "category" else s, kind="stable").reset_index(drop=True)
+    return pd.DataFrame(rows, columns=["patient_id", "item", "category", "y_free", "y_correct", "delta_ref",
+                                 "observers_changed", "observers"]
+                        ).sort_values(["category", "patient_id"], key=lambda s: s.map(order) if s.name == "category"
+                                      else s, kind="stable").reset_index(drop=True)
 
 def delta_ref_audit(view: RunView) -> pd.DataFrame:
     ("Per category: shifts up and down by how many observers, and changes that cancel (Δ_ref = 0 although observers "
@@ -144,5 +155,6 @@ def repeated_items(view: RunView) -> pd.DataFrame:
         rows.append(dict(item=str(ds.pair_item[idx[0]]), patients=len(pats), pairs=len(idx),
                          **{f"labels differ, {name}": bool((np.ptp(y[idx], axis=0) > 0).any())
                             for name, y in (("context-free", ds.y_free), ("with the chart", ds.y_correct))}))
-    return pd.DataFrame(rows, columns=["item", "patients", "pairs", "labels differ, context-free", "labels differ, with the chart"]
+    return pd.DataFrame(rows, columns=["item", "patients", "pairs", "labels differ, context-free",
+                                 "labels differ, with the chart"]
                         ).sort_values(["patients", "item"], ascending=[False, True]).reset_index(drop=True)

@@ -15,8 +15,8 @@ import carebench
 from ..core.vocab import CONTEXT_FREE
 from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
-from ..evaluation.view import (_CORRECT, _DOWN, _NULL, _SHUF, _UP, Figure, RunView, _below, _estimates_by, _heatmap,
-                                       _label, _role_rows, _step_hist, _style, category_names)
+from ..evaluation.view import (_CORRECT, _DOWN, _NULL, _SHUF, _UP, Figure, RunView, _below, _estimates_by,
+                                       _heatmap, _label, _role_rows, _step_hist, _style, category_names)
 # the toolkit the report templates import from this module (`from carebench.report.pages import load_run, table`)
 from ..evaluation.view import ReportParameterError, Table, _plt, load_run, pick, read_table, table  # noqa: F401
 
@@ -75,7 +75,8 @@ def track_hint(view: RunView, model: str, figure: str) -> str:
 
 def failed_models(view: RunView) -> list:
     "Models every call of which failed: they have no scores and no endpoints, and every page says so."
-    return [c["model"] for c in view.manifest.get("calls", []) if c.get("n_requests") and c.get("n_failed", 0) >= c["n_requests"]]
+    return [c["model"] for c in view.manifest.get("calls", []) if c.get("n_requests")
+            and c.get("n_failed", 0) >= c["n_requests"]]
 
 def banner(view: RunView, models=None) -> str:
     """A Markdown banner for the top of every page: run id, protocol, and the dry-run warning where it applies: on a
@@ -86,12 +87,16 @@ def banner(view: RunView, models=None) -> str:
              f"ε = {m.get('epsilon')} · created {m.get('created_utc')}"]
     dead = failed_models(view)
     if dead: lines.insert(0, f"> **Every call failed** for {', '.join(f'`{x}`' for x in dead)}: no results for "
-                             f"{'it' if len(dead) == 1 else 'them'}. The failed calls, by kind and with the servers' own messages, are on the "
+                             f"{'it' if len(dead) == 1 else 'them'}. The failed calls, by kind and with the servers' "
+                             f"own messages, are on the "
                              "[Failed calls](failures.html) page.")
     mocks = [x for x in mock_models(view) if models is None or x in models]
     if mocks:
-        lines.insert(len(lines) - 1, f"> ⚠️ **Dry run** ({', '.join(f'`{x}`' for x in mocks)}). These scores come from the `dry_run` mock with "
-                        "planted effects, not from a language model: they show that the pipeline works and must never be reported "
+        lines.insert(len(lines) - 1,
+                     f"> ⚠️ **Dry run** ({', '.join(f'`{x}`' for x in mocks)}). These scores come from the `dry_run` "
+                     f"mock with "
+                        "planted effects, not from a language model: they show that the pipeline works and must never "
+                        "be reported "
                         "as model performance.")
     return "\n\n".join(lines)
 
@@ -111,14 +116,16 @@ def dataset_table(view: RunView) -> pd.DataFrame:
     rows = [("patients", c.get("n_patients")), ("evaluation pairs (patient × item)", c.get("n_pairs")),
             ("observers per pair", c.get("observers_per_pair")), ("observers", c.get("n_observers")),
             ("training items", c.get("n_train_items")), ("categories", len(c.get("categories", [])))]
-    rows += [(f"pairs × categories with observer disagreement, {k.replace('_', ' ')}", f"{v:.1%}") for k, v in c.get("disagreement_rate", {}).items()]
+    rows += [(f"pairs × categories with observer disagreement, {k.replace('_', ' ')}", f"{v:.1%}") for k,
+             v in c.get("disagreement_rate", {}).items()]
     return pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")
 
 def delta_ref_table(view: RunView) -> pd.DataFrame:
     ("Per category (display names, label-space order): pairs whose reference label went up, down, and either (non-zero "
      "Δ_ref).")
     c = view.adapter.get("counts", {})
-    d = pd.DataFrame({"up": c.get("delta_ref_up"), "down": c.get("delta_ref_down"), "non-zero": c.get("nonzero_delta_ref")})
+    d = pd.DataFrame({"up": c.get("delta_ref_up"), "down": c.get("delta_ref_down"),
+                      "non-zero": c.get("nonzero_delta_ref")})
     return _by_category(view, d).fillna(0).astype(int)
 
 # %% ../../nbs/40_report.ipynb #4238d9a5
@@ -130,7 +137,8 @@ def observer_agreement(view: RunView) -> pd.DataFrame:
     for cond, lab in ds.labels.items():
         for j in range(K):
             for k in range(j + 1, K):
-                rows.append(dict(condition=cond, observers=f"{j + 1} vs {k + 1}", agreement=float((lab[:, j] == lab[:, k]).mean()),
+                rows.append(dict(condition=cond, observers=f"{j + 1} vs {k + 1}",
+                                 agreement=float((lab[:, j] == lab[:, k]).mean()),
                                  kappa=cohens_kappa(lab[:, j], lab[:, k])))
     return pd.DataFrame(rows)
 
@@ -140,8 +148,8 @@ def aggregation_table(view: RunView) -> pd.DataFrame:
      "notes.")
     a = view.adapter.get("aggregation") or {}
     rows = [("policy", a.get("policy", "mean")), ("reference label", a.get("reference_label", "")),
-            ("values", a.get("values") if isinstance(a.get("values"), str) else ", ".join(map(str, a.get("values") or []))),
-            ("Δ_ref", a.get("delta_ref", "y_correct - y_free"))]
+            ("values", a.get("values") if isinstance(a.get("values"), str)
+             else ", ".join(map(str, a.get("values") or []))), ("Δ_ref", a.get("delta_ref", "y_correct - y_free"))]
     if a.get("adjudication"): rows.append(("adjudication table", a["adjudication"]))
     rows += [("note", n) for n in a.get("notes", [])]
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
@@ -155,7 +163,8 @@ def observer_reliability(view: RunView) -> pd.DataFrame:
     t = pd.DataFrame(rel).dropna(subset=["reliability"])
     g = t.groupby("observer")["reliability"]
     low = t.loc[g.idxmin()].set_index("observer")
-    out = pd.DataFrame({"mean": g.mean(), "lowest": low["reliability"], "lowest in": low["category"], "highest": g.max()})
+    out = pd.DataFrame({"mean": g.mean(), "lowest": low["reliability"], "lowest in": low["category"],
+                        "highest": g.max()})
     return out.sort_values("mean", ascending=False)
 
 def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
@@ -163,7 +172,9 @@ def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
      "empty if none.")
     s, t = _estimates_by(view, "aggregation_sensitivity", "policy")
     if s is None: return pd.DataFrame()
-    return t.assign(**{"largest move": s.assign(a=s["change"].abs()).groupby(["model", "endpoint"], sort=False)["a"].max()})
+    return t.assign(
+        **{"largest move": s.assign(a=s["change"].abs()).groupby(["model", "endpoint"], sort=False)["a"].max()}
+    )
 
 # %% ../../nbs/40_report.ipynb #42aea9fb
 def _endpoints(view, model) -> dict:
@@ -180,8 +191,10 @@ def _n(name: str, o: dict) -> str:
     if name == "class_correspondence": return f"{len(o.get('mean_delta_ref') or {})} categories"
     return "–" if o.get("n_cells") is None else f"{int(o['n_cells']):,} cells"
 
-RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "chance", "p (one-sided)", "n", "formats (min–max)", "format SD")
-DESIGN_COLUMNS = ("patients", "smallest attainable p", "confirmatory", "underpowered", "simulated false-positive rate", "simulated power")
+RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "chance", "p (one-sided)", "n", "formats (min–max)",
+                  "format SD")
+DESIGN_COLUMNS = ("patients", "smallest attainable p", "confirmatory", "underpowered", "simulated false-positive rate",
+                  "simulated power")
 
 def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.DataFrame:
     """The overall result of every endpoint of a model: role, estimate, CI, chance level, one-sided p, what it counts,
@@ -191,22 +204,25 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
     for name, r in _endpoints(view, model).items():
         o = r["overall"]
         ci = o.get("ci") or [None, None]
-        rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"), "CI low": ci[0], "CI high": ci[1],
-                     "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"), "smallest attainable p": o.get("min_attainable_p"),
+        rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"), "CI low": ci[0],
+                     "CI high": ci[1], "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"),
+                     "smallest attainable p": o.get("min_attainable_p"),
                      "n": _n(name, o), "patients": o.get("n_patients"), "confirmatory": o.get("confirmatory"),
                      "underpowered": o.get("underpowered"), **_validity(view, model, name)})
     t = pd.DataFrame(rows).set_index("endpoint")
     f = _role_rows(view, "format_spread", model)
     if len(f):                                        # K prompt formats: the spread beside each estimate
         f = f.assign(endpoint=lambda x: x["endpoint"].map(_label)).set_index("endpoint")
-        t["formats (min–max)"] = [f"{f.at[e, 'min']:.3f} – {f.at[e, 'max']:.3f}" if e in f.index else "–" for e in t.index]
+        t["formats (min–max)"] = [f"{f.at[e, 'min']:.3f} – {f.at[e, 'max']:.3f}" if e in f.index else "–"
+                                  for e in t.index]
         t["format SD"] = [f.at[e, "sd"] if e in f.index else None for e in t.index]
     keep = {"result": RESULT_COLUMNS, "design": DESIGN_COLUMNS}.get(part)
     return t if keep is None else t[[c for c in keep if c in t.columns]]
 
 def endpoint_definitions(view: RunView, model: str) -> str:
     "Markdown: what each endpoint of the table estimates (the registry's statistic), one line each."
-    return "\n".join(f"- **{_label(n)}** ({r.get('role')}): {r.get('statistic')}" for n, r in _endpoints(view, model).items())
+    return "\n".join(f"- **{_label(n)}** ({r.get('role')}): {r.get('statistic')}" for n,
+                     r in _endpoints(view, model).items())
 
 def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame:
     ("One endpoint per category (display names, label-space order): estimate, CI, p, BH-adjusted p, cells, "
@@ -224,11 +240,15 @@ def condition_table(view: RunView, model: str, condition: str) -> pd.DataFrame:
      "context) the unchanged rate.")
     eps = view.manifest.get("epsilon", 0.01)
     s = view.scores[(view.scores["model"] == model) & (view.scores["condition"] == condition)]
-    cats = s.groupby("category")["score"].agg(["count", "mean", "std"]).rename(columns={"count": "scores", "mean": "mean score", "std": "SD"})
+    cats = s.groupby("category")["score"].agg(["count", "mean",
+                                               "std"]).rename(columns={"count": "scores", "mean": "mean score",
+                                                                       "std": "SD"})
     if condition != CONTEXT_FREE:
         d = view.cell_deltas(model)
         col = "delta_model" if condition == "correct_context" else "delta_shuffled"
-        cats["unchanged rate (|Δ| < ε)"] = d.groupby("category")[col].apply(lambda x: float((x.abs() < eps - 1e-9).mean()))
+        cats["unchanged rate (|Δ| < ε)"] = d.groupby("category")[col].apply(
+            lambda x: float((x.abs() < eps - 1e-9).mean())
+        )
     return _by_category(view, cats)
 
 def call_table(view: RunView, model: str) -> pd.DataFrame:
@@ -238,7 +258,8 @@ def call_table(view: RunView, model: str) -> pd.DataFrame:
     if not len(c) or not (c["model"] == model).any(): return pd.DataFrame()
     return c[c["model"] == model].drop(columns="model").set_index("condition")
 
-NO_CALLS = ("This model makes no language-model calls: its scores are predictions of a fitted track (Track 1 or Track 2) for "
+NO_CALLS = ("This model makes no language-model calls: its scores are predictions of a fitted track (Track 1 or Track "
+            "2) for "
             "patients it was not fitted on, so there are no calls, tokens or parse failures to count.")
 
 # %% ../../nbs/40_report.ipynb #114c5707
@@ -252,11 +273,17 @@ def plot_delta_ref(view: RunView) -> Figure:
     ax.barh(t.index, t["up"], color=_UP, label="up: category added once the chart is seen")
     ax.barh(t.index, t["down"], left=t["up"], color=_DOWN, label="down: category removed")
     ax.axvline(need, color="#333", ls=":", lw=1, label=f"{need} non-zero Δ_ref: confirmatory threshold")
-    ax.invert_yaxis(); ax.set_xlabel("pairs (patient × item)"); ax.set_ylabel(""); ax.set_title("Reference shifts Δ_ref per category")
+    ax.invert_yaxis()
+    ax.set_xlabel("pairs (patient × item)")
+    ax.set_ylabel("")
+    ax.set_title("Reference shifts Δ_ref per category")
     _below(ax, 2); fig.tight_layout()
-    return Figure(fig, "How often the observers changed their label once they saw the chart, per category. A category whose bar "
-                       f"reaches the dotted line (and whose shifts come from at least {(view.config.get('analysis') or {}).get('confirmatory_min_patients', 6)} "
-                       "patients) is tested; shorter bars are described only.")
+    return Figure(fig,
+                  "How often the observers changed their label once they saw the chart, per category. A category whose "
+                  "bar "
+                  f"reaches the dotted line (and whose shifts come from at least "
+                  f"{(view.config.get('analysis') or {}).get('confirmatory_min_patients', 6)} "
+                  "patients) is tested; shorter bars are described only.")
 
 # %% ../../nbs/40_report.ipynb #ece27968
 def plot_forest(view: RunView, model: str) -> Figure:
@@ -274,12 +301,16 @@ def plot_forest(view: RunView, model: str) -> Figure:
         p = o.get("p_value")
         ax.set_yticks([]); ax.set_ylim(-1, 1); ax.grid(axis="y", visible=False)
         ax.set_title(f"{_label(name)}: {'n/a' if est is None else f'{est:.3f}'}"
-                     f"{'' if None in ci else f'  [{ci[0]:.3f}, {ci[1]:.3f}]'}{'' if p is None else f'  p = {p:.2g}'}", fontsize=9)
+                     f"{'' if None in ci else f'  [{ci[0]:.3f}, {ci[1]:.3f}]'}{'' if p is None else f'  p = {p:.2g}'}",
+                     fontsize=9)
     fig.tight_layout()
     level = view.config.get("analysis", {}).get("ci_level", 0.95)
-    return Figure(fig, f"{model}: each endpoint's estimate (dot) with its two-sided {level:.0%} interval from resampling whole patients "
-                       "(bar); the dashed line is the value under no effect. An interval clear of the dashed line on the side the "
-                       "endpoint predicts is what its one-sided p-value tests.")
+    return Figure(fig,
+                  f"{model}: each endpoint's estimate (dot) with its two-sided {level:.0%} interval from resampling "
+                  f"whole patients "
+                  "(bar); the dashed line is the value under no effect. An interval clear of the dashed line on the "
+                  "side the "
+                  "endpoint predicts is what its one-sided p-value tests.")
 
 # %% ../../nbs/40_report.ipynb #05111e7e
 def _category_means(view: RunView, model: str) -> pd.DataFrame:
@@ -291,15 +322,21 @@ def plot_heatmap(view: RunView, model: str) -> Figure:
     ("Heatmap per category of mean Δ_ref, mean Δ_model and mean Δ_shuf: do the model's shifts line up with the "
      "observers'?")
     plt = _style()
-    d = _category_means(view, model).rename(columns={"delta_ref": "Δ_ref\n(observers)", "delta_model": "Δ_model\n(own chart)",
+    d = _category_means(view,
+                        model).rename(columns={"delta_ref": "Δ_ref\n(observers)", "delta_model": "Δ_model\n(own chart)",
                                                      "delta_shuffled": "Δ_shuf\n(donor's chart)"})
     lim = max(float(np.nanmax(np.abs(d.to_numpy()))) if d.size else 0.0, 1e-6)
     fig, ax = plt.subplots(figsize=(6.5, 0.36 * len(d) + 1.6))
     _heatmap(ax, d, "+.3f", "RdBu_r", -lim, lim, colorbar="mean shift")          # text colour follows the cell
-    ax.set_ylabel(""); ax.set_title(f"{model}: mean shifts per category"); ax.tick_params(axis="x", labelsize=8, rotation=0)
+    ax.set_ylabel("")
+    ax.set_title(f"{model}: mean shifts per category")
+    ax.tick_params(axis="x", labelsize=8, rotation=0)
     fig.tight_layout()
-    return Figure(fig, "Mean shift per category (red: the category becomes more likely with context, blue: less likely). A model that "
-                       "uses the chart as the observers did has a middle column that follows the left one, and a right column near white.")
+    return Figure(fig,
+                  "Mean shift per category (red: the category becomes more likely with context, blue: less likely). A "
+                  "model that "
+                  "uses the chart as the observers did has a middle column that follows the left one, and a right "
+                  "column near white.")
 
 # %% ../../nbs/40_report.ipynb #58e8dafd
 def plot_class_scatter(view: RunView, model: str) -> Figure:
@@ -310,16 +347,21 @@ def plot_class_scatter(view: RunView, model: str) -> Figure:
     ref, mod, shuf = (pd.Series(o[k]) for k in ("mean_delta_ref", "mean_delta_model", "mean_delta_shuffled"))
     fig, ax = plt.subplots(figsize=(6.5, 5))
     r = o.get("pearson_r")
-    ax.scatter(ref, mod, color=_CORRECT, s=40, label="with the patient's own chart" + ("" if r is None else f" (r = {r:.2f})"), zorder=3)
+    ax.scatter(ref, mod, color=_CORRECT, s=40,
+               label="with the patient's own chart" + ("" if r is None else f" (r = {r:.2f})"), zorder=3)
     ax.scatter(ref, shuf[ref.index], color=_SHUF, marker="x", s=40, label="with a donor's chart", zorder=3)
     for k in ref.index:
-        ax.annotate(names.get(k, k), (ref[k], mod[k]), fontsize=7, alpha=0.85, xytext=(3, 3), textcoords="offset points")
+        ax.annotate(names.get(k, k), (ref[k], mod[k]), fontsize=7, alpha=0.85, xytext=(3, 3),
+                    textcoords="offset points")
     ax.axhline(0, color="#999", lw=0.8); ax.axvline(0, color="#999", lw=0.8)
     ax.set_xlabel("mean Δ_ref per category (observers)"); ax.set_ylabel("mean model shift per category")
     ax.set_title(f"{model}: class correspondence"); _below(ax, 2); fig.tight_layout()
-    return Figure(fig, f"One point per category ({len(ref)} points): the observers' mean shift against the model's. Points along a rising "
-                       "line mean the model shifts most in the categories where the observers do; with so few points r is descriptive "
-                       "(no p-value).")
+    return Figure(fig,
+                  f"One point per category ({len(ref)} points): the observers' mean shift against the model's. Points "
+                  f"along a rising "
+                  "line mean the model shifts most in the categories where the observers do; with so few points r is "
+                  "descriptive "
+                  "(no p-value).")
 
 # %% ../../nbs/40_report.ipynb #ffa11e19
 def plot_agreement(view: RunView, model: str) -> Figure:
@@ -328,20 +370,28 @@ def plot_agreement(view: RunView, model: str) -> Figure:
     plt = _style()
     r = _endpoints(view, model)["directional_alignment"]
     names = category_names(view)
-    cats = [k for k in names if r["per_category"].get(k, {}).get("n_cells")] + [k for k in r["per_category"] if k not in names and r["per_category"][k].get("n_cells")]
+    cats = [k for k in names
+            if r["per_category"].get(k, {}).get("n_cells")] + [k for k in r["per_category"] if k not in names
+                                                               and r["per_category"][k].get("n_cells")]
     items = [("overall", r["overall"])] + [(names.get(k, k), r["per_category"][k]) for k in cats]
     y = np.arange(len(items))
     fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(items) + 1.8))
-    ax.barh(y - 0.2, [v.get("sign_agreement_rate") or 0 for _, v in items], height=0.4, color=_CORRECT, label="with the patient's own chart")
-    ax.barh(y + 0.2, [v.get("sign_agreement_rate_shuffled") or 0 for _, v in items], height=0.4, color=_SHUF, label="with a donor's chart")
-    ax.scatter([np.nan if v.get("chance_rate") is None else v["chance_rate"] for _, v in items], y, marker="|", s=320, color=_NULL,
-               label="chance (permutation mean)", zorder=3)
-    ax.set_yticks(y); ax.set_yticklabels([f"{k} ({v.get('n_cells')})" for k, v in items], fontsize=8); ax.invert_yaxis(); ax.set_xlim(0, 1)
+    ax.barh(y - 0.2, [v.get("sign_agreement_rate") or 0 for _, v in items], height=0.4, color=_CORRECT,
+            label="with the patient's own chart")
+    ax.barh(y + 0.2, [v.get("sign_agreement_rate_shuffled") or 0 for _, v in items], height=0.4, color=_SHUF,
+            label="with a donor's chart")
+    ax.scatter([np.nan if v.get("chance_rate") is None else v["chance_rate"] for _, v in items], y, marker="|", s=320,
+               color=_NULL, label="chance (permutation mean)", zorder=3)
+    ax.set_yticks(y); ax.set_yticklabels([f"{k} ({v.get('n_cells')})" for k, v in items],
+                                         fontsize=8); ax.invert_yaxis(); ax.set_xlim(0, 1)
     ax.set_xlabel("share of non-zero Δ_ref cells where the model moves in the observers' direction")
     ax.set_title(f"{model}: sign agreement against chance"); _below(ax, 3); fig.tight_layout()
-    return Figure(fig, "How often the model moved the way the observers did, among the cells they moved (their number in brackets): with "
-                       "the patient's own chart (blue) and with a donor's (grey). Directional alignment is the gap between the two; the "
-                       "red tick is what shuffling the model's shifts among a patient's items gives.")
+    return Figure(fig,
+                  "How often the model moved the way the observers did, among the cells they moved (their number in "
+                  "brackets): with "
+                  "the patient's own chart (blue) and with a donor's (grey). Directional alignment is the gap between "
+                  "the two; the "
+                  "red tick is what shuffling the model's shifts among a patient's items gives.")
 
 # %% ../../nbs/40_report.ipynb #2d162e0b
 def plot_scores(view: RunView, model: str, condition: str) -> Figure:
@@ -356,8 +406,10 @@ def plot_scores(view: RunView, model: str, condition: str) -> Figure:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     ax.set_xlabel("score"); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: scores, {condition.replace('_', ' ')}")
     fig.tight_layout()
-    return Figure(fig, "The distribution of the model's scores over every pair and category, beside the context-free scores. Mass moving "
-                       "between the two outlines is what the chart changes; identical outlines mean it changed nothing overall.")
+    return Figure(fig, "The distribution of the model's scores over every pair and category, beside the context-free "
+                  "scores. Mass moving "
+                  "between the two outlines is what the chart changes; identical outlines mean it changed nothing "
+                  "overall.")
 
 # %% ../../nbs/40_report.ipynb #57a31c2f
 def plot_shifts(view: RunView, model: str) -> Figure:
@@ -366,7 +418,8 @@ def plot_shifts(view: RunView, model: str) -> Figure:
     plt = _style()
     d = view.cell_deltas(model)
     long = pd.concat([pd.DataFrame({"|Δ|": d["delta_model"].abs(), "chart": "the patient's own"}),
-                      pd.DataFrame({"|Δ|": d["delta_shuffled"].abs(), "chart": "a donor's"})], ignore_index=True).dropna()
+                      pd.DataFrame({"|Δ|": d["delta_shuffled"].abs(), "chart": "a donor's"})],
+                      ignore_index=True).dropna()
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     top = max(float(long["|Δ|"].quantile(0.995)) if len(long) else 0.0, 0.01)
     charts = (("the patient's own", _CORRECT), ("a donor's", _SHUF))
@@ -374,14 +427,18 @@ def plot_shifts(view: RunView, model: str) -> Figure:
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=4, frameon=False)
     r = _role_rows(view, "replicate_noise", model)
     if len(r):
-        ax.axvline(r["mean_abs"].iloc[0], color=_NULL, ls=":", lw=1.5); ax.axvline(r["q95_abs"].iloc[0], color=_NULL, ls="--", lw=1.5)
+        ax.axvline(r["mean_abs"].iloc[0], color=_NULL, ls=":",
+                   lw=1.5); ax.axvline(r["q95_abs"].iloc[0], color=_NULL, ls="--", lw=1.5)
         ax.text(r["q95_abs"].iloc[0], ax.get_ylim()[1] * 0.95, " retest 95%", color=_NULL, fontsize=8, va="top")
     ax.set_xlim(0, top); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: how far the scores move with a chart")
     fig.tight_layout()
-    return Figure(fig, "Per cell, how far the model's score moved when a chart was added: the patient's own (blue) or a donor's (grey). "
-                       + ("The red lines are the test–retest null, the same context-free prompt asked again: its mean (dotted) and 95th "
-                          "percentile (dashed); shifts left of them are what the model does with no context change at all."
-                          if len(r) else track_hint(view, model, "shifts")))
+    return Figure(fig,
+                  "Per cell, how far the model's score moved when a chart was added: the patient's own (blue) or a "
+                  "donor's (grey). "
+                  + ("The red lines are the test–retest null, the same context-free prompt asked again: its mean "
+                     "(dotted) and 95th "
+                     "percentile (dashed); shifts left of them are what the model does with no context change at all."
+                     if len(r) else track_hint(view, model, "shifts")))
 
 # %% ../../nbs/40_report.ipynb #691698e5
 def contrast_table(view: RunView) -> pd.DataFrame:
@@ -389,8 +446,9 @@ def contrast_table(view: RunView) -> pd.DataFrame:
     if not view.has("model_contrasts"): return pd.DataFrame()
     d = view._csv("model_contrasts")
     d["endpoint"] = d["endpoint"].map(_label)
-    return d.rename(columns={"model_a": "model A", "model_b": "model B", "estimate": "A − B", "ci_low": "CI low", "ci_high": "CI high",
-                             "p_a_greater": "p (A > B)", "min_attainable_p": "smallest attainable p"}).set_index(["endpoint", "model A", "model B"])
+    return d.rename(columns={"model_a": "model A", "model_b": "model B", "estimate": "A − B", "ci_low": "CI low",
+                             "ci_high": "CI high", "p_a_greater": "p (A > B)",
+                             "min_attainable_p": "smallest attainable p"}).set_index(["endpoint", "model A", "model B"])
 
 def plot_contrasts(view: RunView) -> Figure | None:
     "A − B with its interval for every pair of models, one panel per endpoint; the dashed line is no difference."
@@ -403,12 +461,16 @@ def plot_contrasts(view: RunView) -> Figure | None:
         s = d.loc[name]
         labels = [f"{a} − {b}" for a, b in s.index]
         for y, (_, r) in enumerate(s.iterrows()):
-            ax.plot([r["CI low"], r["CI high"]], [y, y], color="#333", lw=2); ax.plot([r["A − B"]], [y], "o", color=_CORRECT, ms=7)
-        ax.axvline(0, color=_NULL, ls="--", lw=1); ax.set_yticks(range(len(labels))); ax.set_yticklabels(labels, fontsize=8)
+            ax.plot([r["CI low"], r["CI high"]], [y, y], color="#333",
+                    lw=2); ax.plot([r["A − B"]], [y], "o", color=_CORRECT, ms=7)
+        ax.axvline(0, color=_NULL, ls="--",
+                   lw=1); ax.set_yticks(range(len(labels))); ax.set_yticklabels(labels, fontsize=8)
         ax.set_ylim(-0.6, len(labels) - 0.4); ax.set_title(name)
     fig.tight_layout()
-    return Figure(fig, "Each row is one pair of models on the same patients: the difference A − B (dot) and its patient-cluster interval "
-                       "(bar). A bar clear of the dashed line says one model uses the patient's own chart more than the other.")
+    return Figure(fig, "Each row is one pair of models on the same patients: the difference A − B (dot) and its "
+                  "patient-cluster interval "
+                  "(bar). A bar clear of the dashed line says one model uses the patient's own chart more than the "
+                  "other.")
 
 # %% ../../nbs/40_report.ipynb #3a4b8b08
 def failure_table(view: RunView) -> pd.DataFrame:
@@ -416,7 +478,8 @@ def failure_table(view: RunView) -> pd.DataFrame:
     calls = pd.DataFrame(view.manifest.get("calls", []))
     if calls.empty: return pd.DataFrame()
     t = calls.set_index("model")[["backend", "n_requests", "n_unique", "n_failed"]].rename(
-        columns={"n_requests": "requests", "n_unique": "unique calls", "n_failed": "failed calls"})
+        columns={"n_requests": "requests", "n_unique": "unique calls", "n_failed": "failed calls"}
+    )
     # failed calls count requests
     t["failed share"] = (t["failed calls"] / t["requests"].where(t["requests"] > 0)).round(3)
     e = view.errors
@@ -428,8 +491,8 @@ def failure_messages(view: RunView, per_kind: int = 3) -> pd.DataFrame:
     e = view.errors
     if not len(e):
         return pd.DataFrame(columns=["model", "error_kind", "message", "calls"]).set_index(["model", "error_kind"])
-    g = e.groupby(["model", "error_kind", "message"]).size().rename("calls").reset_index().sort_values(["model", "error_kind", "calls"],
-                                                                                                      ascending=[True, True, False])
+    g = e.groupby(["model", "error_kind", "message"]).size().rename("calls").reset_index()
+    g = g.sort_values(["model", "error_kind", "calls"], ascending=[True, True, False])
     return g.groupby(["model", "error_kind"]).head(per_kind).set_index(["model", "error_kind"])
 
 # %% ../../nbs/40_report.ipynb #3f5a0a31
@@ -441,9 +504,10 @@ def comparison_table(view: RunView) -> pd.DataFrame:
         decisions = (view.endpoints["models"][m].get("family") or {}).get("decisions", {})
         for name, r in _endpoints(view, m).items():
             o, ci = r["overall"], r["overall"].get("ci") or [None, None]
-            rows.append({"model": m, "endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"), "CI low": ci[0],
-                         "CI high": ci[1], "null": ENDPOINTS[name].null_value if name in ENDPOINTS else None, "p (one-sided)": o.get("p_value"),
-                         "fixed sequence": decisions.get(name)})
+            rows.append({"model": m, "endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"),
+                         "CI low": ci[0],
+                         "CI high": ci[1], "null": ENDPOINTS[name].null_value if name in ENDPOINTS else None,
+                         "p (one-sided)": o.get("p_value"), "fixed sequence": decisions.get(name)})
     return pd.DataFrame(rows).set_index(["model", "endpoint"]) if rows else pd.DataFrame()
 
 def models_table(view: RunView) -> pd.DataFrame:
@@ -463,7 +527,8 @@ def plot_comparison(view: RunView) -> Figure | None:
     # no model with results (every call failed): nothing to draw
     if not names: return None
     cols = min(3, len(names)); rows_ = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows_, cols, figsize=(3.6 * cols + 1.8, (0.42 * len(view.models) + 1.2) * rows_), squeeze=False)
+    fig, axes = plt.subplots(rows_, cols, figsize=(3.6 * cols + 1.8, (0.42 * len(view.models) + 1.2) * rows_),
+                             squeeze=False)
     for k, ax in enumerate(axes.ravel()):
         if k >= len(names): ax.set_axis_off(); continue
         n = names[k]
@@ -474,9 +539,13 @@ def plot_comparison(view: RunView) -> Figure | None:
             ci = o.get("ci") or [None, None]
             if None not in ci: ax.plot(ci, [i, i], color="#333", lw=2)
             ax.plot([o["estimate"]], [i], "o", color=_CORRECT, ms=7)
-        ax.set_yticks(range(len(view.models))); ax.set_yticklabels(view.models if k % cols == 0 else [""] * len(view.models), fontsize=8)
+        ax.set_yticks(range(len(view.models))); ax.set_yticklabels(view.models if k % cols == 0
+                                                                   else [""] * len(view.models), fontsize=8)
         ax.set_ylim(len(view.models) - 0.5, -0.5); ax.set_title(_label(n)); ax.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
-    return Figure(fig, "Each panel is one endpoint; each row one model (frozen, fine-tuned or prompted: the patients are the same). Dots "
-                       "are estimates, bars their patient-cluster intervals, the dashed line the value under no effect. Whether two "
-                       "models differ is the paired contrast below, not the overlap of these bars.")
+    return Figure(fig,
+                  "Each panel is one endpoint; each row one model (frozen, fine-tuned or prompted: the patients are "
+                  "the same). Dots "
+                  "are estimates, bars their patient-cluster intervals, the dashed line the value under no effect. "
+                  "Whether two "
+                  "models differ is the paired contrast below, not the overlap of these bars.")

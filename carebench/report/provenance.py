@@ -26,11 +26,14 @@ def provenance_table(view: RunView) -> pd.DataFrame:
     m = view.manifest
     rows = [("run id", m["run_id"]), ("protocol version", m["protocol_version"]), ("carebench", m["carebench_version"]),
             ("git commit", f"{(m.get('git') or {}).get('commit')} (dirty: {(m.get('git') or {}).get('dirty')})"),
-            ("command", " ".join(m.get("command", []))), ("python / platform", f"{m.get('python')} / {m.get('platform')}"),
-            ("created / finished (UTC)", f"{m.get('created_utc')} / {m.get('finished_utc')}"), ("dry run", dry_run_text(m)),
+            ("command", " ".join(m.get("command", []))),
+            ("python / platform", f"{m.get('python')} / {m.get('platform')}"),
+            ("created / finished (UTC)", f"{m.get('created_utc')} / {m.get('finished_utc')}"),
+            ("dry run", dry_run_text(m)),
             ("ε (unchanged threshold)", m.get("epsilon")), ("seeds", json.dumps(m.get("seeds")))]
     rows += [(f"package {k}", v) for k, v in (m.get("packages") or {}).items() if v]
-    rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)") for i in m.get("inputs", [])]
+    rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)")
+             for i in m.get("inputs", [])]
     # a run with a shift section
     rows += [(f"shifted input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)")
              for i in (m.get("shift") or {}).get("inputs", [])]
@@ -47,10 +50,13 @@ def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> 
         for name in m.get("tracks", []):
             rec = m.get(name)
             if isinstance(rec, dict) and "seconds" in rec and "model" in rec:
-                work = "; ".join(f"{k.replace('_', ' ')}: {rec[k]}" for k in ("forward_passes", "texts_embedded", "fits", "epochs_run") if k in rec)
-                rows.append({"model": rec["model"], "track": name, "seconds": rec["seconds"], "device": rec.get("device", "unknown"), "work": work})
+                work = "; ".join(f"{k.replace('_', ' ')}: {rec[k]}"
+                                 for k in ("forward_passes", "texts_embedded", "fits", "epochs_run") if k in rec)
+                rows.append({"model": rec["model"], "track": name, "seconds": rec["seconds"],
+                             "device": rec.get("device", "unknown"), "work": work})
         return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
-    for c in m.get("compute") or [{**c, "condition": "all", "requests": c["n_requests"], "unique_prompts": c["n_unique"],
+    for c in m.get("compute") or [{**c, "condition": "all", "requests": c["n_requests"],
+                                   "unique_prompts": c["n_unique"],
                                     # runs before compute.csv
                                     "asked": c["n_asked"], "failed": c["n_failed"]} for c in m.get("calls", [])]:
         variant = [v for v in (c.get("perturbation") or "", f"format {c['format']}" if c.get("format") else "",
@@ -59,8 +65,10 @@ def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> 
         if tokens: row.update({"prompt tokens": c.get("prompt_tokens"), "from a prefix cache": c.get("cached_tokens"),
                                "computed": c.get("computed_tokens"), "generated tokens": c.get("completion_tokens")})
         else:
-            row.update({"requests": c["requests"], "distinct prompts": c["unique_prompts"], "cache hit rate": c.get("cache_hit_rate"),
-                        "asked": c["asked"], "failed": c["failed"], "seconds": c.get("seconds"), "device": c.get("device", "unknown")})
+            row.update({"requests": c["requests"], "distinct prompts": c["unique_prompts"],
+                        "cache hit rate": c.get("cache_hit_rate"),
+                        "asked": c["asked"], "failed": c["failed"], "seconds": c.get("seconds"),
+                        "device": c.get("device", "unknown")})
         rows.append(row)
     return pd.DataFrame(rows).set_index(["model", "condition"]) if rows else pd.DataFrame()
 
@@ -73,37 +81,54 @@ def _model_facts(x: dict) -> list:
     return [f"backend {x['backend']}" if "backend" in x else f"track {x.get('track', 'n/a')}",
             f"revision {x.get('revision') or 'not pinned'}", *scoring]
 
+def _compute_text(view: RunView) -> str:
+    "Calls, failures, tokens, time and device per model, as one TRIPOD-LLM answer."
+    calls = {x["model"]: x for x in view.manifest.get("calls", [])}
+    asked = [f"{k}: {v['n_unique']} calls ({v['n_from_cache']} from the cache), {v['n_failed']} failed, "
+             f"{v.get('prompt_tokens', 'n/a')} prompt and {v.get('completion_tokens', 'n/a')} generated tokens, "
+             f"{v['seconds']} s on {v.get('device', 'unknown')}" for k, v in calls.items()]
+    fitted = [
+        f"; {model}: {r['seconds']} s on {r['device']}" for model, r in compute_table(view, fitted=True).iterrows()
+    ]
+    return "; ".join(asked) + "".join(fitted) + " (per condition on the provenance page)"
+
 def tripod_checklist(view: RunView) -> pd.DataFrame:
     "TRIPOD-LLM items filled from the run's manifests; what a run cannot know is marked for the author."
-    m, c = view.manifest, view.adapter.get("counts", {})
-    models = m.get("models", [])
-    calls = {x["model"]: x for x in m.get("calls", [])}
-    fmt_model = lambda x: f"{x['id']} ({', '.join(_model_facts(x))})"
+    m, c, models = view.manifest, view.adapter.get("counts", {}), view.manifest.get("models", [])
     prompts = view.run.artifact("prompt_templates").name if view.has("prompt_templates") else None
+    names = "; ".join(f"{x['id']} ({', '.join(_model_facts(x))})" for x in models) or "n/a"
     rows = [
-        ("Title and abstract", "Identify the study as evaluating an LLM for sensitive-data classification with patient context", AUTHOR, ""),
+        ("Title and abstract",
+         "Identify the study as evaluating an LLM for sensitive-data classification with patient context", AUTHOR, ""),
         ("Background", "Rationale and objectives", AUTHOR, ""),
-        ("Data", "Source of data and participants (observers)", f"{view.adapter.get('adapter')} dataset; inputs hashed in the manifest", "manifest"),
-        ("Data", "Data counts and flow", f"{c.get('n_patients')} patients, {c.get('n_pairs')} pairs, {c.get('observers_per_pair')} observers per pair; "
-                                          f"dropped pairs: {len(view.adapter.get('dropped', []))}; leakage check: {view.adapter.get('leakage')}", "adapter manifest"),
-        ("Data", "Reference standard (observer labels, aggregation)", (view.adapter.get("aggregation") or {}).get("reference_label", ""), "adapter manifest"),
-        ("Model", "Name and version of each LLM", "; ".join(fmt_model(x) for x in models) or "n/a", "run manifest"),
-        ("Model", "Inference settings (temperature, max tokens, seed)", "; ".join(f"{x['id']}: {json.dumps(x.get('generation'))}" for x in models), "run manifest"),
-        ("Model", "Prompts (full templates)", f"{prompts} in the run folder; context before item; conditions differ only in the context", "prompt templates"),
-        ("Model", "Output parsing and handling of failures", "JSON parsing with one repair request, or next-token P(yes); failures by kind in errors.csv "
-                                                            "and call_summary.csv; pairs with a failed call left out of that model's endpoints", "run"),
-        ("Analysis", "Statistical methods", f"protocol {m['protocol_version']}: patient-cluster bootstrap CIs, cluster sign-flip and within-patient "
-                                              f"permutation tests, BH over confirmatory categories; ε = {m.get('epsilon')}; seeds {json.dumps(m.get('seeds'))}", "run manifest"),
-        ("Results", "Calls, failures and compute (tokens, time, device)",
-         "; ".join(f"{k}: {v['n_unique']} calls ({v['n_from_cache']} from the cache), {v['n_failed']} failed, {v.get('prompt_tokens', 'n/a')} prompt "
-                   f"and {v.get('completion_tokens', 'n/a')} generated tokens, {v['seconds']} s on {v.get('device', 'unknown')}" for k, v in calls.items())
-         + "".join(f"; {model}: {r['seconds']} s on {r['device']}" for model, r in compute_table(view, fitted=True).iterrows())
-         + " (per condition on the provenance page)", "run manifest"),
-        ("Results", "Performance / endpoints with uncertainty", "endpoints.json, per-endpoint CSVs and the endpoints pages", "analysis"),
-        ("Discussion", "Limitations (incl. synthetic or dry-run data)", "dry run: mock scores, not model performance" if view.dry_run else AUTHOR,
-         "run manifest" if view.dry_run else ""),
-        ("Other", "Code availability", f"carebench {m['carebench_version']}, git {(m.get('git') or {}).get('commit')}", "run manifest"),
-        ("Other", "Data availability", AUTHOR, ""),
+        ("Data", "Source of data and participants (observers)",
+         f"{view.adapter.get('adapter')} dataset; inputs hashed in the manifest", "manifest"),
+        ("Data", "Data counts and flow",
+         f"{c.get('n_patients')} patients, {c.get('n_pairs')} pairs, {c.get('observers_per_pair')} observers per pair; "
+          f"dropped pairs: {len(view.adapter.get('dropped', []))}; leakage check: {view.adapter.get('leakage')}",
+          "adapter manifest"),
+        ("Data", "Reference standard (observer labels, aggregation)",
+         (view.adapter.get("aggregation") or {}).get("reference_label", ""), "adapter manifest"),
+        ("Model", "Name and version of each LLM", names, "run manifest"),
+        ("Model", "Inference settings (temperature, max tokens, seed)",
+         "; ".join(f"{x['id']}: {json.dumps(x.get('generation'))}" for x in models), "run manifest"),
+        ("Model", "Prompts (full templates)",
+         f"{prompts} in the run folder; context before item; conditions differ only in the context",
+         "prompt templates"),
+        ("Model", "Output parsing and handling of failures",
+         "JSON parsing with one repair request, or next-token P(yes); failures by kind in errors.csv and "
+         "call_summary.csv; pairs with a failed call left out of that model's endpoints", "run"),
+        ("Analysis", "Statistical methods",
+         f"protocol {m['protocol_version']}: patient-cluster bootstrap CIs, cluster sign-flip and within-patient "
+           f"permutation tests, BH over confirmatory categories; ε = {m.get('epsilon')}; seeds "
+           f"{json.dumps(m.get('seeds'))}", "run manifest"),
+        ("Results", "Calls, failures and compute (tokens, time, device)", _compute_text(view), "run manifest"),
+        ("Results", "Performance / endpoints with uncertainty",
+         "endpoints.json, per-endpoint CSVs and the endpoints pages", "analysis"),
+        ("Discussion", "Limitations (incl. synthetic or dry-run data)", "dry run: mock scores, not model performance"
+         if view.dry_run else AUTHOR, "run manifest" if view.dry_run else ""),
+        ("Other", "Code availability", f"carebench {m['carebench_version']}, git {(m.get('git') or {}).get('commit')}",
+         "run manifest"), ("Other", "Data availability", AUTHOR, ""),
         ("Other", "Ethics approval, funding, conflicts of interest", AUTHOR, ""),
     ]
     return pd.DataFrame(rows, columns=["section", "item", "content", "source"])

@@ -24,8 +24,11 @@ def shift_sizes_table(view: RunView) -> pd.DataFrame:
     "Patients, pairs, items, observers per pair and training items of both datasets."
     s = _shift(view).get("sizes")
     if not s: return pd.DataFrame()
-    return pd.DataFrame({"in-distribution": s["in_distribution"], shift_name(view) or "shifted": s["shifted"]}).rename(
-        index=lambda k: k.replace("_", " ")).rename_axis("size")
+    return (
+        pd.DataFrame({"in-distribution": s["in_distribution"], shift_name(view) or "shifted": s["shifted"]})
+        .rename(index=lambda k: k.replace("_", " "))
+        .rename_axis("size")
+    )
 
 def shift_prevalence_table(view: RunView) -> pd.DataFrame:
     ("Per category: the reference's mean label context-free and with the chart, and the share of non-zero Δ_ref, in "
@@ -35,23 +38,40 @@ def shift_prevalence_table(view: RunView) -> pd.DataFrame:
     names = category_names(view)
     d = pd.DataFrame(rows)
     d["category"] = d["category"].map(lambda k: names.get(k, k))
-    return d.set_index("category").rename(columns=lambda c: c.replace("in_distribution_", "in-distribution, ").replace("shifted_", "shifted, ")
-                                          .replace("difference_", "difference, ").replace("_", " ").replace("nonzero delta ref", "non-zero Δ_ref share"))
+    return d.set_index("category").rename(
+        columns=lambda c: (
+            c.replace("in_distribution_", "in-distribution, ")
+            .replace("shifted_", "shifted, ")
+            .replace("difference_", "difference, ")
+            .replace("_", " ")
+            .replace("nonzero delta ref", "non-zero Δ_ref share")
+        )
+    )
 
 def shift_length_table(view: RunView) -> pd.DataFrame:
     ("Snapshot length per patient (entries, words, fields): mean and median in both datasets, and the ratio of the "
      "means.")
     rows = _shift(view).get("snapshot_length") or []
-    return pd.DataFrame(rows).set_index("measure").rename(columns=lambda c: c.replace("in_distribution_", "in-distribution ").replace("shifted_", "shifted ")
-                                                          .replace("_", " ")) if rows else pd.DataFrame()
+    return (
+        pd.DataFrame(rows)
+        .set_index("measure")
+        .rename(
+            columns=lambda c: (
+                c.replace("in_distribution_", "in-distribution ").replace("shifted_", "shifted ").replace("_", " ")
+            )
+        )
+        if rows
+        else pd.DataFrame()
+    )
 
 def shift_vocabulary_table(view: RunView) -> pd.DataFrame:
     ("Word types of the evaluation items and of the snapshots in both datasets, their Jaccard overlap and the shifted "
      "words' coverage.")
     v = _shift(view).get("vocabulary")
     if not v: return pd.DataFrame()
-    rows = [dict(texts=k, **{"word types, in-distribution": v[k]["types_in_distribution"], "word types, shifted": v[k]["types_shifted"],
-                             "Jaccard overlap": v[k]["jaccard"], "share of shifted words seen in-distribution": v[k]["shifted_tokens_covered"]})
+    rows = [dict(texts=k, **{"word types, in-distribution": v[k]["types_in_distribution"],
+                    "word types, shifted": v[k]["types_shifted"], "Jaccard overlap": v[k]["jaccard"],
+                    "share of shifted words seen in-distribution": v[k]["shifted_tokens_covered"]})
             for k in ("items", "snapshots")]
     return pd.DataFrame(rows).set_index("texts")
 
@@ -66,14 +86,18 @@ def shift_endpoint_table(view: RunView, per_category: bool = False) -> pd.DataFr
     # "estimate [CI low, CI high]": one column per quantity keeps the table inside the page
     def cell(col):
         f = lambda x: "–" if _plain(x) else f"{0.0 if abs(x) < 5e-4 else x:.3f}"
-        return [f(e) + ("" if _plain(a) or _plain(b) else f" [{f(a)}, {f(b)}]") for e, a, b in zip(d[col], d[f"{col}_ci_low"], d[f"{col}_ci_high"])]
+        return [f(e) + ("" if _plain(a) or _plain(b) else f" [{f(a)}, {f(b)}]") for e, a,
+                b in zip(d[col], d[f"{col}_ci_low"], d[f"{col}_ci_high"])]
     log = d["difference_scale"].fillna("estimate") == "log odds ratio"
-    out = pd.DataFrame({"model": d["model"], "endpoint": [_label(e) + (" (difference of logs)" if g else "") for e, g in zip(d["endpoint"], log)],
+    out = pd.DataFrame({"model": d["model"], "endpoint": [_label(e) + (" (difference of logs)" if g else "") for e,
+                                     g in zip(d["endpoint"], log)],
                         **({"category": d["scope"].map(lambda k: names.get(k, k))} if per_category else {}),
-                        "in-distribution [CI]": cell("in_distribution"), "shifted [CI]": cell("shifted"), "difference [CI]": cell("difference"),
+                        "in-distribution [CI]": cell("in_distribution"), "shifted [CI]": cell("shifted"),
+                        "difference [CI]": cell("difference"),
                         # per category, the patients with cells (overall: the sizes table's)
-                        "p": d["p_difference"],
-                        **({"patients": [f"{a} / {b}" for a, b in zip(d["n_patients_in_distribution"], d["n_patients_shifted"])]} if per_category else {})})
+                        "p": d["p_difference"], **({"patients": [f"{a} / {b}" for a,
+                                         b in zip(d["n_patients_in_distribution"], d["n_patients_shifted"])]}
+                                         if per_category else {})})
     return out.set_index(["model", "endpoint", *(["category"] if per_category else [])])
 
 # %% ../../nbs/45_shift_page.ipynb #b381bdac
@@ -93,8 +117,10 @@ def plot_shift(view: RunView) -> Figure | None:
     for (left, right), model in zip(axes, models):
         s = d[d["model"] == model].reset_index(drop=True)
         for y, r in s.iterrows():
-            for off, col, lab, c in ((-0.15, "in_distribution", "in-distribution", _CORRECT), (0.15, "shifted", shift_name(view) or "shifted", _DOWN)):
-                left.plot([r[f"{col}_ci_low"], r[f"{col}_ci_high"]], [y + off] * 2, color=c, lw=2, label=lab if y == 0 else None)
+            for off, col, lab, c in ((-0.15, "in_distribution", "in-distribution", _CORRECT),
+                                     (0.15, "shifted", shift_name(view) or "shifted", _DOWN)):
+                left.plot([r[f"{col}_ci_low"], r[f"{col}_ci_high"]], [y + off] * 2, color=c, lw=2, label=lab if y == 0
+                          else None)
                 left.plot([r[col]], [y + off], "o", color=c, ms=6)
             right.plot([r["difference_ci_low"], r["difference_ci_high"]], [y, y], color="#333", lw=2)
             right.plot([r["difference"]], [y], "o", color="#333", ms=6)
@@ -106,9 +132,12 @@ def plot_shift(view: RunView) -> Figure | None:
         left.set_title(f"{model}: estimate and interval"); right.set_title("shifted − in-distribution")
         _below(left, 2)
     fig.tight_layout()
-    return Figure(fig, "Left: each endpoint in-distribution (blue: cross-fitted on the main dataset) and on the shifted dataset (red), "
-                       "with patient-cluster intervals. Right: the difference and its interval from two independent patient resamplings; "
-                       "a bar clear of the dashed line says the endpoint does not hold its level under the shift.")
+    return Figure(fig,
+                  "Left: each endpoint in-distribution (blue: cross-fitted on the main dataset) and on the shifted "
+                  "dataset (red), "
+                  "with patient-cluster intervals. Right: the difference and its interval from two independent patient "
+                  "resamplings; "
+                  "a bar clear of the dashed line says the endpoint does not hold its level under the shift.")
 
 def plot_prevalence_shift(view: RunView) -> Figure | None:
     ("Per category, the reference's mean label with the chart in both datasets (bars), the categories in the label "
@@ -120,7 +149,12 @@ def plot_prevalence_shift(view: RunView) -> Figure | None:
     y = np.arange(len(t))
     ax.barh(y - 0.2, t["in-distribution, correct context"], height=0.4, color=_CORRECT, label="in-distribution")
     ax.barh(y + 0.2, t["shifted, correct context"], height=0.4, color=_DOWN, label=shift_name(view) or "shifted")
-    ax.set_yticks(y); ax.set_yticklabels(t.index); ax.invert_yaxis(); ax.set_xlabel("share of pairs labelled with the category (with the chart)")
+    ax.set_yticks(y)
+    ax.set_yticklabels(t.index)
+    ax.invert_yaxis()
+    ax.set_xlabel("share of pairs labelled with the category (with the chart)")
     ax.set_title("Label prevalence per category"); _below(ax, 2); fig.tight_layout()
-    return Figure(fig, "How often the observers put each category on an item once they saw the chart, in each dataset: a different case "
-                       "mix shows as bars of different lengths.")
+    return Figure(fig,
+                  "How often the observers put each category on an item once they saw the chart, in each dataset: a "
+                  "different case "
+                  "mix shows as bars of different lengths.")

@@ -23,6 +23,7 @@ import carebench
 from ..core.errors import CareBenchError
 from ..core.runs import atomic_write, output_folder, verify_artifacts
 from ..core.vocab import CONDITIONS
+from ..evaluation.view import breakable
 from .pages import RunView, load_run
 from ..tracks.track import registered_tracks
 
@@ -52,7 +53,8 @@ def page_plan(view: RunView) -> list:
     for m in view.models:
         slug = view.model_slug(m)
         pages.append(Page(f"model-{slug}", "Endpoints", "model", {"model": m}, m))
-        pages += [Page(f"model-{slug}-{c}", f"Condition: {c.replace('_', ' ')}", "condition", {"model": m, "condition": c}, m) for c in CONDITIONS]
+        pages += [Page(f"model-{slug}-{c}", f"Condition: {c.replace('_', ' ')}", "condition",
+                       {"model": m, "condition": c}, m) for c in CONDITIONS]
     tracks = registered_tracks()
     for name in view.manifest.get("tracks", []):                # each track of the run brings its own pages
         # (name, title, template[, the artifact role it needs, or roles: any])
@@ -74,7 +76,8 @@ def templates_dir() -> Path:
     "Where the report templates are."
     d = Path(os.environ.get("CAREBENCH_REPORTS") or source_root()/"reports")
     if not (d/"overview.ipynb").is_file():
-        raise ReportError(f"no report templates in {d}: the templates ship with the source checkout (reports/); set CAREBENCH_REPORTS")
+        raise ReportError(f"no report templates in {d}: the templates ship with the source checkout (reports/); set "
+                          f"CAREBENCH_REPORTS")
     return d
 
 # %% ../../nbs/41_site.ipynb #7b039962
@@ -164,14 +167,20 @@ def quarto_project(view: RunView, plan: list) -> dict:
 # %% ../../nbs/41_site.ipynb #2cd587c5
 _CSS = """
 body{margin:0;font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#222;display:flex}
-nav{width:250px;min-height:100vh;background:#f4f6f8;border-right:1px solid #ddd;padding:16px;box-sizing:border-box;font-size:14px;flex-shrink:0}
-nav h1{font-size:16px;margin:0 0 12px} nav a{display:block;color:#1f5f8b;text-decoration:none;padding:3px 0} nav a.current{font-weight:700}
-nav .section{margin-top:10px;font-weight:600;color:#555;font-size:13px;word-break:break-all}
+nav{width:250px;min-height:100vh;background:#f4f6f8;border-right:1px solid #ddd;padding:16px;box-sizing:border-box;
+font-size:14px;flex-shrink:0}
+nav h1{font-size:16px;margin:0 0 12px}
+nav a{display:block;color:#1f5f8b;text-decoration:none;padding:3px 0;overflow-wrap:anywhere}
+nav a.current{font-weight:700}
+nav .section{margin-top:10px;font-weight:600;color:#555;font-size:13px;overflow-wrap:anywhere}
 nav .section + a, nav .section ~ a.sub{padding-left:10px}
 main{padding:24px 36px;max-width:1200px;min-width:0;flex:1} img{max-width:100%}
-table{border-collapse:collapse;font-size:13px;margin:8px 0;max-width:100%} th,td{border:1px solid #ddd;padding:4px 8px;text-align:right;vertical-align:top}
-td{overflow-wrap:break-word;max-width:560px} th{background:#f4f6f8;text-align:left;font-weight:600} td.l{text-align:left}
-.cb-caption{color:#555;font-size:13px;margin:2px 0 16px;max-width:900px} figure.cb-figure{margin:8px 0} details summary{cursor:pointer;color:#1f5f8b;margin:8px 0}
+table{border-collapse:collapse;font-size:13px;margin:8px 0;max-width:100%}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:right;vertical-align:top}
+td{overflow-wrap:break-word;max-width:560px} td.l{text-align:left}
+th{background:#f4f6f8;text-align:left;font-weight:600}
+.cb-caption{color:#555;font-size:13px;margin:2px 0 16px;max-width:900px} figure.cb-figure{margin:8px 0}
+details summary{cursor:pointer;color:#1f5f8b;margin:8px 0}
 blockquote{background:#fff4e5;border-left:4px solid #f0a020;margin:8px 0;padding:8px 12px}
 code{background:#f4f6f8;padding:1px 4px;border-radius:3px} a.anchor-link{display:none}
 """
@@ -180,10 +189,12 @@ def _nav_html(entries, current: str) -> str:
     out = []
     for e in entries:
         if "section" in e:
-            out.append(f'<div class="section">{html.escape(e["section"])}</div>')
-            out += [f'<a class="sub{" current" if c["href"] == current else ""}" href="{c["href"]}">{html.escape(c["text"])}</a>' for c in e["contents"]]
+            out.append(f'<div class="section">{breakable(e["section"])}</div>')
+            out += [f'<a class="sub{" current" if c["href"] == current else ""}" '
+                    f'href="{c["href"]}">{breakable(c["text"])}</a>' for c in e["contents"]]
         else:
-            out.append(f'<a class="{"current" if e["href"] == current else ""}" href="{e["href"]}">{html.escape(e["text"])}</a>')
+            out.append(f'<a class="{"current" if e["href"] == current else ""}" '
+                       f'href="{e["href"]}">{breakable(e["text"])}</a>')
     return "\n".join(out)
 
 # %% ../../nbs/41_site.ipynb #cb56825d
@@ -193,7 +204,8 @@ def build_offline_site(view: RunView, plan: list, pages: dict) -> Path:
     import nbformat
     site = output_folder(view.path/"report"/"site", root=view.path)
     site.mkdir(parents=True, exist_ok=True)
-    exporter = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    exporter = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True,
+                            exclude_output_prompt=True)
     nav = navigation(plan)
     title = f"CAREBench run {view.manifest['run_id']}"
     for p in plan:
@@ -201,9 +213,13 @@ def build_offline_site(view: RunView, plan: list, pages: dict) -> Path:
         body = exporter.from_notebook_node(nbformat.read(path, as_version=4))[0] if path.exists() else ""
         if error: body = f'<blockquote><b>This page failed to build:</b> {html.escape(error)}</blockquote>' + body
         head_title = html.escape(f"{p.section + ': ' if p.section else ''}{p.title} · {title}")
-        page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{head_title}</title>"
-                f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{_CSS}</style></head>\n"
-                f"<body><nav><h1>{html.escape(title)}</h1>\n{_nav_html(nav, p.name + '.html')}</nav>\n<main>{body}</main></body></html>\n")
+        page = (
+            f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{head_title}</title>'
+            f'<meta name="viewport" content="width=device-width, '
+            f'initial-scale=1"><style>{_CSS}</style></head>\n'
+            f"<body><nav><h1>{html.escape(title)}</h1>\n{_nav_html(nav, p.name + '.html')}</nav>\n"
+            f"<main>{body}</main></body></html>\n"
+        )
         atomic_write(site/f"{p.name}.html", page)
     return site/"index.html"
 
@@ -218,7 +234,8 @@ def check_finished(view: RunView):
     status = m.get("status") or ("completed" if m.get("completed") else "running")
     if status == "completed" and view.has("endpoints"): return
     why = _STATUS.get(status, f"its status is {status!r}") + (f" ({m['error']})" if m.get("error") else "")
-    raise ReportError(f"{view.path} is not a finished run: {why}; nothing to report (run it again, or resume it with carebench run)")
+    raise ReportError(f"{view.path} is not a finished run: {why}; nothing to report (run it again, or resume it with "
+                      f"carebench run)")
 
 # %% ../../nbs/41_site.ipynb #7f5417a4
 def build_report(run_dir, quiet: bool = True, quarto: str = "auto") -> Path:
@@ -240,7 +257,8 @@ def build_report(run_dir, quiet: bool = True, quarto: str = "auto") -> Path:
         r = subprocess.run(["quarto", "render", str(report)], capture_output=True, text=True)
         if r.returncode == 0 and (report/"_site"/"index.html").exists(): index = report/"_site"/"index.html"
         elif quarto == "always":
-            raise ReportError(f"quarto render failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
+            raise ReportError(f"quarto render failed: "
+                              f"{r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
     if index is None: index = build_offline_site(view, plan, pages)
     view.run.add_artifact("report.index", index)
     for p in plan:
@@ -248,5 +266,6 @@ def build_report(run_dir, quiet: bool = True, quarto: str = "auto") -> Path:
     failed = {k: e for k, (_, e) in pages.items() if e}
     view.run.update_manifest(report={"index": str(index), "pages": len(plan), "failed_pages": sorted(failed)})
     if failed:
-        raise ReportError(f"{len(failed)} report page(s) failed ({', '.join(sorted(failed))}); the site marks them: {index}")
+        raise ReportError(f"{len(failed)} report page(s) failed ({', '.join(sorted(failed))}); the site marks them: "
+                          f"{index}")
     return index

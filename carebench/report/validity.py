@@ -63,17 +63,19 @@ def plot_null_rates(study: dict):
     names = [q for q in FAMILY if q in set(rj["quantity"])]
     scen = list(dict.fromkeys(rj["scenario"]))
     sizes = sorted(rj["n_patients"].unique())
-    fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 0.32 * len(scen) + 1.6), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 0.32 * len(scen) + 1.6), sharey=True,
+                             squeeze=False)
     colors = plt.cm.viridis(np.linspace(0.1, 0.85, len(sizes)))
     alpha = study["settings"]["alpha"]
     for ax, q in zip(axes[0], names):
         for k, (p, col) in enumerate(zip(sizes, colors)):
             sub = rj[(rj["quantity"] == q) & (rj["n_patients"] == p)].set_index("scenario").reindex(scen)
             y = np.arange(len(scen)) + (k - (len(sizes) - 1) / 2) * 0.18
-            ax.errorbar(sub["rate"], y, xerr=[sub["rate"] - sub["rate_low"], sub["rate_high"] - sub["rate"]], fmt="o", ms=3,
-                        color=col, lw=0.8, label=f"P = {p}")
+            ax.errorbar(sub["rate"], y, xerr=[sub["rate"] - sub["rate_low"], sub["rate_high"] - sub["rate"]], fmt="o",
+                        ms=3, color=col, lw=0.8, label=f"P = {p}")
         ax.axvline(alpha, color="#e34a33", ls="--", lw=1); ax.axvline(0.07, color="#e34a33", ls=":", lw=1)
-        ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q, fontsize=9); ax.set_xlim(0, max(0.15, float(rj["rate_high"].max()) + 0.01))
+        ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q,
+                     fontsize=9); ax.set_xlim(0, max(0.15, float(rj["rate_high"].max()) + 0.01))
         ax.tick_params(labelsize=7); ax.set_xlabel("rejection rate", fontsize=8)
     axes[0, 0].set_yticks(range(len(scen))); axes[0, 0].set_yticklabels(scen, fontsize=7); axes[0, 0].invert_yaxis()
     # beside the data, never over it
@@ -95,8 +97,10 @@ def plot_power(study: dict):
         for s, row in sub.iterrows(): ax.plot(row.index, row.values, marker="o", ms=3, label=s)
         ax.axhline(0.8, color="#999", ls=":", lw=1); ax.set_ylim(0, 1.02); ax.set_xscale("log", base=2)
         ax.set_xticks(list(sub.columns)); ax.set_xticklabels(list(sub.columns), fontsize=7)
-        ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q, fontsize=9); ax.set_xlabel("patients", fontsize=8); ax.tick_params(labelsize=7)
-    axes[0, 0].set_ylabel("power"); axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
+        ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q,
+                     fontsize=9); ax.set_xlabel("patients", fontsize=8); ax.tick_params(labelsize=7)
+    axes[0, 0].set_ylabel("power"); axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1),
+                                                       frameon=False)
     fig.suptitle("Power under planted alignment (dotted: 0.8)", fontsize=9)
     fig.tight_layout()
     return fig
@@ -110,7 +114,9 @@ def plot_coverage(study: dict):
     for q, row in t.iterrows(): ax.plot(row.index, row.values, marker="o", ms=3, label=q)
     ax.axhline(0.95, color="#999", ls="--", lw=1); ax.axhline(0.93, color="#e34a33", ls=":", lw=1)
     ax.set_xscale("log", base=2); ax.set_xticks(list(t.columns)); ax.set_xticklabels(list(t.columns))
-    ax.set_xlabel("patients"); ax.set_ylabel("coverage (smallest over scenarios)"); ax.set_ylim(max(0.5, float(np.nanmin(t.values)) - 0.05), 1.0)
+    ax.set_xlabel("patients")
+    ax.set_ylabel("coverage (smallest over scenarios)")
+    ax.set_ylim(max(0.5, float(np.nanmin(t.values)) - 0.05), 1.0)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     ax.set_title("Interval coverage (dashed: nominal 0.95; dotted: 0.93)", fontsize=9)
     fig.tight_layout()
@@ -128,13 +134,15 @@ def build_validity_page(folder, quiet: bool = True) -> Path:
         raise ReportError(f"{folder} is not a study folder (no simulation.json)")
     dest = folder/"validity.ipynb"
     try:
-        pm.execute_notebook(str(templates_dir()/"validity.ipynb"), str(dest), parameters={"sim_dir": str(folder)}, kernel_name="python3",
-                            progress_bar=not quiet, cwd=str(templates_dir()), log_output=False, extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
+        pm.execute_notebook(str(templates_dir()/"validity.ipynb"), str(dest), parameters={"sim_dir": str(folder)},
+                            kernel_name="python3", progress_bar=not quiet, cwd=str(templates_dir()), log_output=False,
+                            extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
     except Exception as e:
         raise ReportError(f"the validity page failed to build ({type(e).__name__}); see {dest}") from None
     body = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True,
                         exclude_output_prompt=True).from_notebook_node(nbformat.read(dest, as_version=4))[0]
-    page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>CAREBench validity: {html.escape(folder.name)}</title>"
+    page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>CAREBench validity: "
+            f"{html.escape(folder.name)}</title>"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{_CSS}</style></head>\n"
             f"<body><main>{body}</main></body></html>\n")
     return atomic_write(folder/"validity.html", page)

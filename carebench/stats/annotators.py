@@ -48,8 +48,8 @@ def _agreement_reps(a, b, eps, w) -> np.ndarray:
         return np.column_stack([po, np.where(pe < 1, (po - pe) / (1 - pe), np.nan),
                                 np.where((W > 1) & (den > 0), (msr - mse) / den, np.nan)])
 
-def delta_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, categories, eps: float = 0.01, n_boot: int = 1000,
-                    seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+def delta_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, categories, eps: float = 0.01,
+                    n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Agreement of two raters' Δ (pairs × categories) per category and pooled ("all"): sign agreement, κ on signs,
     ICC(2,1), each with a patient-cluster bootstrap percentile interval (`cluster`: the patient index of each pair;
     seeded)."""
@@ -75,7 +75,8 @@ def delta_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, categorie
         for k, measure in enumerate(("sign_agreement", "kappa", "icc")):
             col = reps[:, k][~np.isnan(reps[:, k])]
             ci = (np.quantile(col, lo), np.quantile(col, hi)) if len(col) else (np.nan, np.nan)
-            out.append(dict(category=name, measure=measure, estimate=est[k], ci_low=ci[0], ci_high=ci[1], n_patients=len(ids)))
+            out.append(dict(category=name, measure=measure, estimate=est[k], ci_low=ci[0], ci_high=ci[1],
+                            n_patients=len(ids)))
     return pd.DataFrame(out)
 
 # %% ../../nbs/17_annotators.ipynb #0d549cce
@@ -91,7 +92,8 @@ def _one_sided_t(x: np.ndarray, margin: float, min_n: int = 2) -> tuple:
     return float(t), float(stdtr(n - 1, t))
 
 def alternative_annotator_test(humans: np.ndarray, observers: np.ndarray, candidate: np.ndarray, cluster: np.ndarray,
-                               epsilon: float = 0.1, q: float = 0.05, min_patients: int = 5) -> tuple[pd.DataFrame, dict]:
+                               epsilon: float = 0.1, q: float = 0.05,
+                               min_patients: int = 5) -> tuple[pd.DataFrame, dict]:
     """Can `candidate` (one value per cell) replace a human? `humans` and `observers`: cells × K values and observer ids
     (the observers of each cell), `cluster`: the patient of each cell. Per observer: cells, patients, advantage
     probability ρ, the mean of the per-patient win difference, t, p, BY-adjusted p, won; observers with fewer than
@@ -116,7 +118,8 @@ def alternative_annotator_test(humans: np.ndarray, observers: np.ndarray, candid
         t, p = _one_sided_t(d, epsilon, min_patients)
         rows.append(dict(observer=h, n_cells=len(cells), n_patients=len(pats), advantage=float(np.mean(a_c >= a_h)),
                          mean_difference=float(d.mean()), t=t, p_value=p))
-    df = pd.DataFrame(rows, columns=["observer", "n_cells", "n_patients", "advantage", "mean_difference", "t", "p_value"])
+    df = pd.DataFrame(rows,
+                      columns=["observer", "n_cells", "n_patients", "advantage", "mean_difference", "t", "p_value"])
     df["p_adjusted"] = by_adjust(df["p_value"].to_numpy()) if len(df) else []
     df["won"] = df["p_adjusted"] < q
     tested = df["p_value"].notna()

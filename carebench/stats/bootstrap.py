@@ -22,7 +22,8 @@ def cluster_sums(values, cluster, n_clusters: int, mask=None):
     values = np.asarray(values, dtype=float)
     values = values[:, None] if values.ndim == 1 else values
     N, M = values.shape
-    mask = np.ones(values.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask, bool).reshape(N, -1), values.shape)
+    mask = np.ones(values.shape,
+                   bool) if mask is None else np.broadcast_to(np.asarray(mask, bool).reshape(N, -1), values.shape)
     cluster = np.asarray(cluster, np.int64)
     if N and (cluster.min() < 0 or cluster.max() >= n_clusters):
         raise ValueError(f"cluster indices must lie in 0..{n_clusters - 1}")
@@ -169,7 +170,8 @@ def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
     raise ValueError(f"unknown CI method {method!r} (percentile, bca, studentized or t)")
 
 # %% ../../nbs/10_bootstrap.ipynb #e8e63c5e
-def ratio_bootstrap(S, n, weights, level: float = 0.95, method: str = "percentile", lower_alpha: float | None = None) -> BootstrapResult:
+def ratio_bootstrap(S, n, weights, level: float = 0.95, method: str = "percentile",
+                    lower_alpha: float | None = None) -> BootstrapResult:
     """Cluster-bootstrap CIs of the ratio statistics sum(S)/sum(n), resampling patients with `weights` (B × P: a matrix
     or `BootstrapDraws`), and with `lower_alpha` the one-sided lower bounds at 1 − lower_alpha from the same resamples.
 
@@ -185,4 +187,5 @@ def ratio_bootstrap(S, n, weights, level: float = 0.95, method: str = "percentil
     probs = [(1 - level) / 2, (1 + level) / 2] + ([lower_alpha] if lower_alpha is not None else [])
     b = _bounds(S, n, est, reps, weights, method, probs)
     b[~ok] = np.nan
-    return BootstrapResult(est, b[:, :2], n_pat, n.sum(0).astype(int), valid.sum(0), reps, b[:, 2] if lower_alpha is not None else None)
+    return BootstrapResult(est, b[:, :2], n_pat, n.sum(0).astype(int), valid.sum(0), reps, b[:, 2]
+                           if lower_alpha is not None else None)

@@ -20,7 +20,8 @@ def model_contrast(a: EndpointInput, b: EndpointInput, settings: AnalysisConfig,
     paired patient-cluster interval and one-sided p-value (A > B)."""
     if a.canonical or b.canonical:
         raise ValueError("a model contrast needs inputs built with canonical=False (rows in the pairs' order)")
-    if a.delta_ref.shape != b.delta_ref.shape or not np.array_equal(a.cluster, b.cluster) or not np.array_equal(a.delta_ref, b.delta_ref):
+    if a.delta_ref.shape != b.delta_ref.shape or not np.array_equal(a.cluster, b.cluster) or not np.array_equal(
+                                                                        a.delta_ref, b.delta_ref):
         raise ValueError("a model contrast needs both models' inputs on the same pairs")
     eps = effective_epsilon(settings.epsilon)
     (xa, mask), (xb, _) = CONTRASTS[endpoint](a, eps), CONTRASTS[endpoint](b, eps)

@@ -17,7 +17,7 @@ from ..core.config import AnalysisConfig, quote_value
 from ..core.errors import ConfigError
 from ..core.seeds import rng_for
 from .bootstrap import BootstrapDraws, cluster_sums, ratio_bootstrap
-from .measures import effective_epsilon
+from .measures import average_ranks, effective_epsilon, odds_ratios, row_correlations
 from .multiplicity import bh_adjust, holm_adjust
 from .signflip import SignFlips, signflip_test
 
@@ -38,7 +38,8 @@ def _canonical_order(cluster, *mats) -> np.ndarray:
     h = [hashlib.blake2b(r.tobytes(), digest_size=16).hexdigest() for r in rows]
     pk = {}
     for c in np.unique(cluster):
-        pk[c] = hashlib.blake2b("".join(sorted(h[i] for i in np.flatnonzero(cluster == c))).encode(), digest_size=16).hexdigest()
+        pk[c] = hashlib.blake2b("".join(sorted(h[i] for i in np.flatnonzero(cluster == c))).encode(),
+                                digest_size=16).hexdigest()
     return np.array(sorted(range(len(cluster)), key=lambda i: (pk[cluster[i]], h[i])), dtype=int)
 
 # %% ../../nbs/15_endpoints.ipynb #40948e8f
@@ -145,9 +146,11 @@ class Estimate:
 
     def to_dict(self) -> dict:
         "JSON-ready fields: the named values first, then estimate, ci, p-values and sizes (NaN → null)."
-        return to_jsonable({**self.values, "estimate": self.estimate, "ci": self.ci, "ci_level": self.ci_level, "ci_sides": 2,
+        return to_jsonable({**self.values, "estimate": self.estimate, "ci": self.ci, "ci_level": self.ci_level,
+                            "ci_sides": 2,
                             "lower_bound": self.lower_bound, "p_value": self.p_value, "p_adjusted": self.p_adjusted,
-                            "p_holm": self.p_holm, "min_attainable_p": self.min_attainable_p, "power_at_effect": self.power_at_effect,
+                            "p_holm": self.p_holm, "min_attainable_p": self.min_attainable_p,
+                            "power_at_effect": self.power_at_effect,
                             "underpowered": self.underpowered, "exact": self.exact, "n_cells": self.n_cells,
                             "n_patients": self.n_patients, "confirmatory": self.confirmatory})
 
@@ -165,7 +168,8 @@ class EndpointResult:
 
     def to_dict(self) -> dict:
         return {"statistic": self.statistic, "null_hypothesis": self.null_hypothesis, "role": self.role,
-                "overall": self.overall.to_dict(), "per_category": {k: e.to_dict() for k, e in self.per_category.items()}}
+                "overall": self.overall.to_dict(),
+                "per_category": {k: e.to_dict() for k, e in self.per_category.items()}}
 
 # %% ../../nbs/15_endpoints.ipynb #8faa0c1a
 @dataclass
@@ -233,9 +237,11 @@ def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, d
             vals[name], vals[f"ci_{name}"] = boot.estimate[d * K + j], tuple(boot.ci[d * K + j])
         vals.update(extra(j))
         out.append(Estimate(boot.estimate[j], tuple(boot.ci[j]), test.p_value[j] if has else math.nan,
-                            test.min_attainable_p[j] if has else math.nan, boot.n_cells[j], boot.n_patients[j], exact=test.exact,
+                            test.min_attainable_p[j] if has else math.nan, boot.n_cells[j], boot.n_patients[j],
+                            exact=test.exact,
                             underpowered=bool(power[j] < st.power_target) if has else None, values=vals,
-                            lower_bound=one_sided[j], power_at_effect=power[j] if has else math.nan, ci_level=st.ci_level))
+                            lower_bound=one_sided[j], power_at_effect=power[j] if has else math.nan,
+                            ci_level=st.ci_level))
     return out
 
 def _assemble(inp, settings, name, statistic, null, estimates: list, role: str) -> EndpointResult:
@@ -316,8 +322,10 @@ def context_specificity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     c = specificity_cells(inp, effective_epsilon(rs.settings.epsilon))
     est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts])
     est = [Estimate(**{**e.__dict__, "values": {"mean_difference": e.estimate, **e.values}}) for e in est]
-    return _assemble(inp, rs.settings, "context_specificity", "mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells",
-                     "within each patient the correct and a donor's chart are exchangeable: each patient's summed contrast is "
+    return _assemble(inp, rs.settings, "context_specificity",
+                     "mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells",
+                     "within each patient the correct and a donor's chart are exchangeable: each patient's summed "
+                     "contrast is "
                      "symmetric about 0", est, "primary")
 
 # %% ../../nbs/15_endpoints.ipynb #1c4bc5f6
@@ -355,10 +363,14 @@ def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     _, n = _sums(inp, nz.astype(float), nz)
     with np.errstate(invalid="ignore", divide="ignore"): chance = chance_agreement(inp, eps) / n.sum(0)
     est = _tested(inp, rs, c.values, c.mask, lambda j: {"chance_rate": chance[j]}, [(n, v, c.mask) for n, v in c.parts])
-    est = [Estimate(**{**e.__dict__, "values": {"n_cells": e.n_cells, "agreement_beyond_chart": e.estimate, **e.values}}) for e in est]
+    est = [Estimate(**{**e.__dict__,
+                       "values": {"n_cells": e.n_cells, "agreement_beyond_chart": e.estimate, **e.values}})
+                       for e in est]
     return _assemble(inp, rs.settings, "directional_alignment",
-                     "on non-zero Δ_ref cells: share with sign_ε(Δ_model) = sign(Δ_ref) minus the same share with a donor's chart",
-                     "within each patient the correct and a donor's chart are exchangeable: each patient's summed difference "
+                     "on non-zero Δ_ref cells: share with sign_ε(Δ_model) = sign(Δ_ref) minus the same share with a "
+                     "donor's chart",
+                     "within each patient the correct and a donor's chart are exchangeable: each patient's summed "
+                     "difference "
                      "of agreements is symmetric about 0", est, "confirmatory")
 
 # %% ../../nbs/15_endpoints.ipynb #fe8f9bed
@@ -383,24 +395,6 @@ def context_sensitivity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                      "within each patient the correct and a donor's chart are exchangeable: each patient's sum of "
                      "|Δ_model| − |Δ_shuf| is symmetric about 0", est, "confirmatory")
 
-# %% ../../nbs/15_endpoints.ipynb #e89331b4
-def _corr_rows(X, Y):
-    "Pearson correlation of x (or of each row of X) with each row of Y (NaN when either is constant)."
-    X = np.broadcast_to(X, np.shape(Y))
-    Xc, Yc = X - X.mean(-1, keepdims=True), Y - Y.mean(-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (Xc * Yc).sum(-1) / np.sqrt((Xc ** 2).sum(-1) * (Yc ** 2).sum(-1))
-
-# %% ../../nbs/15_endpoints.ipynb #f6931e1b
-def _average_ranks(v) -> np.ndarray:
-    "Ranks 1..n with ties given their average rank (as `scipy.stats.rankdata`)."
-    v = np.asarray(v, float)
-    order = np.argsort(v, kind="stable")
-    ranks = np.empty(len(v)); ranks[order] = np.arange(1, len(v) + 1)
-    _, inv, counts = np.unique(v, return_inverse=True, return_counts=True)
-    sums = np.bincount(inv, weights=ranks)
-    return sums[inv] / counts[inv]
-
 # %% ../../nbs/15_endpoints.ipynb #58068893
 @register_endpoint("class_correspondence", label="class correspondence", formula="Pearson r of category means",
                    role="descriptive", bounds=(-1, 1),
@@ -411,27 +405,33 @@ def class_correspondence(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     C, lvl = len(inp.categories), rs.settings.ci_level
     ds = inp.donor_mean(lambda d: d)
     xr, ym, ys = inp.delta_ref.mean(0), inp.delta_model.mean(0), ds.mean(0)
-    r, r_s = _corr_rows(xr, ym[None])[0], _corr_rows(xr, ys[None])[0]
-    rank = _average_ranks
-    rho, rho_s = _corr_rows(rank(xr), rank(ym)[None])[0], _corr_rows(rank(xr), rank(ys)[None])[0]
+    r, r_s = row_correlations(xr, ym[None])[0], row_correlations(xr, ys[None])[0]
+    rank = average_ranks
+    rho, rho_s = row_correlations(rank(xr), rank(ym)[None])[0], row_correlations(rank(xr), rank(ys)[None])[0]
     Sr, n = cluster_sums(inp.delta_ref, inp.cluster, inp.n_patients)
     Sm, _ = cluster_sums(inp.delta_model, inp.cluster, inp.n_patients)
     Ss, _ = cluster_sums(ds, inp.cluster, inp.n_patients)
     with np.errstate(invalid="ignore", divide="ignore"):
         Wn = rs.weights @ n
-        br, bs = _corr_rows((rs.weights @ Sr) / Wn, (rs.weights @ Sm) / Wn), _corr_rows((rs.weights @ Sr) / Wn, (rs.weights @ Ss) / Wn)
+        br, bs = row_correlations((rs.weights @ Sr) / Wn,
+                            (rs.weights @ Sm) / Wn), row_correlations((rs.weights @ Sr) / Wn, (rs.weights @ Ss) / Wn)
     def interval(reps, value):
         ok = reps[~np.isnan(reps)]
-        return tuple(np.quantile(ok, [(1 - lvl) / 2, (1 + lvl) / 2])) if len(ok) and inp.n_patients >= 2 and not np.isnan(value) else (math.nan, math.nan)
+        return (
+            tuple(np.quantile(ok, [(1 - lvl) / 2, (1 + lvl) / 2]))
+            if len(ok) and inp.n_patients >= 2 and not np.isnan(value)
+            else (math.nan, math.nan)
+        )
     est = Estimate(r, interval(br, r), n_cells=inp.delta_ref.size, n_patients=inp.n_patients, ci_level=lvl,
-                   values=dict(pearson_r=r, spearman_rho=rho, pearson_r_shuffled=r_s, ci_pearson_r_shuffled=interval(bs, r_s),
-                               spearman_rho_shuffled=rho_s, difference=r - r_s, ci_difference=interval(br - bs, r - r_s),
+                   values=dict(pearson_r=r, spearman_rho=rho, pearson_r_shuffled=r_s,
+                               ci_pearson_r_shuffled=interval(bs, r_s), spearman_rho_shuffled=rho_s, difference=r - r_s,
+                               ci_difference=interval(br - bs, r - r_s),
                                n_categories=C, mean_delta_ref=dict(zip(inp.categories, map(float, xr))),
                                mean_delta_model=dict(zip(inp.categories, map(float, ym))),
                                mean_delta_shuffled=dict(zip(inp.categories, map(float, ys)))))
     return EndpointResult("class_correspondence", "Pearson r of per-category mean Δ_ref and mean Δ_model",
-                          "descriptive: no test (a permutation over categories does not hold its level with correlated categories)",
-                          est, {}, "descriptive")
+                          "descriptive: no test (a permutation over categories does not hold its level with correlated "
+                          "categories)", est, {}, "descriptive")
 
 # %% ../../nbs/15_endpoints.ipynb #3ddb5979
 def brier_cells(inp: EndpointInput) -> tuple:
@@ -462,8 +462,10 @@ def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     est = _tested(inp, rs, c.values, c.mask, lambda j: {"n_excluded_disagreement": int(excluded[j])},
                   [(n, v, c.mask) for n, v in c.parts])
     est = [Estimate(**{**e.__dict__, "values": {"improvement": e.estimate, **e.values}}) for e in est]
-    return _assemble(inp, rs.settings, "brier_improvement", "Brier(shuffled) − Brier(correct) against correct-context labels",
-                     "within each patient the correct and a donor's chart are exchangeable: each patient's summed Brier "
+    return _assemble(inp, rs.settings, "brier_improvement",
+                     "Brier(shuffled) − Brier(correct) against correct-context labels",
+                     "within each patient the correct and a donor's chart are exchangeable: each patient's summed "
+                     "Brier "
                      "difference is symmetric about 0", est, "confirmatory")
 
 # %% ../../nbs/15_endpoints.ipynb #b6a2e31d
@@ -475,16 +477,6 @@ def direction_counts(inp: EndpointInput, eps: float) -> list:
     return [cluster_sums(m.astype(float), inp.cluster, inp.n_patients, inp.nonzero)[0] for m in
             ((R > 0) & up, (R > 0) & down, (R < 0) & up, (R < 0) & down)]
 
-def _or_from_counts(a, b, c, d, pooled: bool):
-    "Odds ratios (per stratum, or Mantel–Haenszel over the last axis) from count arrays."
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if pooled:
-            n = a + b + c + d
-            num = np.where(n > 0, a * d / np.where(n > 0, n, 1), 0).sum(-1)
-            den = np.where(n > 0, b * c / np.where(n > 0, n, 1), 0).sum(-1)
-        else: num, den = a * d, b * c
-        return np.where(den > 0, num / np.where(den > 0, den, 1), np.where(num > 0, np.inf, np.nan))
-
 # %% ../../nbs/15_endpoints.ipynb #75406b71
 @register_endpoint("mantel_haenszel", label="Mantel–Haenszel OR", formula="common odds ratio",
                    null_value=1.0, role="descriptive", bounds=(0, math.inf))
@@ -493,21 +485,28 @@ def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     eps, nz, C = effective_epsilon(rs.settings.epsilon), inp.nonzero, len(inp.categories)
     cnt = direction_counts(inp, eps)
     tot = [x.sum(0) for x in cnt]
-    per_cat, pooled = _or_from_counts(*tot, pooled=False), _or_from_counts(*tot, pooled=True)
+    per_cat, pooled = odds_ratios(*tot, pooled=False), odds_ratios(*tot, pooled=True)
     boot = [rs.weights @ x for x in cnt]
-    boot_pooled = _or_from_counts(*boot, pooled=True)
+    boot_pooled = odds_ratios(*boot, pooled=True)
     lvl = rs.settings.ci_level
     pat = (_sums(inp, nz.astype(float))[0] > 0).sum(0)
     est = []
     for j in range(C + 1):
         value = pooled if j == C else per_cat[j]
-        reps = boot_pooled if j == C else _or_from_counts(*[b[:, j] for b in boot], pooled=False)
+        reps = boot_pooled if j == C else odds_ratios(*[b[:, j] for b in boot], pooled=False)
         reps = reps[np.isfinite(reps)]
-        ci = tuple(np.quantile(reps, [(1 - lvl) / 2, (1 + lvl) / 2])) if len(reps) and np.isfinite(value) and inp.n_patients >= 2 else (math.nan, math.nan)
+        ci = (
+            tuple(np.quantile(reps, [(1 - lvl) / 2, (1 + lvl) / 2]))
+            if len(reps) and np.isfinite(value) and inp.n_patients >= 2
+            else (math.nan, math.nan)
+        )
         counts = [int(t.sum()) if j == C else int(t[j]) for t in tot]
-        est.append(Estimate(value, ci, n_cells=int(nz[:, j].sum()) if j < C else int(nz.sum()), n_patients=int(pat[j]), ci_level=lvl,
-                            values=dict(odds_ratio=value, a_up_up=counts[0], b_up_down=counts[1], c_down_up=counts[2], d_down_down=counts[3])))
-    return _assemble(inp, rs.settings, "mantel_haenszel", "Mantel–Haenszel odds ratio of reference × model direction (strata: categories)",
+        est.append(Estimate(value, ci, n_cells=int(nz[:, j].sum()) if j < C else int(nz.sum()), n_patients=int(pat[j]),
+                            ci_level=lvl,
+                            values=dict(odds_ratio=value, a_up_up=counts[0], b_up_down=counts[1], c_down_up=counts[2],
+                                        d_down_down=counts[3])))
+    return _assemble(inp, rs.settings, "mantel_haenszel",
+                     "Mantel–Haenszel odds ratio of reference × model direction (strata: categories)",
                      "descriptive: no test", est, "descriptive")
 
 # %% ../../nbs/15_endpoints.ipynb #239d1f77
@@ -532,7 +531,8 @@ def run_endpoints(inp: EndpointInput, settings: AnalysisConfig, seed: int, strea
     names = tuple(names or settings.endpoints)
     unknown = [n for n in names if n not in ENDPOINTS]
     if unknown:
-        raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
+        raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})",
+                          key="analysis.endpoints")
     with threadpool_limits(1):             # small matrix products: BLAS threads cost more than they give
         rs = Resampling.build(settings, seed, stream, inp.n_patients)
         return {n: within_bounds(ENDPOINTS[n].fn(inp, rs), ENDPOINTS[n].bounds, ENDPOINTS[n].part_bounds)
@@ -554,8 +554,13 @@ def family_decisions(results: dict, alpha: float) -> dict:
         elif p is not None and not (isinstance(p, float) and math.isnan(p)) and p <= alpha:
             decisions[name] = "confirmed"
         else: decisions[name] = "not rejected"; going = False
-    return {"primary": PRIMARY if PRIMARY in results else None, "order": order, "alpha": alpha,
-            "rule": "fixed sequence at alpha: an endpoint is confirmed only when it and every endpoint before it reject", "decisions": decisions}
+    return {
+        "primary": PRIMARY if PRIMARY in results else None,
+        "order": order,
+        "alpha": alpha,
+        "rule": "fixed sequence at alpha: an endpoint is confirmed only when it and every endpoint before it reject",
+        "decisions": decisions,
+    }
 
 # %% ../../nbs/15_endpoints.ipynb #352060d9
 def register_mean_endpoint(name: str, cells: Callable, statistic: str, null_hypothesis: str,
@@ -580,7 +585,8 @@ def results_to_dict(results: dict) -> dict:
     return {name: r.to_dict() for name, r in results.items()}
 
 # %% ../../nbs/15_endpoints.ipynb #fe2830b5
-def demo_input(n_patients=12, n_items=8, n_categories=4, alignment=0.3, noise=0.05, seed=0, donors: int = 1) -> EndpointInput:
+def demo_input(n_patients=12, n_items=8, n_categories=4, alignment=0.3, noise=0.05, seed=0,
+               donors: int = 1) -> EndpointInput:
     ("A small random input with a planted alignment: Δ_model = alignment · Δ_ref + noise; `donors` shuffled scores per "
      "pair (examples, tests).")
     rng = np.random.default_rng(seed)
@@ -590,5 +596,5 @@ def demo_input(n_patients=12, n_items=8, n_categories=4, alignment=0.3, noise=0.
     corr = np.clip(free + alignment * dref + noise * rng.normal(size=free.shape), 0, 1)
     shuf = np.clip(free[None] + noise * rng.normal(size=(donors, *free.shape)), 0, 1)
     y = np.clip(np.round(free) + np.clip(dref, 0, None), 0, 1)
-    return EndpointInput(tuple("abcdefghij"[:n_categories]), np.repeat(np.arange(n_patients), n_items), dref, free, corr,
-                         shuf[0] if donors == 1 else shuf, y)
+    return EndpointInput(tuple("abcdefghij"[:n_categories]), np.repeat(np.arange(n_patients), n_items), dref, free,
+                         corr, shuf[0] if donors == 1 else shuf, y)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto #0
-__all__ = ['FLOAT_TOL', 'effective_epsilon', 'sign_eps', 'direction_tables', 'mantel_haenszel_or', 'icc2_1', 'lins_ccc',
-           'cohens_kappa', 'brier', 'ece', 'binary_entropy', 'wasserstein1']
+__all__ = ['FLOAT_TOL', 'effective_epsilon', 'sign_eps', 'direction_tables', 'mantel_haenszel_or', 'row_correlations',
+           'average_ranks', 'odds_ratios', 'icc2_1', 'lins_ccc', 'cohens_kappa', 'brier', 'ece', 'binary_entropy',
+           'wasserstein1']
 
 # %% ../../nbs/14_measures.ipynb #afab87a4
 FLOAT_TOL = 1e-9
@@ -44,6 +45,35 @@ def mantel_haenszel_or(tables) -> float:
     den = (t[ok, 0, 1] * t[ok, 1, 0] / n[ok]).sum()
     if den == 0: return np.inf if num > 0 else np.nan
     return num / den
+
+# %% ../../nbs/14_measures.ipynb #5f6062bf
+def row_correlations(X, Y):
+    "Pearson correlation of x (or of each row of X) with each row of Y (NaN when either is constant)."
+    X = np.broadcast_to(X, np.shape(Y))
+    Xc, Yc = X - X.mean(-1, keepdims=True), Y - Y.mean(-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (Xc * Yc).sum(-1) / np.sqrt((Xc ** 2).sum(-1) * (Yc ** 2).sum(-1))
+
+# %% ../../nbs/14_measures.ipynb #1aa2c489
+def average_ranks(v) -> np.ndarray:
+    "Ranks 1..n with ties given their average rank (as `scipy.stats.rankdata`)."
+    v = np.asarray(v, float)
+    order = np.argsort(v, kind="stable")
+    ranks = np.empty(len(v)); ranks[order] = np.arange(1, len(v) + 1)
+    _, inv, counts = np.unique(v, return_inverse=True, return_counts=True)
+    sums = np.bincount(inv, weights=ranks)
+    return sums[inv] / counts[inv]
+
+# %% ../../nbs/14_measures.ipynb #32a839f0
+def odds_ratios(a, b, c, d, pooled: bool):
+    "Odds ratios (per stratum, or Mantel–Haenszel over the last axis) from count arrays."
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if pooled:
+            n = a + b + c + d
+            num = np.where(n > 0, a * d / np.where(n > 0, n, 1), 0).sum(-1)
+            den = np.where(n > 0, b * c / np.where(n > 0, n, 1), 0).sum(-1)
+        else: num, den = a * d, b * c
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.where(num > 0, np.inf, np.nan))
 
 # %% ../../nbs/14_measures.ipynb #734ac885
 def icc2_1(ratings) -> float:

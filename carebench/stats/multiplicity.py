@@ -35,4 +35,5 @@ def by_adjust(p) -> np.ndarray:
     """Benjamini–Yekutieli adjusted p-values: Benjamini–Hochberg times c(m) = Σ_{i ≤ m} 1/i (false discovery rate
     control under any dependence between the tests, e.g. one candidate compared with several observers on the same
     items)."""
-    return _adjust(p, lambda s, m: np.minimum.accumulate((s * m * (1 / np.arange(1, m + 1)).sum() / np.arange(1, m + 1))[::-1])[::-1])
+    return _adjust(p, lambda s, m: np.minimum.accumulate((s * m * (1 / np.arange(1,
+                                                                    m + 1)).sum() / np.arange(1, m + 1))[::-1])[::-1])

@@ -29,10 +29,12 @@ def check_analysis(settings: AnalysisConfig, items_per_patient, n_categories: in
     names = tuple(names or settings.endpoints)
     unknown = [n for n in names if n not in ENDPOINTS]
     if unknown:
-        raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})", key="analysis.endpoints")
+        raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})",
+                          key="analysis.endpoints")
     need = resampling_memory(settings, items_per_patient, n_categories, n_target_cells)
     if sum(need.values()) > settings.max_memory_gb * 2 ** 30:
         key = max(need, key=need.get)
-        raise ConfigError(f"the resampling would need about {sum(need.values()) / 2 ** 30:,.1f} GB for {len(list(items_per_patient))} patients, "
+        raise ConfigError(f"the resampling would need about {sum(need.values()) / 2 ** 30:,.1f} GB for "
+                          f"{len(list(items_per_patient))} patients, "
                           f"above analysis.max_memory_gb = {settings.max_memory_gb:g}: lower analysis.{key} "
                           f"(now {getattr(settings, key):,}) or raise analysis.max_memory_gb", key=f"analysis.{key}")

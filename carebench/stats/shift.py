@@ -13,9 +13,8 @@ from threadpoolctl import threadpool_limits
 from ..core.config import AnalysisConfig
 from ..core.seeds import rng_for
 from .bootstrap import MIN_STUDENTIZED_PATIENTS, BootstrapDraws, cluster_sums, ratio_se
-from .endpoints import (MEAN_CONTRASTS, EndpointInput, _corr_rows, _or_from_counts, _sums,
-                                       direction_counts)
-from .measures import effective_epsilon
+from .endpoints import MEAN_CONTRASTS, EndpointInput, _sums, direction_counts
+from .measures import effective_epsilon, odds_ratios, row_correlations
 
 # %% auto #0
 __all__ = ['SHIFT_CONTRASTS', 'DESCRIPTIVE_SHIFT', 'Difference', 'replicate_moments', 'independent_difference',
@@ -39,7 +38,8 @@ class Difference:
 
     def to_dict(self) -> dict:
         f = lambda x: None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
-        return dict(difference=f(self.estimate), ci_difference=[f(self.ci[0]), f(self.ci[1])], p_difference=f(self.p_value),
+        return dict(difference=f(self.estimate), ci_difference=[f(self.ci[0]), f(self.ci[1])],
+                    p_difference=f(self.p_value),
                     se_difference=f(self.se), df_difference=f(self.df), difference_method=self.method,
                     n_patients_in_distribution=self.n_patients_a, n_patients_shifted=self.n_patients_b,
                     difference_scale=self.scale, p_difference_floor=f(self.p_floor))
@@ -60,7 +60,8 @@ def replicate_moments(W, S, n, P) -> tuple:
     return theta, se
 
 # %% ../../nbs/18_shift.ipynb #cd79ca67
-def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95, method: str = "studentized") -> list[Difference]:
+def independent_difference(SA, nA, SB, nB, WA, WB, level: float = 0.95,
+                           method: str = "studentized") -> list[Difference]:
     """θ_B − θ_A for each column of the ratio statistics sum(S)/sum(n) of two independent sets of patients (rows of
     `SA`/`nA` and `SB`/`nB`), resampled with their own weights `WA` and `WB` (the same number of resamples)."""
     SA, nA, SB, nB = (np.asarray(x, float).reshape(len(x), -1) for x in (SA, nA, SB, nB))
@@ -128,17 +129,18 @@ def _correspondence(inp: EndpointInput, W) -> tuple:
     "Class correspondence's Pearson r and its resampled values (rows of `W`)."
     Sr, n = cluster_sums(inp.delta_ref, inp.cluster, inp.n_patients)
     Sm, _ = cluster_sums(inp.delta_model, inp.cluster, inp.n_patients)
-    r = _corr_rows(inp.delta_ref.mean(0), inp.delta_model.mean(0)[None])[0]
+    r = row_correlations(inp.delta_ref.mean(0), inp.delta_model.mean(0)[None])[0]
     with np.errstate(invalid="ignore", divide="ignore"):
         Wn = W @ n
-        return r, _corr_rows((W @ Sr) / Wn, (W @ Sm) / Wn)
+        return r, row_correlations((W @ Sr) / Wn, (W @ Sm) / Wn)
 
 def _mantel_haenszel(inp: EndpointInput, W, eps) -> tuple:
     ("The log of the Mantel–Haenszel odds ratio over categories and its resampled values (the difference is taken on "
      "the log scale).")
     cnt = direction_counts(inp, eps)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(_or_from_counts(*[x.sum(0) for x in cnt], pooled=True)), np.log(_or_from_counts(*[W @ x for x in cnt], pooled=True))
+        return np.log(odds_ratios(*[x.sum(0) for x in cnt],
+                                      pooled=True)), np.log(odds_ratios(*[W @ x for x in cnt], pooled=True))
 
 DESCRIPTIVE_SHIFT = {"class_correspondence": lambda inp, W, eps: _correspondence(inp, W),
                      "mantel_haenszel": _mantel_haenszel}
@@ -149,9 +151,11 @@ def _percentile_difference(ea, ra, eb, rb, level, PA, PB, scale) -> Difference:
     reps = reps[np.isfinite(reps)]
     ok = len(reps) and np.isfinite(d) and min(PA, PB) >= 2
     ci = tuple(float(x) for x in np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])) if ok else (math.nan, math.nan)
-    return Difference(float(d), ci, math.nan, float(np.std(reps, ddof=1)) if ok and len(reps) > 1 else math.nan, "percentile", PA, PB, scale=scale)
+    return Difference(float(d), ci, math.nan, float(np.std(reps, ddof=1)) if ok and len(reps) > 1 else math.nan,
+                      "percentile", PA, PB, scale=scale)
 
-def shift_differences(inp_a: EndpointInput, inp_b: EndpointInput, names, settings: AnalysisConfig, seed: int, stream: str) -> dict:
+def shift_differences(inp_a: EndpointInput, inp_b: EndpointInput, names, settings: AnalysisConfig, seed: int,
+                      stream: str) -> dict:
     """For each endpoint in `names`: θ_B − θ_A overall and, for the mean endpoints, per category (`Difference`s), from
     independent patient-cluster resamplings of A and B (`n_bootstrap` each, seeded by `seed` and `stream`)."""
     eps, out = effective_epsilon(settings.epsilon), {}
@@ -161,11 +165,12 @@ def shift_differences(inp_a: EndpointInput, inp_b: EndpointInput, names, setting
         for name in names:
             if name in SHIFT_CONTRASTS:
                 (xa, ma), (xb, mb) = SHIFT_CONTRASTS[name](inp_a, eps), SHIFT_CONTRASTS[name](inp_b, eps)
-                diffs = independent_difference(*_sums(inp_a, xa, ma), *_sums(inp_b, xb, mb), WA, WB, settings.ci_level, settings.ci_method)
+                diffs = independent_difference(*_sums(inp_a, xa, ma), *_sums(inp_b, xb, mb), WA, WB, settings.ci_level,
+                                               settings.ci_method)
                 out[name] = dict(overall=diffs[-1], per_category=dict(zip(inp_a.categories, diffs[:-1])))
             elif name in DESCRIPTIVE_SHIFT:
                 (ea, ra), (eb, rb) = DESCRIPTIVE_SHIFT[name](inp_a, WA, eps), DESCRIPTIVE_SHIFT[name](inp_b, WB, eps)
                 scale = "log odds ratio" if name == "mantel_haenszel" else "estimate"
-                out[name] = dict(overall=_percentile_difference(ea, ra, eb, rb, settings.ci_level, inp_a.n_patients, inp_b.n_patients, scale),
-                                 per_category={})
+                out[name] = dict(overall=_percentile_difference(ea, ra, eb, rb, settings.ci_level, inp_a.n_patients,
+                                                                inp_b.n_patients, scale), per_category={})
     return out

@@ -34,7 +34,8 @@ class SignFlips:
     exact: bool
 
     @classmethod
-    def draw(cls, n_clusters: int, n_flips: int, rng: np.random.Generator | None = None, block: int | None = None) -> SignFlips:
+    def draw(cls, n_clusters: int, n_flips: int, rng: np.random.Generator | None = None,
+             block: int | None = None) -> SignFlips:
         ("The patterns of `signflip_patterns(n_clusters, n_flips, rng)`, drawn `block` at a time (default: about a "
          "million signs) and kept as bits.")
         if n_clusters < 63 and 2 ** n_clusters <= n_flips:
@@ -42,7 +43,8 @@ class SignFlips:
             return cls(n_clusters, np.packbits((codes & 1).astype(bool), axis=1), True)
         if rng is None: raise ValueError("a random generator is needed for Monte Carlo sign flips")
         block = block or flip_block(n_clusters)
-        parts = [np.packbits(rng.integers(0, 2, size=(min(block, n_flips - s), n_clusters)) == 0, axis=1) for s in range(0, n_flips, block)]
+        parts = [np.packbits(rng.integers(0, 2, size=(min(block, n_flips - s), n_clusters)) == 0, axis=1)
+                 for s in range(0, n_flips, block)]
         return cls(n_clusters, np.concatenate(parts) if parts else np.zeros((0, -(-n_clusters // 8)), np.uint8), False)
 
     def __len__(self) -> int: return len(self.bits)
@@ -50,7 +52,11 @@ class SignFlips:
     @cached_property
     def _dense(self):
         "All patterns as ±1 floats when they fit in one block (kept: a small design's tests use one product each)."
-        return None if len(self.bits) > flip_block(self.n_clusters) else 1.0 - 2.0 * np.unpackbits(self.bits, axis=1, count=self.n_clusters)
+        return (
+            None
+            if len(self.bits) > flip_block(self.n_clusters)
+            else 1.0 - 2.0 * np.unpackbits(self.bits, axis=1, count=self.n_clusters)
+        )
 
     def blocks(self, rows: int | None = None):
         ("The patterns as ±1 floats, `rows` patterns at a time (default: about a million signs, all of them for a "

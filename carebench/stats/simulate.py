@@ -87,21 +87,25 @@ for _s in [
     Scenario("correlated_categories", "strongly correlated categories and category shifts common to every chart",
              category_corr=0.7, category_shift=0.6),
     Scenario("clipped", "scores on a clipped line: many exact 0s and 1s", link="clipped", slope=1.5),
-    Scenario("confident", "a confident model (most scores near 0 or 1) whose response ignores the reference", slope=4.0, response_noise=0.6),
+    Scenario("confident", "a confident model (most scores near 0 or 1) whose response ignores the reference", slope=4.0,
+             response_noise=0.6),
     Scenario("pull_to_half", "any chart, own or donor's, pulls scores 30% toward 0.5", pull=0.3),
-    Scenario("patient_varying_alignment", "alignment varies by patient; the agreement gap averages to 0", alignment_sd=1.0, gap=0.0),
-    Scenario("patient_varying_specificity", "alignment varies by patient; the signed contrast averages to 0", alignment_sd=1.0, gap=0.0,
-             gap_of="context_specificity"),
+    Scenario("patient_varying_alignment", "alignment varies by patient; the agreement gap averages to 0",
+             alignment_sd=1.0, gap=0.0),
+    Scenario("patient_varying_specificity", "alignment varies by patient; the signed contrast averages to 0",
+             alignment_sd=1.0, gap=0.0, gap_of="context_specificity"),
     Scenario("two_donors", "two donors' charts per pair", donors=2),
     Scenario("zero_inflated_ties", "30% of cells always scored 0, scores on a 0.1 grid", zero_inflation=0.3, grid=0.1),
     Scenario("item_shifts", "strong item-level shifts common to every chart", item_shift=0.8),
     Scenario("snapshot_effects", "each chart pushes the categories its own way, strongly", snapshot_effect=0.8),
     Scenario("three_observers_hedging", "three observers; a hedging model (scores near 0.5)", observers=3, slope=0.5),
-    Scenario("category_shift_clipped", "large patient-blind category shifts, clipped scores", category_shift=1.0, link="clipped"),
+    Scenario("category_shift_clipped", "large patient-blind category shifts, clipped scores", category_shift=1.0,
+             link="clipped"),
     Scenario("aligned", "a planted alignment: agreement with the own chart 0.05 above a donor's chart", gap=0.05),
     Scenario("aligned_small", "a planted agreement gap of 0.025", gap=0.025),
     Scenario("aligned_large", "a planted agreement gap of 0.10", gap=0.10),
-    Scenario("aligned_confident", "the planted gap of 0.05 in a confident, clipped model", gap=0.05, slope=4.0, response_noise=0.6),
+    Scenario("aligned_confident", "the planted gap of 0.05 in a confident, clipped model", gap=0.05, slope=4.0,
+             response_noise=0.6),
     Scenario("aligned_two_donors", "the planted gap of 0.05 with two donors per pair", gap=0.05, donors=2),
 ]: register_scenario(_s)
 
@@ -133,7 +137,8 @@ def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: 
     tau = fixed.normal(0, s.observer_bias, (K, 1, 1))
     gamma = fixed.normal(0, s.category_shift, C)
     mu = np.linspace(-1.5, 0.0, C)                                      # categories of different prevalence
-    eta0 = mu + rng.normal(0, 0.5, (P, 1))[cluster] + rng.normal(0, 0.5, (N, 1)) + rng.normal(size=(N, C)) @ _equicorrelated(C, s.category_corr).T
+    eta0 = mu + rng.normal(0, 0.5, (P, 1))[cluster] + rng.normal(0, 0.5, (N, 1))    # patient and pair effects
+    eta0 = eta0 + rng.normal(size=(N, C)) @ _equicorrelated(C, s.category_corr).T     # correlated across categories
     shift = np.where(rng.random((N, C)) < s.shift_rate, np.where(eta0 > 0, -1.0, 1.0) * (np.abs(eta0) + 1.0), 0.0)
     persistent = rng.normal(0, s.observer_persistent, (K, N, C))
     label = lambda eta: ((eta[None] + tau + persistent + rng.normal(0, s.observer_transient, (K, N, C))) > 0).mean(0)
@@ -147,13 +152,14 @@ def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: 
     noise = lambda: rng.normal(0, s.response_noise, (N, C))
     free = _scores(s, base, zero, chart=False)
     correct = _scores(s, base + common + push[cluster] + a[cluster, None] * shift + noise(), zero, chart=True)
-    shuffled = np.stack([_scores(s, base + common + push[(cluster + k + 1) % P] + noise(), zero, chart=True) for k in range(D)])
-    return EndpointInput(tuple(f"c{j}" for j in range(C)), cluster, y_correct - y_free, free, correct, shuffled if D > 1 else shuffled[0],
-                         y_correct, canonical=False)
+    shuffled = np.stack([_scores(s, base + common + push[(cluster + k + 1) % P] + noise(), zero, chart=True)
+                         for k in range(D)])
+    return EndpointInput(tuple(f"c{j}" for j in range(C)), cluster, y_correct - y_free, free, correct, shuffled
+                         if D > 1 else shuffled[0], y_correct, canonical=False)
 
 # %% ../../nbs/16_simulate.ipynb #1be22ecf
-COVERAGE = ("context_specificity", "directional_alignment", "context_sensitivity", "brier_improvement", "mean_abs_delta",
-            "sign_agreement_rate")
+COVERAGE = ("context_specificity", "directional_alignment", "context_sensitivity", "brier_improvement",
+            "mean_abs_delta", "sign_agreement_rate")
 
 PART_OF = {"mean_abs_delta": "context_sensitivity", "sign_agreement_rate": "directional_alignment"}
 
@@ -204,18 +210,22 @@ def run_batch(scenario: str, n_patients: int, start: int, count: int, settings: 
     rows = []
     for i in range(start, start + count):
         inp = generate(s, n_patients, np.random.default_rng(derive_seed(seed, "simulate", scenario, n_patients, i)), a)
-        res = run_endpoints(inp, settings, seed=derive_seed(seed, "resample", scenario, n_patients, i), stream="simulation", names=names)
+        res = run_endpoints(inp, settings, seed=derive_seed(seed, "resample", scenario, n_patients, i),
+                            stream="simulation", names=names)
         for name, r in res.items():
             o = r.overall
-            rows.append((scenario, n_patients, i, name, o.estimate, o.ci[0], o.ci[1], o.p_value, o.confirmatory, o.power_at_effect))
+            rows.append((scenario, n_patients, i, name, o.estimate, o.ci[0], o.ci[1], o.p_value, o.confirmatory,
+                         o.power_at_effect))
         for name, key in PART_OF.items():
             if key in res:
                 o = res[key].overall
                 lo, hi = o.values.get(f"ci_{name}", (math.nan, math.nan))
-                rows.append((scenario, n_patients, i, name, o.values.get(name, math.nan), lo, hi, math.nan, o.confirmatory, math.nan))
+                rows.append((scenario, n_patients, i, name, o.values.get(name, math.nan), lo, hi, math.nan,
+                             o.confirmatory, math.nan))
     return rows
 
-RECORD = ["scenario", "n_patients", "dataset", "quantity", "estimate", "ci_low", "ci_high", "p_value", "confirmatory", "power_at_effect"]
+RECORD = ["scenario", "n_patients", "dataset", "quantity", "estimate", "ci_low", "ci_high", "p_value", "confirmatory",
+          "power_at_effect"]
 
 # %% ../../nbs/16_simulate.ipynb #b29e64de
 def clopper_pearson(k, n, level: float = 0.95):
@@ -230,14 +240,16 @@ def clopper_pearson(k, n, level: float = 0.95):
     return lo, hi
 
 # %% ../../nbs/16_simulate.ipynb #06657aff
-def summarise(records: pd.DataFrame, alpha: float, eps: float = 0.01, seed: int = 0, scenarios: dict | None = None) -> dict:
+def summarise(records: pd.DataFrame, alpha: float, eps: float = 0.01, seed: int = 0,
+              scenarios: dict | None = None) -> dict:
     """From the per-dataset records: rejection rates of the tested endpoints (with binomial intervals) per scenario and
     size, and interval coverage of every quantity against the scenario's population truth."""
     r = records.copy()
     tested = r[r["quantity"].isin(FAMILY)]
     tested = tested.assign(reject=(tested["p_value"] <= alpha).fillna(False))
     rej = tested.groupby(["scenario", "n_patients", "quantity"], sort=False).agg(
-        datasets=("reject", "size"), rejections=("reject", "sum"), mean_power_at_effect=("power_at_effect", "mean")).reset_index()
+        datasets=("reject", "size"), rejections=("reject", "sum"), mean_power_at_effect=("power_at_effect", "mean"))
+    rej = rej.reset_index()
     rej["rate"] = rej["rejections"] / rej["datasets"]
     rej["rate_low"], rej["rate_high"] = clopper_pearson(rej["rejections"], rej["datasets"])
     scen = scenarios or SCENARIOS
@@ -245,7 +257,8 @@ def summarise(records: pd.DataFrame, alpha: float, eps: float = 0.01, seed: int 
     truths = {s: truth(scen[s], eps, seed) for s in r["scenario"].unique()}
     r["truth"] = [truths[s][q] for s, q in zip(r["scenario"], r["quantity"])]
     r["covered"] = (r["ci_low"] <= r["truth"]) & (r["truth"] <= r["ci_high"])
-    cov = r.groupby(["scenario", "n_patients", "quantity"], sort=False).agg(datasets=("covered", "size"), covered=("covered", "sum"),
+    cov = r.groupby(["scenario", "n_patients", "quantity"],
+                    sort=False).agg(datasets=("covered", "size"), covered=("covered", "sum"),
                                                                           truth=("truth", "first")).reset_index()
     cov["coverage"] = cov["covered"] / cov["datasets"]
     cov["coverage_low"], cov["coverage_high"] = clopper_pearson(cov["covered"], cov["datasets"])
@@ -266,14 +279,16 @@ def interval_coverage(scenario: str, n_patients: int, n_datasets: int, n_boot: i
     for i in range(n_datasets):
         inp = generate(s, n_patients, np.random.default_rng(derive_seed(seed, "simulate", scenario, n_patients, i)), a)
         cells = coverage_cells(inp, e, ("mean_abs_delta", "sign_agreement_rate", "context_specificity"))
-        W = bootstrap_weights(inp.n_patients, n_boot, np.random.default_rng(derive_seed(seed, "ci", scenario, n_patients, i)))
+        W = bootstrap_weights(inp.n_patients, n_boot,
+                              np.random.default_rng(derive_seed(seed, "ci", scenario, n_patients, i)))
         for q, (v, mask) in cells.items():
             S, n = cluster_sums(v, inp.cluster, inp.n_patients, mask)
             S, n = S.sum(1, keepdims=True), n.sum(1, keepdims=True)
             for m in CI_METHODS:
                 lo, hi = ratio_bootstrap(S, n, W, level, m).ci[0]
                 hits[(q, m)] += bool(lo <= t[q] <= hi)
-    return pd.DataFrame([dict(scenario=scenario, n_patients=n_patients, quantity=q, method=m, datasets=n_datasets, coverage=h / n_datasets)
+    return pd.DataFrame([dict(scenario=scenario, n_patients=n_patients, quantity=q, method=m, datasets=n_datasets,
+                              coverage=h / n_datasets)
                          for (q, m), h in hits.items()])
 
 # %% ../../nbs/16_simulate.ipynb #403ad315
@@ -294,12 +309,12 @@ class StudySettings:
     @classmethod
     def quick(cls, **kw) -> StudySettings:
         "A small grid for CI: four scenarios, 12 and 24 patients, 60 datasets."
-        return cls(**{**dict(scenarios=("baseline", "confident", "pull_to_half", "aligned"), patients=(12, 24), datasets=60,
-                             n_bootstrap=300, n_permutations=1000, chunk=60), **kw})
+        return cls(**{**dict(scenarios=("baseline", "confident", "pull_to_half", "aligned"), patients=(12, 24),
+                             datasets=60, n_bootstrap=300, n_permutations=1000, chunk=60), **kw})
 
     def analysis(self) -> AnalysisConfig:
-        return AnalysisConfig(epsilon=self.epsilon, alpha=self.alpha, n_bootstrap=self.n_bootstrap, n_permutations=self.n_permutations,
-                              ci_method=self.ci_method)
+        return AnalysisConfig(epsilon=self.epsilon, alpha=self.alpha, n_bootstrap=self.n_bootstrap,
+                              n_permutations=self.n_permutations, ci_method=self.ci_method)
 
 # %% ../../nbs/16_simulate.ipynb #3832845b
 def _study_job(scenario, n_patients, start, count, settings_dict, seed):
@@ -333,17 +348,22 @@ def markdown_table(df: pd.DataFrame) -> str:
     "A DataFrame (its index as the first columns) as a Markdown table, numbers to 3 decimals (no extra dependency)."
     df = df.reset_index()
     cell = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)
-    rows = [" | ".join(map(str, df.columns)), " | ".join("---" for _ in df.columns)] + [" | ".join(cell(v) for v in r) for r in df.itertuples(index=False)]
+    rows = [" | ".join(map(str, df.columns)), " | ".join("---" for _ in df.columns)] + [" | ".join(cell(v) for v in r)
+                                                      for r in df.itertuples(index=False)]
     return "\n".join(f"| {r} |" for r in rows)
 
 def study_summary_markdown(study: dict) -> str:
     "The headline of a study: the worst null rejection rate per tested endpoint and size, power and coverage."
     rj, cov, st = study["rejections"], study["coverage"], study["settings"]
     lines = [f"# Simulation study (protocol {PROTOCOL_VERSION})", "",
-             f"{len(st['scenarios'])} scenarios × P ∈ {{{', '.join(map(str, st['patients']))}}} × {st['datasets']} datasets; "
-             f"α = {st['alpha']}, {st['n_bootstrap']} bootstrap resamples ({st['ci_method']}), {st['n_permutations']} sign flips; "
-             f"{study['seconds']} s.", "", "## Largest rejection rate under a null scenario (with its exact 95% interval)", "",
-             "| endpoint | " + " | ".join(f"P = {p}" for p in st["patients"]) + " |", "|---|" + "---|" * len(st["patients"])]
+             f"{len(st['scenarios'])} scenarios × P ∈ {{{', '.join(map(str, st['patients']))}}} × {st['datasets']} "
+             f"datasets; "
+             f"α = {st['alpha']}, {st['n_bootstrap']} bootstrap resamples ({st['ci_method']}), {st['n_permutations']} "
+             f"sign flips; "
+             f"{study['seconds']} s.", "",
+             "## Largest rejection rate under a null scenario (with its exact 95% interval)", "",
+             "| endpoint | " + " | ".join(f"P = {p}" for p in st["patients"]) + " |",
+             "|---|" + "---|" * len(st["patients"])]
     null = rj[rj["null"]]
     for q in [f for f in FAMILY if f in set(null["quantity"])]:
         cells = []
@@ -358,15 +378,17 @@ def study_summary_markdown(study: dict) -> str:
         lines += ["", "## Power (rejection rate under the alternatives)", "",
                   markdown_table(alt.pivot_table(index=["scenario", "quantity"], columns="n_patients", values="rate"))]
     lines += ["", "## Interval coverage (smallest over scenarios)", "",
-              markdown_table(cov.pivot_table(index="quantity", columns="n_patients", values="coverage", aggfunc="min")), ""]
+              markdown_table(cov.pivot_table(index="quantity", columns="n_patients", values="coverage", aggfunc="min")),
+              ""]
     return "\n".join(lines)
 
 def write_study(study: dict, folder) -> Path:
     "Write a study into `folder` (created); returns the folder."
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
-    write_json(folder/"simulation.json", {"protocol_version": PROTOCOL_VERSION, "carebench_version": carebench.__version__,
-                                          "settings": study["settings"], "seconds": study["seconds"],
-                                          "scenarios": {s: dataclasses.asdict(SCENARIOS[s]) for s in study["settings"]["scenarios"]}})
+    write_json(folder/"simulation.json",
+               {"protocol_version": PROTOCOL_VERSION, "carebench_version": carebench.__version__,
+                "settings": study["settings"], "seconds": study["seconds"],
+                "scenarios": {s: dataclasses.asdict(SCENARIOS[s]) for s in study["settings"]["scenarios"]}})
     for name in ("rejections", "coverage"): atomic_write(folder/f"{name}.csv", study[name].to_csv(index=False))
     study["records"].to_csv(folder/"records.csv.gz", index=False)
     atomic_write(folder/"summary.md", study_summary_markdown(study))
@@ -376,21 +398,23 @@ def read_study(folder) -> dict:
     "A study written by `write_study`."
     folder = Path(folder)
     meta = json.loads((folder/"simulation.json").read_text(encoding="utf-8"))
-    return {**meta, "rejections": pd.read_csv(folder/"rejections.csv"), "coverage": pd.read_csv(folder/"coverage.csv"), "folder": folder}
+    return {**meta, "rejections": pd.read_csv(folder/"rejections.csv"), "coverage": pd.read_csv(folder/"coverage.csv"),
+            "folder": folder}
 
 # %% ../../nbs/16_simulate.ipynb #8a7156c3
 VALIDITY_NULLS = ("baseline", "confident", "pull_to_half", "patient_varying_alignment", "patient_varying_specificity")
 
-def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int, settings: AnalysisConfig,
-                    seed: int = 0, cache_dir=None) -> dict:
+def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int,
+                    settings: AnalysisConfig, seed: int = 0, cache_dir=None) -> dict:
     """Simulated false-positive rate (the largest over `VALIDITY_NULLS`) and power (planted gap 0.05) of each
     confirmatory test at a design, with `settings.validity_datasets` datasets per scenario; cached in `cache_dir`
     (default ~/.cache/carebench/validity)."""
-    design = dict(n_patients=int(n_patients), items=int(max(items, 1)), n_categories=int(n_categories), observers=int(max(observers, 1)),
-                  donors=int(max(donors, 1)))
+    design = dict(n_patients=int(n_patients), items=int(max(items, 1)), n_categories=int(n_categories),
+                  observers=int(max(observers, 1)), donors=int(max(donors, 1)))
     small = dataclasses.replace(settings, n_bootstrap=200, n_permutations=min(settings.n_permutations, 1000))
-    key_src = json.dumps({**design, "alpha": small.alpha, "epsilon": small.epsilon, "n": small.validity_datasets, "flips": small.n_permutations,
-                          "seed": seed, "protocol": PROTOCOL_VERSION, "version": carebench.__version__}, sort_keys=True)
+    key_src = json.dumps({**design, "alpha": small.alpha, "epsilon": small.epsilon, "n": small.validity_datasets,
+                          "flips": small.n_permutations, "seed": seed, "protocol": PROTOCOL_VERSION,
+                          "version": carebench.__version__}, sort_keys=True)
     cache = Path(cache_dir or os.environ.get("CAREBENCH_VALIDITY_CACHE") or Path.home()/".cache"/"carebench"/"validity")
     path = cache/f"{hashlib.sha256(key_src.encode()).hexdigest()[:20]}.json"
     if path.is_file():
@@ -400,7 +424,8 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
     at = lambda name: dataclasses.replace(SCENARIOS[name], items=design["items"], categories=design["n_categories"],
                                           observers=design["observers"], donors=design["donors"])
     scen = {n: at(n) for n in (*VALIDITY_NULLS, "aligned")}
-    recs = pd.DataFrame([r for s in scen.values() for r in run_batch(s, design["n_patients"], 0, small.validity_datasets, small, seed)],
+    recs = pd.DataFrame([r for s in scen.values()
+                         for r in run_batch(s, design["n_patients"], 0, small.validity_datasets, small, seed)],
                         columns=RECORD)
     rj = summarise(recs, small.alpha, small.epsilon, seed, scen)["rejections"]
     out = {}
@@ -409,9 +434,11 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
         if not len(nulls): continue
         w = nulls.loc[nulls["rate"].idxmax()]
         out[q] = {"false_positive_rate": float(w["rate"]), "false_positive_scenario": w["scenario"],
-                  "false_positive_rate_high": float(w["rate_high"]), "power": float(alt["rate"].iloc[0]) if len(alt) else None}
-    doc = {"design": design, "datasets": small.validity_datasets, "alpha": small.alpha, "planted_gap": scen["aligned"].gap,
-           "null_scenarios": list(VALIDITY_NULLS), "endpoints": out, "seconds": round(time.time() - t0, 1)}
+                  "false_positive_rate_high": float(w["rate_high"]),
+                  "power": float(alt["rate"].iloc[0]) if len(alt) else None}
+    doc = {"design": design, "datasets": small.validity_datasets, "alpha": small.alpha,
+           "planted_gap": scen["aligned"].gap, "null_scenarios": list(VALIDITY_NULLS), "endpoints": out,
+           "seconds": round(time.time() - t0, 1)}
     try:
         cache.mkdir(parents=True, exist_ok=True); write_json(path, doc)
     except OSError: pass                      # a read-only cache folder costs a recomputation, nothing else
@@ -419,7 +446,8 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
 
 # %% ../../nbs/16_simulate.ipynb #048f8502
 def simulate_input(n_patients: int = 20, n_items: int = 10, n_categories: int = 5, alignment: float = 0.0,
-                   patient_effect: float = 0.1, noise: float = 0.1, nonzero_rate: float = 0.2, seed: int = 0) -> EndpointInput:
+                   patient_effect: float = 0.1, noise: float = 0.1, nonzero_rate: float = 0.2,
+                   seed: int = 0) -> EndpointInput:
     """Random endpoint input: Δ_ref with `nonzero_rate` non-zero cells (±0.5, ±1), Δ_model = patient effect +
     `alignment`·Δ_ref + noise, Δ_shuf = the same patient effect + noise (no alignment); scores clipped to [0, 1]."""
     rng = np.random.default_rng(seed)

@@ -61,7 +61,8 @@ def _predict_donors(learner: Learner, out, model, choice: dict, fold, te, slots,
             r = slots[:, k] == d
             if r.any(): out.s_shuffled[te[r], k] = learner.predict(md, te[r], [d] * int(r.sum()))
 
-def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categories: int, outer: int | None, inner: int, seed: int = 0,
+def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categories: int, outer: int | None, inner: int,
+             seed: int = 0,
              exclude: Literal["patient", "fold"] = "patient", quiet: bool = True, desc: str = "folds", after_fold=None,
              nested: list | None = None) -> CrossFit:
     """Nested patient-grouped cross-fitting over the evaluation patients of `pair_patient`; `donors[i]` lists the donor
@@ -70,7 +71,8 @@ def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categor
     fits on one dataset's patients and predicts another's in a single outer fold (`3e_shift`); pairs of no outer test
     fold keep NaN scores."""
     N, K = len(pair_patient), len(donors[0]) if len(donors) else 0
-    out = CrossFit(np.full((N, n_categories), np.nan), np.full((N, n_categories), np.nan), np.full((N, K, n_categories), np.nan))
+    out = CrossFit(np.full((N, n_categories), np.nan), np.full((N, n_categories), np.nan),
+                   np.full((N, K, n_categories), np.nan))
     evaluation = list(dict.fromkeys(pair_patient))
     nested = nested if nested is not None else nested_folds(evaluation, outer, inner, seed)
     fold_of = {p: o for o, (f, _) in enumerate(nested) for p in f.test}
@@ -81,7 +83,8 @@ def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categor
         losses = {}
         for f in inners: _add(losses, learner.inner_losses(f))
         choice = choose(losses)
-        rows_loss += [dict(outer=o, part=part, candidate=j, loss=float(t[j]) / max(n, 1)) for part, (t, n) in losses.items() for j in range(len(t))]
+        rows_loss += [dict(outer=o, part=part, candidate=j, loss=float(t[j]) / max(n, 1)) for part,
+                      (t, n) in losses.items() for j in range(len(t))]
         out.choices.append(dict(outer=o, test=list(fold.test), **{f"{part}_choice": j for part, j in choice.items()}))
         model = learner.fit(list(fold.train), choice)
         te = np.flatnonzero(np.isin(pair_patient, list(fold.test)))
@@ -95,16 +98,21 @@ def crossfit(learner: Learner, pair_patient: np.ndarray, donors: list, n_categor
     return out
 
 # %% ../../nbs/3d_crossfit.ipynb #f1fdef79
-def long_scores(ds, s_free: np.ndarray, s_correct: np.ndarray, s_shuffled: np.ndarray, model: str, donors: list, scoring_mode: str) -> pd.DataFrame:
+def long_scores(ds, s_free: np.ndarray, s_correct: np.ndarray, s_shuffled: np.ndarray, model: str, donors: list,
+                scoring_mode: str) -> pd.DataFrame:
     "Held-out scores of every pair under the three conditions in the long format (shuffled rows per donor slot)."
     from carebench.core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
     C = len(ds.categories)
     frames = []
-    for cond, mat, ctx in ((CONTEXT_FREE, s_free, [""] * ds.n_pairs), (CORRECT_CONTEXT, s_correct, list(ds.pair_patient))):
-        frames.append(pd.DataFrame({"condition": cond, "patient_id": np.repeat(ds.pair_patient, C), "item": np.repeat(ds.pair_item, C),
-                                    "category": np.tile(ds.categories, ds.n_pairs), "score": mat.ravel(), "context_patient_id": np.repeat(ctx, C)}))
+    for cond, mat, ctx in ((CONTEXT_FREE, s_free, [""] * ds.n_pairs),
+                           (CORRECT_CONTEXT, s_correct, list(ds.pair_patient))):
+        frames.append(pd.DataFrame({"condition": cond, "patient_id": np.repeat(ds.pair_patient, C),
+                                    "item": np.repeat(ds.pair_item, C),
+                                    "category": np.tile(ds.categories, ds.n_pairs), "score": mat.ravel(),
+                                    "context_patient_id": np.repeat(ctx, C)}))
     for k in range(s_shuffled.shape[1]):
-        frames.append(pd.DataFrame({"condition": SHUFFLED_CONTEXT, "patient_id": np.repeat(ds.pair_patient, C), "item": np.repeat(ds.pair_item, C),
+        frames.append(pd.DataFrame({"condition": SHUFFLED_CONTEXT, "patient_id": np.repeat(ds.pair_patient, C),
+                                    "item": np.repeat(ds.pair_item, C),
                                     "category": np.tile(ds.categories, ds.n_pairs), "score": s_shuffled[:, k].ravel(),
                                     "context_patient_id": np.repeat([d[k] for d in donors], C)}))
     df = pd.concat(frames, ignore_index=True)

@@ -35,15 +35,17 @@ def check_shift(config: Config, shifted, endpoint_names) -> None:
     the shifted dataset has a donor for every patient and its resampling fits in memory."""
     for t in config.shift.tracks:
         if t not in TRACKS:
-            raise ConfigError(f"unknown track {quote_value(t)} (known: {', '.join(track_names())})", config.source, "shift.tracks")
+            raise ConfigError(f"unknown track {quote_value(t)} (known: {', '.join(track_names())})", config.source,
+                              "shift.tracks")
         if not TRACKS[t].shift_capable:
             capable = ", ".join(n for n in track_names() if TRACKS[n].shift_capable)
-            raise ConfigError(f"the {t} track fits nothing on the main dataset, so it has no shift evaluation (tracks that do: {capable})",
-                              config.source, "shift.tracks")
+            raise ConfigError(f"the {t} track fits nothing on the main dataset, so it has no shift evaluation (tracks "
+                              f"that do: {capable})", config.source, "shift.tracks")
     try: assign_donors(shifted, config.donors_per_patient, config.seed)
     except ValueError as e: raise ConfigError(f"the shifted dataset: {e}", config.source, "shift.dataset") from None
     try:
-        check_analysis(config.analysis, np.bincount(shifted.cluster), len(shifted.categories), int((shifted.delta_ref != 0).sum()), endpoint_names)
+        check_analysis(config.analysis, np.bincount(shifted.cluster), len(shifted.categories),
+                       int((shifted.delta_ref != 0).sum()), endpoint_names)
     except ConfigError as e: raise ConfigError(f"the shifted dataset: {e.detail}", config.source, e.key) from None
 
 # %% ../../nbs/3f_runner.ipynb #c9563275
@@ -70,7 +72,8 @@ def _select(config: Config, tracks, require_track: bool) -> list:
             tracks = []
     unknown = [t for t in tracks if t not in TRACKS]
     if unknown:
-        raise ConfigError(f"unknown track {quote_value(unknown[0])} (known: {', '.join(track_names())})", config.source, "track")
+        raise ConfigError(f"unknown track {quote_value(unknown[0])} (known: {', '.join(track_names())})", config.source,
+                          "track")
     return sorted(dict.fromkeys(tracks), key=track_names().index)
 
 def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | None = None, require_track: bool = True,
@@ -83,22 +86,27 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
     try: donors = assign_donors(ds, config.donors_per_patient, config.seed)
     # named where it was set: the top level, or a section (older configs)
     except ValueError as e:
-        key = next((f"{n}.donors_per_patient" for n, s in config.sections.items() if getattr(s, "donors_per_patient", None)), "donors_per_patient")
+        key = next((f"{n}.donors_per_patient" for n, s in config.sections.items()
+                    if getattr(s, "donors_per_patient", None)), "donors_per_patient")
         raise ConfigError(str(e), config.source, key) from None
-    ctx = RunContext(config, ds, donors, dict(model_ids=model_ids, backend=backend, cache_path=cache_path, embed_cache=embed_cache,
-                                              reserved=tuple(track_names())))
+    ctx = RunContext(config, ds, donors,
+                     dict(model_ids=model_ids, backend=backend, cache_path=cache_path, embed_cache=embed_cache,
+                          reserved=tuple(track_names())))
     instances = {t: TRACKS[t](ctx) for t in tracks}
     owner = {}
     for name, track in instances.items():
         track.check()
         for m in track.model_names():
             if m in owner:
-                raise ConfigError(f"two tracks would write scores for the model {quote_value(m)} ({owner[m]} and {name}): "
+                raise ConfigError(f"two tracks would write scores for the model {quote_value(m)} ({owner[m]} and "
+                                  f"{name}): "
                                   "rename one", config.source, instances[owner[m]].key_of(m))
             owner[m] = name
-    names = list(dict.fromkeys([*config.analysis.endpoints, *(n for t in instances.values() for e in t.endpoints().values() for n in e)]))
+    names = list(dict.fromkeys([*config.analysis.endpoints,
+                                *(n for t in instances.values() for e in t.endpoints().values() for n in e)]))
     try:
-        check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()), names)
+        check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()),
+                       names)
     except ConfigError as e: raise ConfigError(e.detail, config.source, e.key) from None
     check_sensitivity(config)
     if shifted is not None: check_shift(config, shifted, names)
@@ -127,30 +135,36 @@ def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: 
     run without such a track records why in its manifest."""
     log = logging.getLogger("carebench.run")
     if not tracks:
-        run.update_manifest(shift=dict(name=config.shift.name, skipped=f"none of the run's tracks is among shift.tracks ({', '.join(config.shift.tracks)})"))
-        log.warning("shift: none of this run's tracks is among shift.tracks (%s): no shift evaluation", ", ".join(config.shift.tracks))
+        run.update_manifest(shift=dict(name=config.shift.name,
+                                       skipped=f"none of the run's tracks is among shift.tracks "
+                                               f"({', '.join(config.shift.tracks)})"))
+        log.warning("shift: none of this run's tracks is among shift.tracks (%s): no shift evaluation",
+                    ", ".join(config.shift.tracks))
         return None
-    log.info("shift: %s (%d patients, %d pairs); tracks %s", config.shift.name, len(set(shifted.pair_patient)), shifted.n_pairs,
-             ", ".join(t.name for t in tracks))
+    log.info("shift: %s (%d patients, %d pairs); tracks %s", config.shift.name, len(set(shifted.pair_patient)),
+             shifted.n_pairs, ", ".join(t.name for t in tracks))
     shift_scores = run_and_merge(run, config, [(t, t.shift_jobs(run.path, quiet)) for t in tracks], "merge_shift")
     write_csv(run.path/"shift_scores.csv", shift_scores); run.add_artifact("shift_scores", run.path/"shift_scores.csv")
-    return write_shift(run, ds, shifted, scores, shift_scores.assign(row=lambda d: np.arange(len(d)) + 2), config, analysis.results)
+    return write_shift(run, ds, shifted, scores, shift_scores.assign(row=lambda d: np.arange(len(d)) + 2), config,
+                       analysis.results)
 
 # %% ../../nbs/3f_runner.ipynb #294ed4b0
-def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=None, backend: str | None = None, quiet: bool = True,
-               command=None, cache_path=None, executor: str | None = None, embed_cache=None, validity: bool = True) -> Analysis:
+def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=None, backend: str | None = None,
+               quiet: bool = True, command=None, cache_path=None, executor: str | None = None, embed_cache=None,
+               validity: bool = True) -> Analysis:
     ("Run the selected (default: configured) tracks into a new run folder, the tracks' jobs on the executor, then the "
      "analysis.")
     config = config if isinstance(config, Config) else load_config(config)
     if executor: config = dataclasses.replace(config, executor=dataclasses.replace(config.executor, kind=executor))
     log = logging.getLogger("carebench.run")
     ds = load_dataset(config)
-    log.info("dataset: %d patients, %d pairs, %d categories (%s adapter)", len(ds.patient_ids), ds.n_pairs, len(ds.categories),
-             ds.provenance.get("adapter"))
+    log.info("dataset: %d patients, %d pairs, %d categories (%s adapter)", len(ds.patient_ids), ds.n_pairs,
+             len(ds.categories), ds.provenance.get("adapter"))
     shifted = load_shifted(config) if config.shift is not None else None          # checked before the run folder exists
     plan = preflight(config, ds, tracks, model_ids, backend, cache_path=cache_path, embed_cache=embed_cache,
                      shifted=shifted, reach=True)
-    log.info("checks passed; tracks: %s; models: %s", ", ".join(plan.tracks), "; ".join(f"{t}: {', '.join(m)}" for t, m in plan.model_names.items()))
+    log.info("checks passed; tracks: %s; models: %s", ", ".join(plan.tracks),
+             "; ".join(f"{t}: {', '.join(m)}" for t, m in plan.model_names.items()))
     tracks = list(plan.instances.values())
     for t in tracks: t.start()                       # what loads something fails here, before the run folder exists
     run = _new_run(config, ds, plan, tracks, out, command)
@@ -164,19 +178,23 @@ def _new_run(config: Config, ds, plan: Preflight, tracks: list, out, command):
     for t in tracks: fields.update({k: v for k, v in t.manifest().items() if k != "dry_run"})
     return create_run(config.runs_dir, config, path=out, command=command, inputs=inputs, resolved=resolved,
                      seeds={"donors": config.seed, "analysis": config.seed, "folds": config.seed}, tracks=plan.tracks,
-                     track=plan.tracks[0] if len(plan.tracks) == 1 else "multiple", dry_run=any(t.manifest().get("dry_run") for t in tracks),
-                     models=[r for t in tracks for r in t.records()], **fields, donors_per_patient=config.donors_per_patient,
+                     track=plan.tracks[0] if len(plan.tracks) == 1 else "multiple",
+                     dry_run=any(t.manifest().get("dry_run") for t in tracks),
+                     models=[r for t in tracks for r in t.records()], **fields,
+                     donors_per_patient=config.donors_per_patient,
                      executor=config.executor.kind)
 
 def _run_in(run, config: Config, ds, plan: Preflight, tracks: list, shifted, quiet: bool, validity: bool) -> Analysis:
     "Inside the run folder: the donor map, the tracks' jobs, the merged scores, the analysis and the shift evaluation."
     log = logging.getLogger("carebench.run")
     run.add_artifact("adapter_manifest", write_json(run.path/"adapter_manifest.json", adapter_manifest(ds)))
-    atomic_write(run.path/"donor_map.csv", plan.donors.to_csv(index=False)); run.add_artifact("donor_map", run.path/"donor_map.csv")
+    atomic_write(run.path/"donor_map.csv",
+                 plan.donors.to_csv(index=False)); run.add_artifact("donor_map", run.path/"donor_map.csv")
     for t in tracks: t.prepare(run)
     silent = quiet or config.executor.kind != "inline"                 # progress bars only where they can be seen
     jobs = [(t, t.jobs(run.path, silent)) for t in tracks]
-    log.info("run folder %s: %d job(s) on the %s executor", run.path, sum(len(js) for _, js in jobs), config.executor.kind)
+    log.info("run folder %s: %d job(s) on the %s executor", run.path, sum(len(js) for _, js in jobs),
+             config.executor.kind)
     all_scores = run_and_merge(run, config, jobs, "merge")
     write_csv(run.path/"scores.csv", all_scores); run.add_artifact("scores", run.path/"scores.csv")
     endpoints = {m: names for t in tracks for m, names in t.endpoints().items()}

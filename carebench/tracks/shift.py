@@ -39,9 +39,11 @@ class ShiftData:
         self.pair_patient = np.concatenate([tag(IN, a.pair_patient), tag(SHIFTED, b.pair_patient)])
         self.pair_item = np.concatenate([a.pair_item, b.pair_item]).astype(object)
         self.y_free, self.y_correct = np.vstack([a.y_free, b.y_free]), np.vstack([a.y_correct, b.y_correct])
-        self.train_patient, self.train_item, self.train_y = tag(IN, a.train_patient), np.asarray(a.train_item, object), a.train_y
+        self.train_patient, self.train_item, self.train_y = (tag(IN, a.train_patient), np.asarray(a.train_item, object),
+                                                             a.train_y)
         self.patients = tuple(Patient(f"{IN}{SEP}{p.id}", p.snapshot) for p in a.patients) + \
-                        tuple(Patient(f"{SHIFTED}{SEP}{p}", b.patient(p).snapshot) for p in dict.fromkeys(b.pair_patient))
+                        tuple(Patient(f"{SHIFTED}{SEP}{p}", b.patient(p).snapshot)
+                              for p in dict.fromkeys(b.pair_patient))
         self._by_id = {p.id: p for p in self.patients}
         self.shifted_rows = np.arange(a.n_pairs, a.n_pairs + b.n_pairs)
 
@@ -64,7 +66,9 @@ def shift_fold(data: ShiftData, inner: int, seed: int = 0) -> list:
 def shift_donors(data: ShiftData, donor_map: pd.DataFrame) -> list:
     ("Per pair of the union: donor ids per slot; A's pairs get none (they are not predicted), B's their own donors, "
      "tagged.")
-    by_pair = {k: list(g.sort_values("slot")["donor_patient_id"]) for k, g in donor_map.groupby(["patient_id", "item"], sort=False)}
+    by_pair = {k: list(g.sort_values("slot")["donor_patient_id"]) for k,
+               g in donor_map.groupby(["patient_id", "item"], sort=False)}
     k = max(len(v) for v in by_pair.values())
     b = data.b
-    return [[None] * k] * data.a.n_pairs + [list(tag(SHIFTED, by_pair[(p, i)])) for p, i in zip(b.pair_patient, b.pair_item)]
+    return [[None] * k] * data.a.n_pairs + [list(tag(SHIFTED, by_pair[(p, i)])) for p,
+                                            i in zip(b.pair_patient, b.pair_item)]

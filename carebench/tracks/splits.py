@@ -45,4 +45,6 @@ def check_folds(nested) -> None:
         assert not set(o.train) & set(o.test), "outer fold leaks a patient"
         for f in inners:
             assert not set(f.train) & set(f.test), "inner fold leaks a patient"
-            assert set(f.train) | set(f.test) <= set(o.train) and not (set(f.train) | set(f.test)) & set(o.test), "inner fold sees a held-out patient"
+            assert set(f.train) | set(f.test) <= set(o.train) and not (set(f.train) | set(f.test)) & set(o.test), (
+                "inner fold sees a held-out patient"
+            )

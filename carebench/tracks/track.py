@@ -156,7 +156,7 @@ def configured_tracks(config: Config) -> list:
     "The tracks a config sets up, in output order; none is a `ConfigError`."
     out = [n for n in track_names() if TRACKS[n].configured(config)]
     if not out:
-        raise ConfigError("no track configured: " + "; ".join(f"{TRACKS[n].title or n}: see the `{n}` section" for n in track_names()),
-                          config.source, "tracks")
+        raise ConfigError("no track configured: " + "; ".join(f"{TRACKS[n].title or n}: see the `{n}` section"
+                                                              for n in track_names()), config.source, "tracks")
     return out
 

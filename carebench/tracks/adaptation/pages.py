@@ -14,7 +14,8 @@ __all__ = ['learning_curve_table', 'plot_learning_curve', 'fits_table']
 def _curve(view: RunView) -> pd.DataFrame:
     ("The learning curve as written (`adaptation_learning_curve.csv`), one row per share; empty without the adaptation "
      "track.")
-    return view._csv("adaptation_learning_curve").set_index("share") if view.has("adaptation_learning_curve") else pd.DataFrame()
+    return (view._csv("adaptation_learning_curve").set_index("share") if view.has("adaptation_learning_curve")
+            else pd.DataFrame())
 
 def learning_curve_table(view: RunView) -> pd.DataFrame:
     """The adaptation track's learning curve: held-out quality at each share of the outer folds' training patients
@@ -31,20 +32,29 @@ def plot_learning_curve(view: RunView) -> Figure:
     d = _curve(view)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     if len(d) < 2:                       # no track, or the full share alone (`adaptation.learning_curve: []`): no curve
-        why = ("This run has no adaptation track (adaptation.enabled is false)." if d.empty else "One share of the training "
-               "patients only (adaptation.learning_curve is empty): no curve to draw; the fitted model's quality is in the table.")
+        why = ("This run has no adaptation track (adaptation.enabled is false)." if d.empty
+               else "One share of the training "
+               "patients only (adaptation.learning_curve is empty): no curve to draw; the fitted model's quality is in "
+               "the table.")
         for ax in axes: ax.text(0.5, 0.5, "no curve", ha="center", va="center"); ax.set_axis_off()
         return Figure(fig, why)
     n = d["n_train_patients"]
-    axes[0].plot(n, d["brier_free"], "o-", color=_SHUF, label="context-free"); axes[0].plot(n, d["brier_correct"], "o-", color=_CORRECT, label="with the chart")
-    axes[0].set_xlabel("training patients (mean over outer folds)"); axes[0].set_ylabel("held-out Brier (lower is better)"); _below(axes[0], 2)
+    axes[0].plot(n, d["brier_free"], "o-", color=_SHUF,
+                 label="context-free"); axes[0].plot(n, d["brier_correct"], "o-", color=_CORRECT,
+                                                     label="with the chart")
+    axes[0].set_xlabel("training patients (mean over outer folds)")
+    axes[0].set_ylabel("held-out Brier (lower is better)")
+    _below(axes[0], 2)
     axes[1].plot(n, d["mean_alignment"], "o-", color=_DOWN); axes[1].axhline(0, color="#333", ls="--", lw=1)
     axes[1].set_xlabel("training patients (mean over outer folds)"); axes[1].set_ylabel("mean sign(Δ_ref)·Δ_model")
     axes[0].set_title("Held-out Brier"); axes[1].set_title("Alignment with the observers' shifts")
     fig.tight_layout()
-    return Figure(fig, "Refits on shares of each outer fold's training patients. Left: held-out Brier with and without the chart (a gap "
-                       "that widens with more patients means the model learns to use the chart); right: the mean shift in the observers' "
-                       "direction (above the dashed line: with them).")
+    return Figure(fig,
+                  "Refits on shares of each outer fold's training patients. Left: held-out Brier with and without the "
+                  "chart (a gap "
+                  "that widens with more patients means the model learns to use the chart); right: the mean shift in "
+                  "the observers' "
+                  "direction (above the dashed line: with them).")
 
 def fits_table(view: RunView) -> pd.DataFrame:
     "Every model Track 2 fitted: training and validation patients, epochs, validation losses, adapter and its sha256."

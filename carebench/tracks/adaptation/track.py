@@ -62,8 +62,8 @@ class BaseModel:
         names = {n.rsplit(".", 1)[-1] for n, _ in self.model.named_modules()}
         self.targets = list(s.lora.target_modules or next((v for k, v in _TARGETS.items() if k in names), []))
         if not self.targets or not set(self.targets) <= names:
-            raise ConfigError(f"cannot tell which modules of {self.path} to adapt: set adaptation.lora.target_modules", None,
-                              "adaptation.lora.target_modules")
+            raise ConfigError(f"cannot tell which modules of {self.path} to adapt: set adaptation.lora.target_modules",
+                              None, "adaptation.lora.target_modules")
         self.hidden = self.model.config.hidden_size
         self.peft, self.active = None, None
 
@@ -72,8 +72,9 @@ class BaseModel:
         if self.peft is None:
             from peft import LoraConfig, get_peft_model
             self.torch.manual_seed(0)
-            self.peft = get_peft_model(self.model, LoraConfig(r=self.s.lora.r, lora_alpha=self.s.lora.alpha, lora_dropout=self.s.lora.dropout,
-                                                              target_modules=self.targets)).to(self.device)
+            self.peft = get_peft_model(self.model, LoraConfig(r=self.s.lora.r, lora_alpha=self.s.lora.alpha,
+                                                  lora_dropout=self.s.lora.dropout,
+                                                  target_modules=self.targets)).to(self.device)
             self.init = {n: p.detach().clone() for n, p in self.peft.named_parameters() if p.requires_grad}
         return self.peft
 
@@ -84,7 +85,8 @@ class BaseModel:
 
     @property
     def identity(self) -> dict:
-        return {"path": self.path, "revision": self.s.model.revision, "files": model_fingerprint(self.path), "targets": self.targets}
+        return {"path": self.path, "revision": self.s.model.revision, "files": model_fingerprint(self.path),
+                "targets": self.targets}
 
     def encode(self, texts: list):
         "Token ids of (item, chart or None) cases: a pair for the cross-encoder, item then chart for a causal LM."
@@ -131,7 +133,8 @@ class Scorer:
         order = np.argsort([len(i) + len(c or "") for i, c in texts], kind="stable")
         with self.torch.no_grad():
             for b in range(0, len(texts), bs):
-                out.append(self.torch.sigmoid(self.logits(self.base.encode([texts[k] for k in order[b:b + bs]]))).double().cpu().numpy())
+                z = self.logits(self.base.encode([texts[k] for k in order[b:b + bs]]))
+                out.append(self.torch.sigmoid(z).double().cpu().numpy())
         res = np.empty((len(texts), self.head.out_features))
         if out: res[order] = np.vstack(out)
         return res
@@ -178,7 +181,8 @@ def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.n
             stale += 1
             if stale >= s.patience: break
     sc.load_state(state); sc.saved = state
-    return sc, dict(epochs_run=len(losses), best_epoch=best_epoch, valid_losses=[round(x, 6) for x in losses], best_valid_loss=round(best, 6))
+    return sc, dict(epochs_run=len(losses), best_epoch=best_epoch, valid_losses=[round(x, 6) for x in losses],
+                    best_valid_loss=round(best, 6))
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #63c8dbb0
 def _lora_width(name: str, h: int, ffn: int) -> int:
@@ -240,7 +244,8 @@ def check_fine_tuning(s: AdaptationConfig, config_file=None) -> dict:
 class _Track2Learner:
     ("Track 2 as a `Learner` of `crossfit`: no candidates to choose on inner folds (early stopping happens inside each "
      "fit).")
-    def __init__(self, ds: Dataset, s: AdaptationConfig, base: BaseModel, seed: int, adapters: Path | None = None, quiet: bool = True):
+    def __init__(self, ds: Dataset, s: AdaptationConfig, base: BaseModel, seed: int, adapters: Path | None = None,
+                 quiet: bool = True):
         self.ds, self.s, self.base, self.seed, self.adapters, self.quiet = ds, s, base, seed, adapters, quiet
         self.charts = {p.id: chart_text(p) for p in ds.patients}
         self.evaluation = list(dict.fromkeys(ds.pair_patient))
@@ -280,7 +285,8 @@ class _Track2Learner:
 
     def predict(self, model, rows, context) -> np.ndarray:
         items = self.ds.pair_item[rows]
-        return model.scores([(i, None if context is None else self.charts[c]) for i, c in zip(items, context or [None] * len(rows))])
+        return model.scores([(i, None if context is None else self.charts[c]) for i,
+                             c in zip(items, context or [None] * len(rows))])
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #c9342f29
 def save_adapter(sc: Scorer, folder: Path, train: list) -> dict:
@@ -313,12 +319,13 @@ def _curve_row(ds, share, n_train, free, correct, rows, eps) -> dict:
     R, dm = np.sign(ds.delta_ref[rows]), correct - free
     ok_f, ok_c, nz = np.isin(ds.y_free[rows], (0, 1)), np.isin(ds.y_correct[rows], (0, 1)), R != 0
     return dict(share=share, n_train_patients=n_train, n_pairs=len(rows),
-                brier_free=float(((free - ds.y_free[rows]) ** 2)[ok_f].mean()), brier_correct=float(((correct - ds.y_correct[rows]) ** 2)[ok_c].mean()),
+                brier_free=float(((free - ds.y_free[rows]) ** 2)[ok_f].mean()),
+                brier_correct=float(((correct - ds.y_correct[rows]) ** 2)[ok_c].mean()),
                 mean_alignment=float((R * dm)[nz].mean()) if nz.any() else None,
                 sign_agreement_rate=float((R * dm >= eps)[nz].mean()) if nz.any() else None)
 
-def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: float = 0.01, adapters=None, quiet: bool = True,
-          base: BaseModel | None = None) -> AdaptationResult:
+def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: float = 0.01, adapters=None,
+          quiet: bool = True, base: BaseModel | None = None) -> AdaptationResult:
     "Track 2's cross-fitting, with a learning curve fitted on shares of each outer fold's training patients."
     base = base or BaseModel(s)
     learner = _Track2Learner(ds, s, base, seed, Path(adapters) if adapters else None, quiet)
@@ -330,10 +337,12 @@ def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: fl
             if n >= len(train): continue
             sub = sorted(rng_for(seed, "learning-curve", share, *train).choice(train, n, replace=False).tolist())
             m = learner.fit(sub)
-            curve.append((share, len(sub), learner.predict(m, rows, None), learner.predict(m, rows, list(ds.pair_patient[rows])), rows))
-        curve.append((1.0, len(train), learner.predict(model, rows, None), learner.predict(model, rows, list(ds.pair_patient[rows])), rows))
-    cf = crossfit(learner, ds.pair_patient, donors, len(ds.categories), s.outer_folds, 2, seed, "fold", quiet, "adaptation folds",
-                  learning_curve)
+            curve.append((share, len(sub), learner.predict(m, rows, None),
+                          learner.predict(m, rows, list(ds.pair_patient[rows])), rows))
+        curve.append((1.0, len(train), learner.predict(model, rows, None),
+                      learner.predict(model, rows, list(ds.pair_patient[rows])), rows))
+    cf = crossfit(learner, ds.pair_patient, donors, len(ds.categories), s.outer_folds, 2, seed, "fold", quiet,
+                  "adaptation folds", learning_curve)
     by_share = {}
     for share, n, free, correct, rows in curve:
         by_share.setdefault(share, []).append((n, free, correct, rows))
@@ -360,19 +369,23 @@ def adaptation_job(config, run_path, quiet: bool = True) -> dict:
     t0, s = time.time(), config.adaptation
     ds = load_dataset(config)
     dmap = assign_donors(ds, config.donors_per_patient, config.seed)
-    by_pair = {k: list(g.sort_values("slot")["donor_patient_id"]) for k, g in dmap.groupby(["patient_id", "item"], sort=False)}
+    by_pair = {k: list(g.sort_values("slot")["donor_patient_id"]) for k,
+               g in dmap.groupby(["patient_id", "item"], sort=False)}
     donors = [by_pair[(p, i)] for p, i in zip(ds.pair_patient, ds.pair_item)]
     folder = Path(run_path)/"jobs"/"adaptation"
     folder.mkdir(parents=True, exist_ok=True)
     base = BaseModel(s)
-    res = adapt(ds, donors, s, config.seed, config.analysis.epsilon, folder/"adapters" if s.save_adapters else None, quiet, base)
+    res = adapt(ds, donors, s, config.seed, config.analysis.epsilon, folder/"adapters" if s.save_adapters else None,
+                quiet, base)
     model = model_name(s)
-    atomic_write(folder/"scores.csv", long_scores(ds, res.s_free, res.s_correct, res.s_shuffled, model, donors, "adaptation").to_csv(index=False))
+    atomic_write(folder/"scores.csv", long_scores(ds, res.s_free, res.s_correct, res.s_shuffled, model, donors,
+                             "adaptation").to_csv(index=False))
     atomic_write(folder/"learning_curve.csv", res.learning_curve.to_csv(index=False))
     write_json(folder/"fits.json", to_jsonable({"base": base.identity, "family": s.family, "fits": res.fits}))
     stats = dict(model=model, track="adaptation", base=base.identity, n_pairs=ds.n_pairs, fits=len(res.fits),
                  outer_folds=len(nested_folds(list(dict.fromkeys(ds.pair_patient)), s.outer_folds, 2, config.seed)),
-                 epochs_run=int(sum(f["epochs_run"] for f in res.fits)), seconds=round(time.time() - t0, 3), device=str(base.device),
+                 epochs_run=int(sum(f["epochs_run"] for f in res.fits)), seconds=round(time.time() - t0, 3),
+                 device=str(base.device),
                  # hashes in the run manifest
                  adapters={f["adapter"]: f["adapter_sha256"] for f in res.fits if "adapter" in f})
     write_json(folder/"stats.json", to_jsonable(stats))
@@ -384,8 +397,8 @@ def adapt_shift(union, donors: list, s: AdaptationConfig, seed: int = 0, adapter
     "Track 2 fitted on the main dataset of `union` (a `ShiftData`) and scored on its shifted pairs (rows of the union)."
     from carebench.tracks.shift import shift_fold
     learner = _Track2Learner(union, s, base or BaseModel(s), seed, Path(adapters) if adapters else None, quiet)
-    cf = crossfit(learner, union.pair_patient, donors, len(union.categories), None, 2, seed, "fold", quiet, "adaptation shift",
-                  nested=shift_fold(union, 2, seed))
+    cf = crossfit(learner, union.pair_patient, donors, len(union.categories), None, 2, seed, "fold", quiet,
+                  "adaptation shift", nested=shift_fold(union, 2, seed))
     rows = union.shifted_rows
     return AdaptationResult(cf.s_free[rows], cf.s_correct[rows], cf.s_shuffled[rows], learner.fits, pd.DataFrame())
 
@@ -407,9 +420,12 @@ def adaptation_shift_job(config, run_path, quiet: bool = True) -> dict:
     res = adapt_shift(union, donors, s, config.seed, folder/"adapters" if s.save_adapters else None, quiet, base)
     model = model_name(s)
     atomic_write(folder/"scores.csv", long_scores(union.b, res.s_free, res.s_correct, res.s_shuffled, model,
-                                                  [list(untag(donors[r])) for r in union.shifted_rows], "adaptation").to_csv(index=False))
-    stats = dict(model=model, track="adaptation", base=base.identity, n_pairs_fitted=union.a.n_pairs, n_pairs_shifted=union.b.n_pairs,
-                 fits=len(res.fits), epochs_run=int(sum(f["epochs_run"] for f in res.fits)), seconds=round(time.time() - t0, 3),
+                                                  [list(untag(donors[r])) for r in union.shifted_rows],
+                                                  "adaptation").to_csv(index=False))
+    stats = dict(model=model, track="adaptation", base=base.identity, n_pairs_fitted=union.a.n_pairs,
+                 n_pairs_shifted=union.b.n_pairs,
+                 fits=len(res.fits), epochs_run=int(sum(f["epochs_run"] for f in res.fits)),
+                 seconds=round(time.time() - t0, 3),
                  adapters={f["adapter"]: f["adapter_sha256"] for f in res.fits if "adapter" in f})
     write_json(folder/"stats.json", to_jsonable(stats))
     return stats
@@ -427,7 +443,8 @@ class AdaptationTrack(Track):
         c, s = self.ctx.config, self.settings
         try: nested_folds(list(dict.fromkeys(self.ctx.ds.pair_patient)), s.outer_folds, 2)
         except ValueError:
-            raise ConfigError("Track 2's cross-fitting needs at least 3 evaluation patients", c.source, "adaptation.outer_folds") from None
+            raise ConfigError("Track 2's cross-fitting needs at least 3 evaluation patients", c.source,
+                              "adaptation.outer_folds") from None
         check_fine_tuning(s, c.source)
 
     def key_of(self, model: str) -> str: return "adaptation.model"
@@ -435,8 +452,8 @@ class AdaptationTrack(Track):
 
     def records(self) -> list:
         s = self.settings
-        return [dict(id=model_name(s), track=self.name, backend="adaptation", revision=s.model.revision, scoring_mode="adaptation",
-                     generation=None, options=to_plain(s), identity=None)]
+        return [dict(id=model_name(s), track=self.name, backend="adaptation", revision=s.model.revision,
+                     scoring_mode="adaptation", generation=None, options=to_plain(s), identity=None)]
 
     def jobs(self, run_path, quiet: bool = True) -> list:
         from carebench.core.executors import Job
@@ -448,7 +465,8 @@ class AdaptationTrack(Track):
 
     def merge_shift(self, run, stats: list) -> Merged:
         job = run.path/"jobs"/"adaptation_shift"
-        return Merged([pd.read_csv(job/"scores.csv", dtype=str, keep_default_na=False)], dict(adaptation_shift=stats[0]))
+        return Merged([pd.read_csv(job/"scores.csv", dtype=str, keep_default_na=False)],
+                      dict(adaptation_shift=stats[0]))
 
     def merge(self, run, stats: list) -> Merged:
         from carebench.core.runs import atomic_write
@@ -461,4 +479,6 @@ class AdaptationTrack(Track):
     @classmethod
     def summary(cls, manifest: dict) -> list:
         r = manifest.get("adaptation")
-        return [(r["model"], [f"LoRA fine-tuning: {r['outer_folds']} outer folds, {r['fits']} fitted models, {r['epochs_run']} epochs"])] if r else []
+        return [(r["model"],
+                 [f"LoRA fine-tuning: {r['outer_folds']} outer folds, {r['fits']} fitted models, {r['epochs_run']} "
+                  f"epochs"])] if r else []

@@ -64,10 +64,12 @@ def plan_emulation(ds: Dataset, model: ModelConfig, backend, config: Config) -> 
             for i, (pid, item) in enumerate(zip(ds.pair_patient, ds.pair_item)):
                 shown = patients[pid] if cond == CORRECT_CONTEXT else None
                 prompt = PromptRecipe(item, shown, ds.label_space, settings, model.scoring_mode)
-                meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=pid if shown else None, slot=None,
-                            fields=shown.fields if shown else (), rater=rater.id, rater_index=k)
-                key = cache_key(model=model.id, revision=model.revision, backend=identity, mode=model.scoring_mode, generation=gen,
-                                prompt=prompt.build().hash, repair=repair, extra=backend.key_extra(meta), rater=rater.id)
+                meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=pid if shown
+                            else None, slot=None, fields=shown.fields if shown else (), rater=rater.id, rater_index=k)
+                key = cache_key(model=model.id, revision=model.revision, backend=identity, mode=model.scoring_mode,
+                                generation=gen,
+                                prompt=prompt.build().hash, repair=repair, extra=backend.key_extra(meta),
+                                rater=rater.id)
                 out.append(Request(key, prompt, meta))
     return out
 
@@ -112,7 +114,8 @@ def prompt_tokens_estimate(reqs: list, sample: int = 64) -> int:
 
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #a32f09d2
-ADJUDICATION_NOTE = ("Other raters labelled this EHR item independently (1: it belongs to the category, 0: it does not).\n{votes}\n"
+ADJUDICATION_NOTE = ("Other raters labelled this EHR item independently (1: it belongs to the category, 0: it does "
+                     "not).\n{votes}\n"
                      "They disagree on: {split}. As the adjudicator, give your own judgment for every category.")
 
 def plan_adjudication(ds: Dataset, model: ModelConfig, backend, config: Config, labels: dict) -> list:
@@ -120,7 +123,8 @@ def plan_adjudication(ds: Dataset, model: ModelConfig, backend, config: Config, 
     its persona, the same prompt, and the raters' labels (blind raters, an informed adjudicator); `meta["disagree"]`
     marks the categories."""
     rc, em = config.reasoning, config.reasoning.emulation
-    gen, identity, keys, repair = dataclasses.asdict(backend.generation), backend.identity(), ds.categories, repair_key(model, rc)
+    gen, identity, keys, repair = (dataclasses.asdict(backend.generation), backend.identity(), ds.categories,
+                                   repair_key(model, rc))
     settings = _with_persona(rc, em.adjudicator)
     patients, out = {p.id: p for p in ds.patients}, []
     for cond in LABELLED_CONDITIONS:
@@ -132,14 +136,18 @@ def plan_adjudication(ds: Dataset, model: ModelConfig, backend, config: Config, 
             if not split.any(): continue
             shown = patients[pid] if cond == CORRECT_CONTEXT else None
             base = build_prompt(item, shown, ds.label_space, settings, model.scoring_mode)
-            votes = "\n".join(f"- {r.id}: " + ", ".join(f"{k} {int(v)}" for k, v in zip(keys, L[j]) if v == v) for j, r in enumerate(em.raters))
+            votes = "\n".join(f"- {r.id}: " + ", ".join(f"{k} {int(v)}" for k, v in zip(keys, L[j]) if v == v) for j,
+                              r in enumerate(em.raters))
             note = ADJUDICATION_NOTE.format(votes=votes, split=", ".join(k for k, s in zip(keys, split) if s))
             *head, last = base.messages
-            prompt = Prompt((*head, {**last, "content": last["content"] + "\n\n" + note}), base.mode, base.questions, base.layout)
-            meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=pid if shown else None, slot=None,
+            prompt = Prompt((*head, {**last, "content": last["content"] + "\n\n" + note}), base.mode, base.questions,
+                            base.layout)
+            meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=pid if shown else None,
+                        slot=None,
                         fields=shown.fields if shown else (), adjudicator=em.adjudicator.id, disagree=split.tolist())
-            key = cache_key(model=model.id, revision=model.revision, backend=identity, mode=model.scoring_mode, generation=gen,
-                            prompt=prompt.hash, repair=repair, extra=backend.key_extra(meta), adjudicator=em.adjudicator.id)
+            key = cache_key(model=model.id, revision=model.revision, backend=identity, mode=model.scoring_mode,
+                            generation=gen, prompt=prompt.hash, repair=repair, extra=backend.key_extra(meta),
+                            adjudicator=em.adjudicator.id)
             out.append(Request(key, prompt, meta))
     return out
 
@@ -159,7 +167,8 @@ def _ask(reqs: list, backend, model: ModelConfig, config: Config, cache, quiet: 
     unique = {r.key: r for r in reqs}
     cache.register(list(unique), model.id, backend.name, model.scoring_mode)
     known = cache.statuses(list(unique))
-    asked, usage, _ = ask_missing(backend, unique, [k for k in unique if known[k] != "done"], model.scoring_mode, config, cache, quiet, desc)
+    asked, usage, _ = ask_missing(backend, unique, [k for k in unique if known[k] != "done"], model.scoring_mode,
+                                  config, cache, quiet, desc)
     return cache.get(list(unique)), usage, asked
 
 def _say_plan(reqs: list, size: dict, n_raters: int, n_pairs: int) -> None:
@@ -183,6 +192,11 @@ def _adjudications(adj: list, final: dict, keys, em, n: int) -> tuple:
                  for k, v, d in zip(keys, s, split) if d]
     return adjudicated, rows, failed
 
+def _no_rater_answered(failed: int, calls: int, model: str, backend: str, kinds: Counter) -> EmulationError:
+    return EmulationError(f"no rater answered: {failed:,} of {calls:,} calls of {model} ({backend}) failed "
+                          f"({', '.join(f'{k}: {v:,}' for k, v in kinds.most_common())}), and no rater answered both "
+                          "conditions of any pair; each call's error is in the response cache")
+
 def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True) -> Emulation:
     """Plan, resume, ask and collect every rater's labels through the cache (finished calls are never asked again);
     then, with an adjudicator, its decision on every (pair, condition) where the raters disagree. The size is checked
@@ -190,12 +204,13 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
     `EmulationError` with the failures by kind when no rater answered both conditions of any pair."""
     em, model = config.reasoning.emulation, emulation_model(config)
     size = check_emulation_calls(ds, config)
-    backend = make_backend(model, config.reasoning, BackendContext(ds.label_space, ds, config.reasoning.allow_remote), config_file=config.source)
+    backend = make_backend(model, config.reasoning, BackendContext(ds.label_space, ds, config.reasoning.allow_remote),
+                           config_file=config.source)
     backend.reach()                                      # a server where nothing answers stops here, before planning
     reqs, t0 = plan_emulation(ds, model, backend, config), time.time()
     if not quiet: _say_plan(reqs, size, len(em.raters), ds.n_pairs)
-    n, R, C, keys = ds.n_pairs, len(em.raters), len(ds.categories), ds.categories
-    labels = {c: np.full((n, R, C), np.nan) for c in LABELLED_CONDITIONS}
+    n, keys = ds.n_pairs, ds.categories
+    labels = {c: np.full((n, len(em.raters), len(keys)), np.nan) for c in LABELLED_CONDITIONS}
     rows, failed, adjudicated, n_adj, kinds = [], 0, None, 0, Counter()
     with ResponseCache(cache_path or config.reasoning.cache) as cache:
         final, usage, asked = _ask(reqs, backend, model, config, cache, quiet, f"emulation ({model.id})")
@@ -204,7 +219,8 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
             if rec["status"] != "done": failed += 1; kinds[rec["error_kind"] or rec["status"]] += 1; continue
             s = np.array([rec["scores"][k] for k in keys], float)
             labels[m["condition"]][m["pair"], m["rater_index"]] = (s >= em.threshold).astype(float)
-            rows += [(m["rater"], m["patient_id"], m["item"], m["condition"], k, v, int(v >= em.threshold)) for k, v in zip(keys, s)]
+            rows += [(m["rater"], m["patient_id"], m["item"], m["condition"], k, v, int(v >= em.threshold))
+                     for k, v in zip(keys, s)]
         both = ~np.logical_or.reduce([np.isnan(labels[c]).all(2) for c in LABELLED_CONDITIONS])  # answered in both
         if em.adjudicator is not None and both.any():
             adj = plan_adjudication(ds, model, backend, config, labels)
@@ -213,15 +229,13 @@ def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True)
             rows += rows2; failed += failed2; n_adj = len(adj)
             usage.update(usage2); asked |= asked2; reqs = reqs + adj
     backend.close()
-    if not both.any():
-        raise EmulationError(f"no rater answered: {failed:,} of {len(reqs):,} calls of {model.id} ({backend.name}) "
-                             f"failed ({', '.join(f'{k}: {v:,}' for k, v in kinds.most_common())}), and no rater "
-                             "answered both conditions of any pair; each call's error is in the response cache")
+    if not both.any(): raise _no_rater_answered(failed, len(reqs), model.id, backend.name, kinds)
     scores = pd.DataFrame(rows, columns=["rater", "patient_id", "item", "condition", "category", "score", "label"])
     tok = lambda i: sum(u[i] for u in usage.values())
-    cost = dict(model=model.id, backend=backend.name, n_requests=len(reqs), n_adjudication_calls=n_adj, n_asked=len(asked),
-                n_from_cache=len({r.key for r in reqs}) - len(asked), n_failed=failed, prompt_tokens=tok(0),
-                cached_tokens=tok(2) if usage else 0, completion_tokens=tok(1), seconds=round(time.time() - t0, 3), device=backend.device_name())
+    cost = dict(model=model.id, backend=backend.name, n_requests=len(reqs), n_adjudication_calls=n_adj,
+                n_asked=len(asked), n_from_cache=len({r.key for r in reqs}) - len(asked), n_failed=failed,
+                prompt_tokens=tok(0), cached_tokens=tok(2) if usage else 0, completion_tokens=tok(1),
+                seconds=round(time.time() - t0, 3), device=backend.device_name())
     return Emulation(labels, scores, cost, adjudicated)
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #0b039671
@@ -257,12 +271,15 @@ def judge_emulation(ds: Dataset, emu: Emulation, config: Config) -> dict:
     d_rat, d_hum = _observer_deltas(emu.labels), _observer_deltas(ds.labels)
     for k, rater in enumerate(em.raters):
         m = ~np.isnan(d_rat[:, k]).any(1)
-        parts.append(agree(d_rat[:, k], ds.delta_ref, m).query("category == 'all'").assign(comparison=f"rater {rater.id} vs human reference"))
+        parts.append(agree(d_rat[:, k], ds.delta_ref,
+                           m).query("category == 'all'").assign(comparison=f"rater {rater.id} vs human reference"))
     K = ds.observers_per_pair
     for j in range(K):
         for k in range(j + 1, K):
-            parts.append(agree(d_hum[:, j], d_hum[:, k], np.ones(ds.n_pairs, bool)).assign(comparison=f"human observer {j + 1} vs {k + 1}"))
-    table = pd.concat(parts, ignore_index=True)[["comparison", "category", "measure", "estimate", "ci_low", "ci_high", "n_patients"]]
+            parts.append(agree(d_hum[:, j], d_hum[:, k],
+                               np.ones(ds.n_pairs, bool)).assign(comparison=f"human observer {j + 1} vs {k + 1}"))
+    table = pd.concat(parts, ignore_index=True)[["comparison", "category", "measure", "estimate", "ci_low", "ci_high",
+                                          "n_patients"]]
     n, C = ds.n_pairs, len(cats)
     humans = d_hum.transpose(0, 2, 1).reshape(n * C, K)                     # cells × observers
     who, cells_cl = np.repeat(ds.observers, C, axis=0), np.repeat(cl, C)
@@ -273,8 +290,8 @@ def judge_emulation(ds: Dataset, emu: Emulation, config: Config) -> dict:
         res, s = alternative_annotator_test(humans[m], who[m], cand[m], cells_cl[m], em.epsilon, em.q)
         tests.append(res.assign(rater=rater.id)); verdicts[rater.id] = s
     alt = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
-    return dict(agreement=table, alternative_annotator=alt[["rater", *[c for c in alt.columns if c != "rater"]]] if len(alt) else alt,
-                verdicts=verdicts, reference=ref, complete=ok)
+    return dict(agreement=table, alternative_annotator=alt[["rater", *[c for c in alt.columns if c != "rater"]]]
+                if len(alt) else alt, verdicts=verdicts, reference=ref, complete=ok)
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #115152df
 def emulation_endpoints(ds: Dataset, ref: dict, ok: np.ndarray, scores: pd.DataFrame, config: Config) -> pd.DataFrame:
@@ -284,7 +301,8 @@ def emulation_endpoints(ds: Dataset, ref: dict, ok: np.ndarray, scores: pd.DataF
     problems = validate_scores(scores, ds, cells)
     fatal = problems[~problems["check"].isin(("missing_cells", "missing_condition"))]
     if len(fatal):
-        raise ScoreValidationError(f"{len(fatal)} problem(s) in the scores; the first: {fatal.iloc[0]['message']}", fatal)
+        raise ScoreValidationError(f"{len(fatal)} problem(s) in the scores; the first: {fatal.iloc[0]['message']}",
+                                   fatal)
     names = [n for n in config.analysis.endpoints if n in ENDPOINTS]
     emulated = dataclasses.replace(ds, reference={c: np.nan_to_num(ref[c]) for c in LABELLED_CONDITIONS})
     rows = []
@@ -293,11 +311,13 @@ def emulation_endpoints(ds: Dataset, ref: dict, ok: np.ndarray, scores: pd.DataF
         complete = complete_pairs(mats) & ok
         if not complete.any(): continue
         for which, d in (("human", ds), ("emulated", emulated)):
-            for e, r in run_endpoints(endpoint_input(d, mats, complete), config.analysis, config.seed, model, names).items():
+            for e, r in run_endpoints(endpoint_input(d, mats, complete), config.analysis, config.seed, model,
+                                      names).items():
                 o = r.overall
-                rows.append(dict(model=model, endpoint=e, reference=which, estimate=o.estimate, ci_low=o.ci[0], ci_high=o.ci[1],
-                                 p_value=o.p_value, n_patients=o.n_patients))
-    return pd.DataFrame(rows, columns=["model", "endpoint", "reference", "estimate", "ci_low", "ci_high", "p_value", "n_patients"])
+                rows.append(dict(model=model, endpoint=e, reference=which, estimate=o.estimate, ci_low=o.ci[0],
+                                 ci_high=o.ci[1], p_value=o.p_value, n_patients=o.n_patients))
+    return pd.DataFrame(rows, columns=["model", "endpoint", "reference", "estimate", "ci_low", "ci_high", "p_value",
+                                 "n_patients"])
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #30a6947d
 def _emulation_folder(config: Config, ds: Dataset, out, run, command) -> tuple:
@@ -315,6 +335,17 @@ def _emulation_folder(config: Config, ds: Dataset, out, run, command) -> tuple:
     check_run_inputs(folder, inputs)                              # a run of this very dataset
     output_folder(folder.path/"report", root=folder.path)         # the report it rebuilds stays inside the run
     return folder, read_scores(folder.artifact("scores")) if "scores" in folder.artifacts else None
+
+def _emulated_reference(ds: Dataset, ref: dict) -> pd.DataFrame:
+    "Per (patient, item, category): the emulated reference label in each condition, its Δ, and the observers' Δ_ref."
+    cells = pd.DataFrame({"patient_id": np.repeat(ds.pair_patient, len(ds.categories)),
+                          "item": np.repeat(ds.pair_item, len(ds.categories)),
+                          "category": np.tile(ds.categories, ds.n_pairs)})
+    return cells.assign(
+        **{f"{c}_emulated": ref[c].ravel() for c in LABELLED_CONDITIONS},
+        delta_emulated=(ref[CORRECT_CONTEXT] - ref[CONTEXT_FREE]).ravel(),
+        delta_ref=ds.delta_ref.ravel(),
+    )
 
 def emulate(config: Config | str | Path, out=None, run=None, cache_path=None, quiet: bool = True, command=None) -> dict:
     """Emulate the observers and judge the emulation: into a finished run folder `run` (its model scores are compared
@@ -334,20 +365,20 @@ def emulate(config: Config | str | Path, out=None, run=None, cache_path=None, qu
         emu = ask_raters(ds, config, cache_path, quiet)
     j = judge_emulation(ds, emu, config)
     ref, ok = j["reference"], j["complete"]
-    cells = pd.DataFrame({"patient_id": np.repeat(ds.pair_patient, len(ds.categories)), "item": np.repeat(ds.pair_item, len(ds.categories)),
-                          "category": np.tile(ds.categories, ds.n_pairs)})
-    cells = cells.assign(**{f"{c}_emulated": ref[c].ravel() for c in LABELLED_CONDITIONS},
-                         delta_emulated=(ref[CORRECT_CONTEXT] - ref[CONTEXT_FREE]).ravel(), delta_ref=ds.delta_ref.ravel())
-    tables = {"emulated_labels": emu.scores, "emulated_reference": cells, "emulation_agreement": j["agreement"],
-              "alternative_annotator": j["alternative_annotator"]}
+    tables = {"emulated_labels": emu.scores, "emulated_reference": _emulated_reference(ds, ref),
+              "emulation_agreement": j["agreement"], "alternative_annotator": j["alternative_annotator"]}
     if scores is not None: tables["emulation_endpoints"] = emulation_endpoints(ds, ref, ok, scores, config)
     for role, df in tables.items():
-        atomic_write(folder.path/f"{role}.csv", df.to_csv(index=False)); folder.add_artifact(role, folder.path/f"{role}.csv")
-    summary = dict(model=emu.cost["model"], raters=[dict(id=r.id, persona=r.persona) for r in em.raters], threshold=em.threshold,
-                   epsilon=em.epsilon, q=em.q, n_pairs=ds.n_pairs, n_pairs_complete=int(ok.sum()), verdicts=j["verdicts"], cost=emu.cost)
+        atomic_write(folder.path/f"{role}.csv",
+                     df.to_csv(index=False)); folder.add_artifact(role, folder.path/f"{role}.csv")
+    summary = dict(model=emu.cost["model"], raters=[dict(id=r.id, persona=r.persona) for r in em.raters],
+                   threshold=em.threshold,
+                   epsilon=em.epsilon, q=em.q, n_pairs=ds.n_pairs, n_pairs_complete=int(ok.sum()),
+                   verdicts=j["verdicts"], cost=emu.cost)
     folder.add_artifact("emulation", write_json(folder.path/"emulation.json", summary))
     done = {} if run is not None else dict(completed=True, status="completed")
     folder.update_manifest(emulation=dict(model=summary["model"], raters=[r.id for r in em.raters],
-                                          passes={k: v["passes"] for k, v in j["verdicts"].items()}),
-                           **done, **({} if run is not None else {"finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
+                                          passes={k: v["passes"] for k, v in j["verdicts"].items()}), **done,
+                           **({} if run is not None
+                              else {"finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
     return summary

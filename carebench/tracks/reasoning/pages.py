@@ -60,12 +60,16 @@ def plot_emulation_agreement(view: RunView):
     for k, comp in enumerate(comps):
         t = a[a["comparison"] == comp].set_index("category").reindex(cats)
         y = np.arange(len(cats)) + (k - (len(comps) - 1) / 2) * 0.25
-        ax.errorbar(t["estimate"], y, xerr=[t["estimate"] - t["ci_low"], t["ci_high"] - t["estimate"]], fmt="o", capsize=2, label=comp)
-    ax.set_yticks(np.arange(len(cats)), [view.dataset.label_space[c].name if c in view.dataset.categories else c for c in cats])
+        ax.errorbar(t["estimate"], y, xerr=[t["estimate"] - t["ci_low"], t["ci_high"] - t["estimate"]], fmt="o",
+                    capsize=2, label=comp)
+    ax.set_yticks(np.arange(len(cats)),
+                  [view.dataset.label_space[c].name if c in view.dataset.categories else c for c in cats])
     ax.set_xlabel("sign agreement of Δ (patient-cluster interval)"); ax.set_xlim(0, 1.02); ax.invert_yaxis()
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(cats)), ncol=2, fontsize=8, frameon=False); fig.tight_layout()
-    return Figure(fig, "How often the emulated Δ_ref has the sign of the human one, per category, beside how often two human observers "
-                       "agree: an emulation as good as a second physician sits among the human–human points.")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(cats)), ncol=2, fontsize=8,
+              frameon=False); fig.tight_layout()
+    return Figure(fig, "How often the emulated Δ_ref has the sign of the human one, per category, beside how often two "
+                  "human observers "
+                  "agree: an emulation as good as a second physician sits among the human–human points.")
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #bad42906
 def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
@@ -76,7 +80,8 @@ def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
     d = view._csv("perturbation_effects")
     d = d[d["model"] == model].drop(columns=["model", "ci_level"])
     d["endpoint"] = d["endpoint"].map(_label)
-    return d.rename(columns={"ci_low": "CI low", "ci_high": "CI high", "p_lower": "p (lowers it)", "min_attainable_p": "smallest attainable p",
+    return d.rename(columns={"ci_low": "CI low", "ci_high": "CI high", "p_lower": "p (lowers it)",
+                             "min_attainable_p": "smallest attainable p",
                              "n_pairs_changed": "pairs changed"}).set_index(["perturbation", "endpoint"])
 
 def plot_field_importance(view: RunView, model: str, endpoint: str = "Context specificity") -> Figure | None:
@@ -91,14 +96,21 @@ def plot_field_importance(view: RunView, model: str, endpoint: str = "Context sp
     fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(d) + 1.6))
     y = np.arange(len(d))
     ax.barh(y, d["change"], color=[_DOWN if hi < 0 else _SHUF for hi in d["CI high"]], height=0.6)
-    ax.errorbar(d["change"], y, xerr=[d["change"] - d["CI low"], d["CI high"] - d["change"]], fmt="none", ecolor="#333", capsize=3)
+    ax.errorbar(d["change"], y, xerr=[d["change"] - d["CI low"], d["CI high"] - d["change"]], fmt="none", ecolor="#333",
+                capsize=3)
     ax.axvline(0, color="#333", lw=1)
-    ax.set_yticks(y); ax.set_yticklabels(d["perturbation"].str.removeprefix("drop:").str.replace("_", " ")); ax.invert_yaxis()
-    ax.set_xlabel(f"change of {endpoint.lower()} when the field is left out"); ax.set_title(f"{model}: which field of the chart matters")
+    ax.set_yticks(y)
+    ax.set_yticklabels(d["perturbation"].str.removeprefix("drop:").str.replace("_", " "))
+    ax.invert_yaxis()
+    ax.set_xlabel(f"change of {endpoint.lower()} when the field is left out")
+    ax.set_title(f"{model}: which field of the chart matters")
     fig.tight_layout()
-    return Figure(fig, "Each bar is the change of the endpoint when one snapshot field is left out of the patient's own chart (the "
-                       "donor's chart untouched), with its patient-cluster interval. The top, red bars are fields whose removal costs "
-                       "alignment beyond chance: the model used them the way the observers did.")
+    return Figure(fig,
+                  "Each bar is the change of the endpoint when one snapshot field is left out of the patient's own "
+                  "chart (the "
+                  "donor's chart untouched), with its patient-cluster interval. The top, red bars are fields whose "
+                  "removal costs "
+                  "alignment beyond chance: the model used them the way the observers did.")
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #f456fff0
 def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
@@ -109,8 +121,10 @@ def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
     if d.empty: return d
     d["endpoint"] = d["endpoint"].map(_label)
     return d.drop(columns=["ci_level"]).rename(columns={
-        "estimate": "main format", "n_formats": "formats", "min": "format min", "max": "format max", "sd": "between-format SD",
-        "spread": "SD beyond noise", "spread_ci_low": "CI low", "spread_ci_high": "CI high", "effect_within_spread": "effect within range",
+        "estimate": "main format", "n_formats": "formats", "min": "format min", "max": "format max",
+        "sd": "between-format SD",
+        "spread": "SD beyond noise", "spread_ci_low": "CI low", "spread_ci_high": "CI high",
+        "effect_within_spread": "effect within range",
         "n_patients": "patients"}).set_index("endpoint")
 
 def plot_format_spread(view: RunView, model: str) -> Figure | None:
@@ -120,21 +134,28 @@ def plot_format_spread(view: RunView, model: str) -> Figure | None:
     d = _role_rows(view, "format_endpoints", model)
     if d.empty: return None
     names = list(dict.fromkeys(d["endpoint"]))
-    fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names) + 1, 0.32 * d["format"].nunique() + 2), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names) + 1, 0.32 * d["format"].nunique() + 2),
+                             squeeze=False, sharey=True)
     for ax, name in zip(axes[0], names):
         e = d[d["endpoint"] == name].sort_values("format")
         y = e["format"].to_numpy()
-        ax.errorbar(e["estimate"], y, xerr=[e["estimate"] - e["ci_low"], e["ci_high"] - e["estimate"]], fmt="none", ecolor="#777", capsize=2)
-        ax.scatter(e["estimate"], y, c=[_CORRECT if f == 0 else "white" for f in y], edgecolors=_CORRECT, zorder=3, s=30)
+        ax.errorbar(e["estimate"], y, xerr=[e["estimate"] - e["ci_low"], e["ci_high"] - e["estimate"]], fmt="none",
+                    ecolor="#777", capsize=2)
+        ax.scatter(e["estimate"], y, c=[_CORRECT if f == 0 else "white" for f in y], edgecolors=_CORRECT, zorder=3,
+                   s=30)
         null = ENDPOINTS[name].null_value if name in ENDPOINTS else None
         if null is not None: ax.axvline(null, color=_NULL, ls="--", lw=1)
         ax.set_title(_label(name), fontsize=9); ax.tick_params(labelsize=8)
-    axes[0][0].set_yticks(sorted(d["format"].unique())); axes[0][0].set_yticklabels([f"format {int(k)}" for k in sorted(d["format"].unique())])
+    axes[0][0].set_yticks(sorted(d["format"].unique()))
+    axes[0][0].set_yticklabels([f"format {int(k)}" for k in sorted(d["format"].unique())])
     axes[0][0].invert_yaxis()
     fig.suptitle(f"{model}: every endpoint under each prompt format", fontsize=10); fig.tight_layout()
-    return Figure(fig, "Each endpoint estimated again under every prompt format (wording, field separator, answer layout, category "
-                       "order), with its patient-cluster interval; the filled dot is the main prompt, the dashed line the endpoint's "
-                       "null. An effect no larger than the spread of the dots is not a finding about the chart.")
+    return Figure(fig,
+                  "Each endpoint estimated again under every prompt format (wording, field separator, answer layout, "
+                  "category "
+                  "order), with its patient-cluster interval; the filled dot is the main prompt, the dashed line the "
+                  "endpoint's "
+                  "null. An effect no larger than the spread of the dots is not a finding about the chart.")
 
 def replicate_table(view: RunView, model: str) -> pd.DataFrame:
     ("The test–retest null of one model: |Δ| between replicates of the context-free condition, beside the run's "
@@ -142,9 +163,11 @@ def replicate_table(view: RunView, model: str) -> pd.DataFrame:
     d = _role_rows(view, "replicate_noise", model)
     if d.empty: return d
     d = d.drop(columns=["ci_level"]).rename(columns={
-        "n_cells": "cells", "n_patients": "patients", "mean_abs": "mean |Δ retest|", "ci_low": "CI low", "ci_high": "CI high",
+        "n_cells": "cells", "n_patients": "patients", "mean_abs": "mean |Δ retest|", "ci_low": "CI low",
+        "ci_high": "CI high",
         "median_abs": "median |Δ retest|", "q95_abs": "95th percentile", "share_moved": "share moved ≥ ε",
         "mean_abs_delta_model": "mean |Δ_model|", "mean_abs_delta_shuffled": "mean |Δ_shuf|"}).iloc[0]
     counts = ("replicates", "cells", "patients")
-    return pd.DataFrame({model: [int(v) if k in counts else float(v) for k, v in d.items()]}, index=pd.Index(d.index, name="measure"), dtype=object)
+    return pd.DataFrame({model: [int(v) if k in counts else float(v) for k, v in d.items()]},
+                        index=pd.Index(d.index, name="measure"), dtype=object)
 

@@ -113,7 +113,8 @@ class ShuffleFields(Perturbation):
         while order == sorted(order): order = list(rng.permutation(len(order)))
         return item, Shown(shown.id, tuple(shown.snapshot[i] for i in order))
 
-_BOILERPLATE = ("Patient was seen in clinic. Vital signs were recorded. The visit was documented in the electronic record. "
+_BOILERPLATE = ("Patient was seen in clinic. Vital signs were recorded. The visit was documented in the electronic "
+                "record. "
                 "Follow-up as scheduled. ")
 
 @register_perturbation
@@ -142,14 +143,18 @@ class NegateField(Perturbation):
             # "Lithium" → "lithium"; "HbA1c", "HIV" kept
             plain = first[:1].isupper() and (first[1:].islower() or len(first) == 1)
             return "No " + (t[:1].lower() + t[1:] if plain else t)
-        out = tuple((n, (neg(v) if isinstance(v, str) else tuple(neg(t) for t in v)) if n == self.field else v) for n, v in shown.snapshot)
+        out = tuple((n, (neg(v) if isinstance(v, str) else tuple(neg(t) for t in v)) if n == self.field else v) for n,
+                    v in shown.snapshot)
         return item, Shown(shown.id, out)
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #d27076b2
-_ABBREVIATIONS = {"mg": "milligrams", "mcg": "micrograms", "ml": "millilitres", "bid": "twice daily", "tid": "three times daily",
-                  "qd": "once daily", "prn": "as needed", "hx": "history", "h/o": "history of", "dx": "diagnosis", "tx": "treatment",
-                  "pt": "patient", "hiv": "human immunodeficiency virus", "copd": "chronic obstructive pulmonary disease",
-                  "ptsd": "post-traumatic stress disorder", "std": "sexually transmitted disease", "sti": "sexually transmitted infection"}
+_ABBREVIATIONS = {"mg": "milligrams", "mcg": "micrograms", "ml": "millilitres", "bid": "twice daily",
+                  "tid": "three times daily",
+                  "qd": "once daily", "prn": "as needed", "hx": "history", "h/o": "history of", "dx": "diagnosis",
+                  "tx": "treatment", "pt": "patient", "hiv": "human immunodeficiency virus",
+                  "copd": "chronic obstructive pulmonary disease",
+                  "ptsd": "post-traumatic stress disorder", "std": "sexually transmitted disease",
+                  "sti": "sexually transmitted infection"}
 
 @register_perturbation
 class ItemCase(Perturbation):
@@ -175,7 +180,9 @@ class ItemAbbreviation(Perturbation):
      "it has none.")
     name, target = "item_abbreviation", "item"
     def apply(self, item, shown, rng, pool=()):
-        pattern = lambda words: re.compile(r"(?<![\w/])(" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + r")(?![\w/])", re.I)
+        pattern = lambda words: re.compile(
+            r"(?<![\w/])(" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + r")(?![\w/])", re.I
+        )
         out = pattern(_ABBREVIATIONS).sub(lambda m: _ABBREVIATIONS[m.group(1).lower()], item)
         if out == item:
             back = {v: k for k, v in _ABBREVIATIONS.items()}
@@ -194,7 +201,8 @@ def parse_perturbations(specs, fields) -> list:
         cls = PERTURBATIONS[name]
         if cls.takes_field and arg == "*": out += [cls(f) for f in fields]
         elif cls.takes_field and arg not in fields:
-            raise ValueError(f"perturbation {spec!r}: no snapshot field {arg!r} in this dataset (fields: {', '.join(fields)})")
+            raise ValueError(f"perturbation {spec!r}: no snapshot field {arg!r} in this dataset (fields: "
+                             f"{', '.join(fields)})")
         else: out.append(cls(arg or None))
     specs_seen = [p.spec for p in out]
     dup = next((s for s in specs_seen if specs_seen.count(s) > 1), None)
@@ -203,7 +211,8 @@ def parse_perturbations(specs, fields) -> list:
 
 def perturb(p: Perturbation, item: str, patient, seed: int, pool: tuple = ()):
     "Apply `p` to one pair: `(item, Shown)` or `None` (not applicable); deterministic in (seed, spec, patient, item)."
-    return p.apply(item, Shown.of(patient) if not isinstance(patient, Shown) else patient, rng_for(seed, "perturbation", p.spec, patient.id, item), pool)
+    return p.apply(item, Shown.of(patient) if not isinstance(patient, Shown) else patient,
+                   rng_for(seed, "perturbation", p.spec, patient.id, item), pool)
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #4479b411
 def perturbation_effects(ds, scores, perturbed, config, order=None):
@@ -212,7 +221,8 @@ def perturbation_effects(ds, scores, perturbed, config, order=None):
     it, and the pairs it changed. `scores` is the run's long score frame, `perturbed` the suite's (`perturbation`
     column)."""
     eps = effective_epsilon(config.analysis.epsilon)
-    pair_idx = pd.Series(range(ds.n_pairs), index=pd.MultiIndex.from_arrays([ds.pair_patient.astype(str), ds.pair_item.astype(str)]))
+    pair_idx = pd.Series(range(ds.n_pairs),
+                         index=pd.MultiIndex.from_arrays([ds.pair_patient.astype(str), ds.pair_item.astype(str)]))
     cat_idx = pd.Series(range(len(ds.categories)), index=list(ds.categories))
     rows = []
     for model, pm in perturbed.groupby("model", sort=False):
@@ -220,10 +230,9 @@ def perturbation_effects(ds, scores, perturbed, config, order=None):
         complete = ~np.isnan(np.hstack([base[c] for c in CONDITIONS])).any(1)
         if not complete.any(): continue
         ib = endpoint_input(ds, base, complete, canonical=False)
-        # the same for every perturbation
-        unperturbed = {name: contrast(ib, eps) for name, contrast in CONTRASTS.items()}
-        specs = [s for s in (order or []) if s in set(pm["perturbation"])] + [s for s in dict.fromkeys(pm["perturbation"]) if s not in (order or [])]
-        for spec in specs:
+        unperturbed = {name: contrast(ib, eps) for name, contrast in CONTRASTS.items()}   # the same for every one
+        given = list(dict.fromkeys(pm["perturbation"]))            # in `order`, then any others as they come
+        for spec in [s for s in (order or []) if s in given] + [s for s in given if s not in (order or [])]:
             g = pm[pm["perturbation"] == spec]
             i = pair_idx.reindex(pd.MultiIndex.from_arrays([g["patient_id"], g["item"]])).to_numpy()
             j = cat_idx.reindex(g["category"]).to_numpy()
@@ -236,19 +245,23 @@ def perturbation_effects(ds, scores, perturbed, config, order=None):
                 (xa, mask), (xb, _) = contrast(ia, eps), unperturbed[name]
                 # unperturbed − perturbed
                 e = model_contrast(ib, ia, config.analysis, config.seed, f"{model}~{spec}", name)
-                rows.append(dict(model=model, perturbation=spec, endpoint=name, unperturbed=float(xb[mask].mean()) if mask.any() else None,
-                                 perturbed=float(xa[mask].mean()) if mask.any() else None, change=-e.estimate, ci_low=-e.ci[1],
-                                 ci_high=-e.ci[0], ci_level=e.ci_level, p_lower=e.p_value, min_attainable_p=e.min_attainable_p,
-                                 n_pairs_changed=int((changed & complete).sum()), n_patients=e.n_patients))
-    return pd.DataFrame(rows, columns=["model", "perturbation", "endpoint", "unperturbed", "perturbed", "change", "ci_low", "ci_high",
-                                       "ci_level", "p_lower", "min_attainable_p", "n_pairs_changed", "n_patients"])
+                rows.append(dict(model=model, perturbation=spec, endpoint=name,
+                                 unperturbed=float(xb[mask].mean()) if mask.any() else None,
+                                 perturbed=float(xa[mask].mean()) if mask.any() else None, change=-e.estimate,
+                                 ci_low=-e.ci[1], ci_high=-e.ci[0], ci_level=e.ci_level, p_lower=e.p_value,
+                                 min_attainable_p=e.min_attainable_p, n_pairs_changed=int((changed & complete).sum()),
+                                 n_patients=e.n_patients))
+    return pd.DataFrame(rows, columns=["model", "perturbation", "endpoint", "unperturbed", "perturbed", "change",
+                                       "ci_low", "ci_high", "ci_level", "p_lower", "min_attainable_p",
+                                       "n_pairs_changed", "n_patients"])
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #fcaff437
 def between_spread(inputs: list, contrast, eps: float, weights: np.ndarray, level: float = 0.95) -> dict:
     """The spread over formats of one mean-contrast endpoint, from `inputs` (one per format, `canonical=False`, the same
     pairs): each format's estimate, the raw SD, the SD beyond sampling noise and its basic patient-bootstrap interval
     (the same resample `weights` for every format)."""
-    sums = [cluster_sums(x, inp.cluster, inp.n_patients, mask) for inp, (x, mask) in ((i, contrast(i, eps)) for i in inputs)]
+    sums = [cluster_sums(x, inp.cluster, inp.n_patients, mask) for inp,
+            (x, mask) in ((i, contrast(i, eps)) for i in inputs)]
     # formats × patients; the mask is Δ_ref's, shared by all
     S, n = np.array([s.sum(1) for s, _ in sums]), sums[0][1].sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -271,7 +284,8 @@ def format_spread(ds, scores, fscores, config, endpoints=None) -> tuple:
     rows, spread = [], []
     for model, fm in fscores.groupby("model", sort=False):
         ks = sorted({int(k) for k in fm["format"]})
-        mats = [score_matrices(scores, ds, model)] + [score_matrices(fm[fm["format"].astype(int) == k], ds, model) for k in ks]
+        mats = [score_matrices(scores, ds, model)] + [score_matrices(fm[fm["format"].astype(int) == k], ds, model)
+                                                      for k in ks]
         complete = np.logical_and.reduce([~np.isnan(np.hstack([m[c] for c in CONDITIONS])).any(1) for m in mats])
         if not complete.any(): continue
         per = {}
@@ -280,8 +294,8 @@ def format_spread(ds, scores, fscores, config, endpoints=None) -> tuple:
             for name, r in res.items():
                 o = r.overall
                 per.setdefault(name, []).append(o.estimate)
-                rows.append(dict(model=model, format=k, endpoint=name, estimate=o.estimate, ci_low=o.ci[0], ci_high=o.ci[1],
-                                 ci_level=o.ci_level, p_value=o.p_value, n_patients=o.n_patients))
+                rows.append(dict(model=model, format=k, endpoint=name, estimate=o.estimate, ci_low=o.ci[0],
+                                 ci_high=o.ci[1], ci_level=o.ci_level, p_value=o.p_value, n_patients=o.n_patients))
         aligned = [endpoint_input(ds, m, complete, canonical=False) for m in mats]
         W = bootstrap_weights(aligned[0].n_patients, a.n_bootstrap, rng_for(config.seed, model, "format_spread"))
         for name in names:
@@ -289,13 +303,15 @@ def format_spread(ds, scores, fscores, config, endpoints=None) -> tuple:
             sp = between_spread(aligned, MEAN_CONTRASTS[name], eps, W, a.ci_level) if name in MEAN_CONTRASTS \
                 else dict(spread=np.nan, spread_ci=(np.nan, np.nan))     # no per-cell form: the raw spread only
             null = ENDPOINTS[name].null_value
-            spread.append(dict(model=model, endpoint=name, estimate=est[0], n_formats=len(est), min=np.nanmin(est), max=np.nanmax(est),
-                               sd=float(np.nanstd(est, ddof=1)), spread=sp["spread"], spread_ci_low=sp["spread_ci"][0], spread_ci_high=sp["spread_ci"][1],
-                               ci_level=a.ci_level, effect_within_spread=bool(abs(est[0] - null) <= np.nanmax(est) - np.nanmin(est)),
+            spread.append(dict(model=model, endpoint=name, estimate=est[0], n_formats=len(est), min=np.nanmin(est),
+                               max=np.nanmax(est),
+                               sd=float(np.nanstd(est, ddof=1)), spread=sp["spread"], spread_ci_low=sp["spread_ci"][0],
+                               spread_ci_high=sp["spread_ci"][1], ci_level=a.ci_level,
+                               effect_within_spread=bool(abs(est[0] - null) <= np.nanmax(est) - np.nanmin(est)),
                                n_patients=aligned[0].n_patients))
     cols = ["model", "format", "endpoint", "estimate", "ci_low", "ci_high", "ci_level", "p_value", "n_patients"]
-    scols = ["model", "endpoint", "estimate", "n_formats", "min", "max", "sd", "spread", "spread_ci_low", "spread_ci_high", "ci_level",
-             "effect_within_spread", "n_patients"]
+    scols = ["model", "endpoint", "estimate", "n_formats", "min", "max", "sd", "spread", "spread_ci_low",
+             "spread_ci_high", "ci_level", "effect_within_spread", "n_patients"]
     return pd.DataFrame(rows, columns=cols), pd.DataFrame(spread, columns=scols)
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #8afb4a4c
@@ -310,7 +326,9 @@ def replicate_noise(ds, scores, rscores, config) -> pd.DataFrame:
         base = score_matrices(scores, ds, model)
         free, d = base[CONTEXT_FREE], []
         for r in sorted({int(x) for x in rm["replicate"]}):
-            again = score_matrices(rm[rm["replicate"].astype(int) == r].assign(condition=CONTEXT_FREE, context_patient_id=""), ds, model)[CONTEXT_FREE]
+            again = score_matrices(
+                rm[rm["replicate"].astype(int) == r].assign(condition=CONTEXT_FREE, context_patient_id=""), ds, model
+            )[CONTEXT_FREE]
             d.append(np.abs(again - free))
         d = np.nanmean(np.array(d), 0) if len(d) > 1 else d[0]          # per cell, the mean over replicates
         ok = np.isfinite(d)
@@ -318,13 +336,18 @@ def replicate_noise(ds, scores, rscores, config) -> pd.DataFrame:
         cluster = np.unique(ds.cluster, return_inverse=True)[1]
         P = int(cluster.max()) + 1
         S, n = cluster_sums(np.nan_to_num(d), cluster, P, ok)
-        boot = ratio_bootstrap(S.sum(1), n.sum(1), bootstrap_weights(P, a.n_bootstrap, rng_for(config.seed, model, "replicate_noise")),
+        boot = ratio_bootstrap(S.sum(1), n.sum(1),
+                               bootstrap_weights(P, a.n_bootstrap, rng_for(config.seed, model, "replicate_noise")),
                                a.ci_level, "percentile")
         with np.errstate(invalid="ignore"):
             dm, ds_ = np.abs(base[CORRECT_CONTEXT] - free), np.abs(base[SHUFFLED_CONTEXT] - free)
-        rows.append(dict(model=model, replicates=1 + rm["replicate"].nunique(), n_cells=int(ok.sum()), n_patients=int((n.sum(1) > 0).sum()),
-                         mean_abs=float(boot.estimate[0]), ci_low=float(boot.ci[0][0]), ci_high=float(boot.ci[0][1]), ci_level=a.ci_level,
-                         median_abs=float(np.median(d[ok])), q95_abs=float(np.quantile(d[ok], 0.95)), share_moved=float((d[ok] >= eps).mean()),
-                         mean_abs_delta_model=float(np.nanmean(dm[ok])), mean_abs_delta_shuffled=float(np.nanmean(ds_[ok]))))
-    return pd.DataFrame(rows, columns=["model", "replicates", "n_cells", "n_patients", "mean_abs", "ci_low", "ci_high", "ci_level", "median_abs",
-                                       "q95_abs", "share_moved", "mean_abs_delta_model", "mean_abs_delta_shuffled"])
+        rows.append(dict(model=model, replicates=1 + rm["replicate"].nunique(), n_cells=int(ok.sum()),
+                         n_patients=int((n.sum(1) > 0).sum()),
+                         mean_abs=float(boot.estimate[0]), ci_low=float(boot.ci[0][0]), ci_high=float(boot.ci[0][1]),
+                         ci_level=a.ci_level,
+                         median_abs=float(np.median(d[ok])), q95_abs=float(np.quantile(d[ok], 0.95)),
+                         share_moved=float((d[ok] >= eps).mean()), mean_abs_delta_model=float(np.nanmean(dm[ok])),
+                         mean_abs_delta_shuffled=float(np.nanmean(ds_[ok]))))
+    return pd.DataFrame(rows, columns=["model", "replicates", "n_cells", "n_patients", "mean_abs", "ci_low", "ci_high",
+                                 "ci_level", "median_abs",
+                                 "q95_abs", "share_moved", "mean_abs_delta_model", "mean_abs_delta_shuffled"])

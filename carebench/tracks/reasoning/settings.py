@@ -19,8 +19,10 @@ from ...models.prompts import PromptConfig
 # %% ../../../nbs/tracks/reasoning/3g_reasoning_settings.ipynb #0a3e8d34
 DEFAULT_PERSONAS = (
     ("internist", "You are a board-certified internist who reviews outpatient charts every day."),
-    ("psychiatrist", "You are a consultation-liaison psychiatrist, attentive to mental-health information in any record."),
-    ("privacy_officer", "You are a health-information privacy officer with clinical training, who classifies record items for consent."),
+    ("psychiatrist",
+     "You are a consultation-liaison psychiatrist, attentive to mental-health information in any record."),
+    ("privacy_officer",
+     "You are a health-information privacy officer with clinical training, who classifies record items for consent."),
 )
 
 @dataclass(frozen=True)

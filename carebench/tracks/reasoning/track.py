@@ -43,13 +43,15 @@ __all__ = ['REPAIR', 'repair_key', 'snapshot_field_names', 'plan_requests', 'Mod
            'select_models', 'score_job', 'ReasoningTrack']
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #f2814ed7
-REPAIR = ("Your answer could not be used ({reason}). Reply with only a JSON object that maps every category key to a number "
+REPAIR = ("Your answer could not be used ({reason}). Reply with only a JSON object that maps every category key to a "
+          "number "
           "from 0 to 1.")
 
 def repair_key(model: ModelConfig, rc: ReasoningConfig) -> dict | None:
     ("What the repair request adds to a json-mode call's cache key (a repaired answer is another answer); None in "
      "logprob mode.")
-    return {"attempts": rc.repair_attempts, "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} if model.scoring_mode == "json" else None
+    return {"attempts": rc.repair_attempts,
+            "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} if model.scoring_mode == "json" else None
 
 def snapshot_field_names(ds: Dataset) -> list:
     "The snapshot fields of a dataset's patients, in order of first appearance (what `drop:*` and `only:*` expand to)."
@@ -78,8 +80,9 @@ def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend
     def request(item, shown, meta, fmt=None, replicate=0):
         # built when asked: no text is kept
         prompt = PromptRecipe(item, shown, ds.label_space, rc.prompt, model.scoring_mode, fmt)
-        key = cache_key(model=model.id, revision=model.revision, backend=identity, mode=model.scoring_mode, generation=gen,
-                        prompt=prompt.build().hash, repair=repair, extra=backend.key_extra(meta), **({"replicate": replicate} if replicate else {}))
+        key = cache_key(model=model.id, revision=model.revision, backend=identity, mode=model.scoring_mode,
+                        generation=gen, prompt=prompt.build().hash, repair=repair, extra=backend.key_extra(meta),
+                        **({"replicate": replicate} if replicate else {}))
         return Request(key, prompt, meta)
 
     out = []
@@ -89,20 +92,24 @@ def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend
         for k, fmt in enumerate(formats):
             for cond, cpid, slot in ctx:
                 meta = dict(pair=i, patient_id=pid, item=item, condition=cond, context_patient_id=cpid, slot=slot,
-                            fields=patients[cpid].fields if cpid else (), **({"format": k, "layout": fmt.layout} if k else {}))
+                            fields=patients[cpid].fields if cpid else (),
+                            **({"format": k, "layout": fmt.layout} if k else {}))
                 out.append(request(item, patients[cpid] if cpid else None, meta, fmt))
         for p in perts:                             # the suite: the patient's own chart with one thing changed
             got = perturb(p, item, patients[pid], config.seed, pool)
             # not applicable to this pair: it keeps its unperturbed score, no call
             if got is None: continue
             shown_item, shown = got
-            out.append(request(shown_item, shown, dict(pair=i, patient_id=pid, item=item, condition=CORRECT_CONTEXT, context_patient_id=pid,
-                                                       slot=None, fields=shown.fields, perturbation=p.spec)))
+            out.append(request(shown_item, shown, dict(pair=i, patient_id=pid, item=item, condition=CORRECT_CONTEXT,
+                                    context_patient_id=pid, slot=None, fields=shown.fields, perturbation=p.spec)))
         for r in range(1, rc.replicates):           # test–retest: the same context-free prompt asked again
-            out.append(request(item, None, dict(pair=i, patient_id=pid, item=item, condition=CONTEXT_FREE, context_patient_id=None,
-                                                slot=None, fields=(), replicate=r), replicate=r))
-    order = lambda r: (r.meta.get("format", 0), r.meta.get("replicate", 0), r.meta["context_patient_id"] or "", r.meta["condition"],
-                       r.meta.get("perturbation") or "", int(retest[r.meta["pair"]]) if r.meta.get("replicate") else r.meta["pair"])
+            out.append(request(item, None,
+                               dict(pair=i, patient_id=pid, item=item, condition=CONTEXT_FREE, context_patient_id=None,
+                                    slot=None, fields=(), replicate=r), replicate=r))
+    order = lambda r: (r.meta.get("format", 0), r.meta.get("replicate", 0), r.meta["context_patient_id"] or "",
+                       r.meta["condition"],
+                       r.meta.get("perturbation") or "", int(retest[r.meta["pair"]]) if r.meta.get("replicate")
+                       else r.meta["pair"])
     return sorted(out, key=order)
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #2d90e89a
@@ -141,10 +148,12 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
             sc, err = _check_logprob(rep.scores, keys)
             out.append((r.key, "done", None, sc, None, None) if sc else (r.key, "failed", None, None, *err)); continue
         try:
-            out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout), None, None))
+            out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout), None,
+                        None))
         # the parser raises ParseError; anything else is a parser bug
         except Exception as e:
-            e = e if isinstance(e, ParseError) else ParseError("invalid_json", f"unparsable answer ({type(e).__name__})")
+            e = e if isinstance(e, ParseError) else ParseError("invalid_json",
+                                                               f"unparsable answer ({type(e).__name__})")
             if repair: to_repair.append((r, rep.text, e))
             else: out.append((r.key, "failed", rep.text, None, e.kind, e.detail))
     if to_repair:
@@ -160,7 +169,8 @@ def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict 
         for (r, text, e), rep in zip(to_repair, second):
             try:
                 if rep.error_kind: raise ParseError(rep.error_kind, rep.error or "")
-                out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout), None, None))
+                out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout),
+                            None, None))
             except ParseError as e2:
                 out.append((r.key, "failed", text, None, e.kind, f"{e.detail}; the repair failed too ({e2.kind})"))
     return out
@@ -199,9 +209,11 @@ def _compute(model: str, device: str, reqs: list, asked: set, usage: dict, secon
     rows = []
     for (c, pert, fmt, rep), ks in keys.items():
         n_asked = sum(k in asked for k in ks)
-        rows.append(dict(model=model, condition=c, perturbation=pert, format=fmt, replicate=rep, requests=n_req[(c, pert, fmt, rep)], unique_prompts=len(ks),
+        rows.append(dict(model=model, condition=c, perturbation=pert, format=fmt, replicate=rep,
+                         requests=n_req[(c, pert, fmt, rep)], unique_prompts=len(ks),
                          from_cache=len(ks) - n_asked, asked=n_asked, failed=sum(k in failed for k in ks),
-                         prompt_tokens=(p := sum(usage.get(k, (0, 0, 0))[0] for k in ks)), cached_tokens=(h := sum(usage.get(k, (0, 0, 0))[2] for k in ks)),
+                         prompt_tokens=(p := sum(usage.get(k, (0, 0, 0))[0] for k in ks)),
+                         cached_tokens=(h := sum(usage.get(k, (0, 0, 0))[2] for k in ks)),
                          computed_tokens=p - h, completion_tokens=sum(usage.get(k, (0, 0, 0))[1] for k in ks),
                          seconds=round(sum(seconds.get(k, 0.0) for k in ks), 3), device=device,
                          cache_hit_rate=round((len(ks) - n_asked) / len(ks), 4) if ks else None))
@@ -219,14 +231,16 @@ class _Rows:
 
     def add(self, fields: tuple, scores: dict):
         for col, v in zip(self.fields, fields): col.append(v)
-        self.count.append(len(scores)); self.cat.extend(map(self.code.__getitem__, scores)); self.val.extend(scores.values())
+        self.count.append(len(scores)); self.cat.extend(map(self.code.__getitem__,
+                                                            scores)); self.val.extend(scores.values())
 
     def frame(self) -> pd.DataFrame:
         n = np.frombuffer(self.count, dtype=np.int64) if len(self.count) else np.zeros(0, np.int64)
         out = {}
         for c in self.columns:
             if c == "category":
-                out[c] = pd.Categorical.from_codes(np.frombuffer(self.cat, dtype=np.int64) if len(self.cat) else np.zeros(0, np.int64), self.keys)
+                out[c] = pd.Categorical.from_codes(np.frombuffer(self.cat, dtype=np.int64) if len(self.cat)
+                                                   else np.zeros(0, np.int64), self.keys)
             elif c == "score":
                 out[c] = np.frombuffer(self.val, dtype=np.float64).copy() if len(self.val) else np.zeros(0)
             else:
@@ -237,17 +251,19 @@ class _Rows:
                     out[c] = pd.Categorical.from_codes(np.repeat(codes, n), values)
         return pd.DataFrame(out, columns=self.columns)
 
-def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, config: Config, cache: ResponseCache, quiet: bool = True,
-                desc: str = "", since: float | None = None) -> tuple:
+def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, config: Config, cache: ResponseCache,
+                quiet: bool = True, desc: str = "", since: float | None = None) -> tuple:
     """Ask the calls `todo` (keys of `unique`) in batches claimed through the cache (shared with other processes,
     resumable); returns the keys asked, the tokens per key and each call's share of its batch's wall time."""
     asked, usage, seconds = set(), {}, {}
     from tqdm.auto import tqdm                     # here, not at import: reading a config loads every track module
     with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=desc, unit="call", disable=quiet) as bar:
-        for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=time.time() if since is None else since):
+        for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=time.time() if since is None
+                                           else since):
             if claimed:
                 t = time.perf_counter()
-                cache.record(_answer(backend, [unique[k] for k in claimed], mode, config.reasoning.repair_attempts > 0, usage))
+                cache.record(_answer(backend, [unique[k] for k in claimed], mode, config.reasoning.repair_attempts > 0,
+                                     usage))
                 # a batch's wall time, shared out by its calls
                 share = (time.perf_counter() - t) / len(claimed)
                 seconds.update((k, share) for k in claimed); asked.update(claimed)
@@ -266,8 +282,11 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     todo = [k for k in unique if known[k] != "done"]
     asked, usage, seconds = ask_missing(backend, unique, todo, mode, config, cache, quiet, model.id, t0)
     cols = ["model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"]
-    tables = dict(main=_Rows(cols, ds.label_space.keys), pert=_Rows(["model", "perturbation", "patient_id", "item", "category", "score", "scoring_mode"], ds.label_space.keys),
-                  fmt=_Rows(["model", "format", *cols[1:]], ds.label_space.keys), rep=_Rows(["model", "replicate", "patient_id", "item", "category", "score", "scoring_mode"], ds.label_space.keys))
+    tables = dict(main=_Rows(cols, ds.label_space.keys),
+                  pert=_Rows(["model", "perturbation", "patient_id", "item", "category", "score", "scoring_mode"],
+                             ds.label_space.keys), fmt=_Rows(["model", "format", *cols[1:]], ds.label_space.keys),
+                  rep=_Rows(["model", "replicate", "patient_id", "item", "category", "score", "scoring_mode"],
+                            ds.label_space.keys))
     errs, failed = [], set()
     for start in range(0, len(reqs), 4096):                 # the answers a block at a time: never all of them in memory
         part = reqs[start:start + 4096]
@@ -277,31 +296,37 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
             cond, pert, fmt, rep = _variant(m)
             if rec["status"] != "done":
                 failed.add(r.key)
-                errs.append((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", rec["error_kind"] or "pending",
+                errs.append((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "",
+                             rec["error_kind"] or "pending",
                              rec["error"] or "", rec["attempts"], pert, fmt, rep)); continue
             if pert: tables["pert"].add((model.id, pert, m["patient_id"], m["item"], mode), rec["scores"])
             elif fmt:
-                tables["fmt"].add((model.id, fmt, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", mode), rec["scores"])
+                tables["fmt"].add((model.id, fmt, cond, m["patient_id"], m["item"], m["context_patient_id"] or "",
+                                   mode), rec["scores"])
             elif rep: tables["rep"].add((model.id, rep, m["patient_id"], m["item"], mode), rec["scores"])
             else:
-                tables["main"].add((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", mode), rec["scores"])
+                tables["main"].add((model.id, cond, m["patient_id"], m["item"], m["context_patient_id"] or "", mode),
+                                   rec["scores"])
     scores, perturbed, formats, replicates = (t.frame() for t in tables.values())
-    errors = pd.DataFrame(errs, columns=["model", "condition", "patient_id", "item", "context_patient_id", "error_kind", "message", "attempts",
-                                         "perturbation", "format", "replicate"])
+    errors = pd.DataFrame(errs, columns=["model", "condition", "patient_id", "item", "context_patient_id", "error_kind",
+                                   "message", "attempts", "perturbation", "format", "replicate"])
     # the call table is the three conditions' of the main prompt
     main = [r for r in reqs if _variant(r.meta)[1:] == ("", 0, 0)]
-    calls = pd.DataFrame([(model.id, c, sum(r.meta["condition"] == c for r in main)) for c in CONDITIONS], columns=["model", "condition", "n_calls"])
+    calls = pd.DataFrame([(model.id, c, sum(r.meta["condition"] == c for r in main)) for c in CONDITIONS],
+                         columns=["model", "condition", "n_calls"])
     main_errors = errors[(errors["perturbation"] == "") & (errors["format"] == 0) & (errors["replicate"] == 0)]
-    fails = main_errors.groupby(["condition", "error_kind"]).size().unstack(fill_value=0) if len(main_errors) else pd.DataFrame()
+    fails = main_errors.groupby(["condition",
+                                 "error_kind"]).size().unstack(fill_value=0) if len(main_errors) else pd.DataFrame()
     calls = calls.join(fails, on="condition").fillna(0)
     calls["n_failed"] = calls[[c for c in fails.columns]].sum(1) if len(fails) else 0
     calls["n_done"] = calls["n_calls"] - calls["n_failed"]
     compute = _compute(model.id, backend.device_name(), reqs, asked, usage, seconds, failed)
     stats = dict(model=model.id, backend=backend.name, scoring_mode=mode, n_requests=len(reqs), n_unique=len(unique),
-                 n_from_cache=len(unique) - len(asked), n_asked=len(asked), n_failed=len(errors), seconds=round(time.time() - t0, 3),
+                 n_from_cache=len(unique) - len(asked), n_asked=len(asked), n_failed=len(errors),
+                 seconds=round(time.time() - t0, 3),
                  prompt_tokens=int(compute["prompt_tokens"].sum()), cached_tokens=int(compute["cached_tokens"].sum()),
-                 computed_tokens=int(compute["computed_tokens"].sum()), completion_tokens=int(compute["completion_tokens"].sum()),
-                 device=backend.device_name())
+                 computed_tokens=int(compute["computed_tokens"].sum()),
+                 completion_tokens=int(compute["completion_tokens"].sum()), device=backend.device_name())
     return ModelScores(scores, errors, calls, stats, compute, perturbed, formats, replicates)
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #f86f528d
@@ -311,8 +336,8 @@ def select_models(config: Config, ids=None, backend: str | None = None) -> list:
     configured = {m.id: m for m in config.reasoning.models}
     if not ids:
         if not configured:
-            raise ConfigError("no model configured: add one under reasoning.models, or name one with --model and --backend",
-                              config.source, "reasoning.models")
+            raise ConfigError("no model configured: add one under reasoning.models, or name one with --model and "
+                              "--backend", config.source, "reasoning.models")
         return [dataclasses.replace(m, backend=backend) if backend else m for m in configured.values()]
     out = []
     for i in ids:
@@ -320,32 +345,38 @@ def select_models(config: Config, ids=None, backend: str | None = None) -> list:
             out.append(dataclasses.replace(configured[i], backend=backend) if backend else configured[i])
         elif backend: out.append(ModelConfig(id=i, backend=backend))
         else:
-            raise ConfigError(f"model {i!r} is not configured; name its backend with --backend", config.source, "reasoning.models")
+            raise ConfigError(f"model {i!r} is not configured; name its backend with --backend", config.source,
+                              "reasoning.models")
     return out
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #bb1f9ef2
-def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_path=None, quiet: bool = True, slug: str | None = None) -> dict:
+def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_path=None, quiet: bool = True,
+              slug: str | None = None) -> dict:
     ("One model's scoring as a job: writes `RUN/jobs/<slug>/` (scores, errors, calls, stats; the slug is unique in the "
      "run) and returns the stats.")
     run_path = Path(run_path)
     ds = load_dataset(config)
     donors = assign_donors(ds, config.donors_per_patient, config.seed)
-    backend = make_backend(model, config.reasoning, BackendContext(ds.label_space, ds, config.reasoning.allow_remote), index, config.source)
+    backend = make_backend(model, config.reasoning, BackendContext(ds.label_space, ds, config.reasoning.allow_remote),
+                           index, config.source)
     with ResponseCache(cache_path or config.reasoning.cache) as cache:
         res = score_model(ds, donors, model, backend, config, cache, quiet)
     backend.close()
     folder = run_path/"jobs"/(slug or model_slug(model.id))
     folder.mkdir(parents=True, exist_ok=True)
     for name, df in (("scores", res.scores), ("errors", res.errors), ("calls", res.calls), ("compute", res.compute),
-                     ("perturbation_scores", res.perturbed), ("format_scores", res.formats), ("replicate_scores", res.replicates)):
+                     ("perturbation_scores", res.perturbed), ("format_scores", res.formats),
+                     ("replicate_scores", res.replicates)):
         write_csv(folder/f"{name}.csv", df)
     write_json(folder/"stats.json", res.stats)
     return res.stats
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #9c4301e7
 def _prompt_templates(ds, config) -> dict:
-    ex = {mode: [dict(m) for m in build_prompt("<item>", None, ds.label_space, config.reasoning.prompt, mode).messages] for mode in ("json", "logprob")}
-    ex["logprob_questions"] = list(build_prompt("<item>", None, ds.label_space, config.reasoning.prompt, "logprob").questions)
+    ex = {mode: [dict(m) for m in build_prompt("<item>", None, ds.label_space, config.reasoning.prompt, mode).messages]
+          for mode in ("json", "logprob")}
+    ex["logprob_questions"] = list(build_prompt("<item>", None, ds.label_space, config.reasoning.prompt,
+                                                "logprob").questions)
     return ex
 
 def _emulate(*args, **kwargs) -> dict:
@@ -356,7 +387,8 @@ def _emulate(*args, **kwargs) -> dict:
 @register_track
 class ReasoningTrack(Track):
     "Track 3: prompted language models, one job per model."
-    name, title, section, run_keys, order = "reasoning", "Reasoning (Track 3)", ReasoningConfig, ("donors_per_patient",), 10
+    name, title, section, run_keys, order = "reasoning", "Reasoning (Track 3)", ReasoningConfig, (
+        "donors_per_patient",), 10
     # a prompted model states its judgments; Brier and the Mantel–Haenszel odds ratio judge scores fitted to the labels
     endpoints_excluded = ("brier_improvement", "mantel_haenszel")
     listed_models = True
@@ -412,35 +444,43 @@ reasoning:                  # Track 3: `carebench run` scores every model below 
 
     def start(self):
         c = self.ctx.config
-        self.backends = [make_backend(m, c.reasoning, self.bctx, self.index.get(m.id, i), c.source) for i, m in enumerate(self.models)]
+        self.backends = [make_backend(m, c.reasoning, self.bctx, self.index.get(m.id, i), c.source) for i,
+                         m in enumerate(self.models)]
         # an unusable cache fails before the run folder exists
         ResponseCache(self.cache_file).close()
 
     def records(self) -> list:
         return [dict(id=m.id, track=self.name, backend=m.backend, revision=m.revision, scoring_mode=m.scoring_mode,
-                     generation=to_plain(b.generation), options=redact_secrets(to_plain(b.options)), identity=b.identity())
+                     generation=to_plain(b.generation), options=redact_secrets(to_plain(b.options)),
+                     identity=b.identity())
                 for m, b in zip(self.models, self.backends)]
 
     def manifest(self) -> dict:
         return dict(dry_run=any(m.backend == "dry_run" for m in self.models), cache=str(self.cache_file))
 
     def prepare(self, run):
-        run.add_artifact("prompt_templates", write_json(run.path/"prompt_templates.json", _prompt_templates(self.ctx.ds, self.ctx.config)))
+        run.add_artifact("prompt_templates",
+                         write_json(run.path/"prompt_templates.json", _prompt_templates(self.ctx.ds, self.ctx.config)))
 
     def jobs(self, run_path, quiet: bool = True) -> list:
         from carebench.core.executors import Job
-        return [Job(f"reasoning:{m.id}", score_job, (self.ctx.config, m, self.index.get(m.id, i), run_path, self.cache_file, quiet, self.slugs[m.id]))
+        return [Job(f"reasoning:{m.id}", score_job,
+                    (self.ctx.config, m, self.index.get(m.id, i), run_path, self.cache_file, quiet, self.slugs[m.id]))
                 for i, m in enumerate(self.models)]
 
     def merge(self, run, stats: list) -> Merged:
         read = lambda p: pd.read_csv(p, dtype=str, keep_default_na=False)
         folders = [run.path/"jobs"/self.slugs[m.id] for m in self.models]
-        for role, name, key in (("errors", "errors.csv", "errors"), ("call_summary", "call_summary.csv", "calls"), ("compute", "compute.csv", "compute")):
-            atomic_write(run.path/name, pd.concat([read(f/f"{key}.csv") for f in folders], ignore_index=True).to_csv(index=False))
+        for role, name, key in (("errors", "errors.csv", "errors"), ("call_summary", "call_summary.csv", "calls"),
+                                ("compute", "compute.csv", "compute")):
+            atomic_write(run.path/name,
+                         pd.concat([read(f/f"{key}.csv") for f in folders], ignore_index=True).to_csv(index=False))
             run.add_artifact(role, run.path/name)
-        compute = pd.read_csv(run.path/"compute.csv", keep_default_na=False, na_values=[""], dtype={"model": str, "perturbation": str})
+        compute = pd.read_csv(run.path/"compute.csv", keep_default_na=False, na_values=[""],
+                              dtype={"model": str, "perturbation": str})
         extra, rc, seed = {}, self.ctx.config.reasoning, self.ctx.config.seed
-        for role, on in (("perturbation_scores", rc.perturbations), ("format_scores", rc.formats > 1), ("replicate_scores", rc.replicates > 1)):
+        for role, on in (("perturbation_scores", rc.perturbations), ("format_scores", rc.formats > 1),
+                         ("replicate_scores", rc.replicates > 1)):
             # the suite's, the other formats' and the replicates' scores
             if not on: continue
             write_csv(run.path/f"{role}.csv", concat_scores([read_csv_text(f/f"{role}.csv") for f in folders]))
@@ -450,13 +490,15 @@ reasoning:                  # Track 3: `carebench run` scores every model below 
             extra["perturbations"] = [dict(spec=p.spec, target=p.target, hash=p.hash, seed=seed) for p in
                                       parse_perturbations(rc.perturbations, snapshot_field_names(self.ctx.ds))]
         if rc.formats > 1:
-            extra["formats"] = [dict(format=k, description=f.describe(), seed=seed, wording=f.wording, separator=f.separator, layout=f.layout,
+            extra["formats"] = [dict(format=k, description=f.describe(), seed=seed, wording=f.wording,
+                                     separator=f.separator, layout=f.layout,
                                      category_order=list(f.category_order or self.ctx.ds.label_space.keys))
                                 for k, f in enumerate(sample_formats(rc.formats, seed, self.ctx.ds.label_space))]
         if rc.replicates > 1: extra["replicates"] = dict(n=rc.replicates, condition=CONTEXT_FREE, seed=seed)
         # prompt_tokens: the prompts in full; cached_tokens of them reused; computed_tokens the rest
         extra["token_accounting"] = 2
-        return Merged([read_csv_text(f/"scores.csv") for f in folders], dict(calls=stats, compute=json.loads(compute.to_json(orient="records")), **extra))
+        return Merged([read_csv_text(f/"scores.csv") for f in folders],
+                      dict(calls=stats, compute=json.loads(compute.to_json(orient="records")), **extra))
 
     def analyse(self, run, analysis):
         """With the perturbation suite, per model and perturbation, the change of each contrast endpoint
@@ -472,8 +514,8 @@ reasoning:                  # Track 3: `carebench run` scores every model below 
         ds, c, scores = self.ctx.ds, self.ctx.config, read("scores")
         out = {}
         if "perturbation_scores" in have:
-            out["perturbation_effects"] = perturbation_effects(ds, scores, read("perturbation_scores"), c,
-                                                               [p["spec"] for p in run.manifest.get("perturbations", [])])
+            out["perturbation_effects"] = perturbation_effects(ds, scores, read("perturbation_scores"), c, [p["spec"]
+                                                                for p in run.manifest.get("perturbations", [])])
         if "format_scores" in have:
             names = [n for n in c.analysis.endpoints if n in ENDPOINTS and self.serves(n)]
             out["format_endpoints"], out["format_spread"] = format_spread(ds, scores, read("format_scores"), c, names)
@@ -484,10 +526,12 @@ reasoning:                  # Track 3: `carebench run` scores every model below 
 
     @classmethod
     def summary(cls, manifest: dict) -> list:
-        return [(s["model"], [f"requests: {s['n_requests']} ({s['n_unique']} distinct prompts: {s['n_from_cache']} from the cache, "
-                              f"{s['n_asked']} asked), failed requests: {s['n_failed']} of {s['n_requests']}",
-                              f"compute: {s.get('prompt_tokens', 0):,} prompt tokens"
-                              + (f" ({s['computed_tokens']:,} computed, {s['cached_tokens']:,} from a prefix cache)" if "cached_tokens" in s else "")
-                              + f" and {s.get('completion_tokens', 0):,} generated tokens, "
-                              f"{s['seconds']} s on {s.get('device', 'unknown')}"])
+        return [(s["model"],
+                 [f"requests: {s['n_requests']} ({s['n_unique']} distinct prompts: {s['n_from_cache']} from the cache, "
+                  f"{s['n_asked']} asked), failed requests: {s['n_failed']} of {s['n_requests']}",
+                  f"compute: {s.get('prompt_tokens', 0):,} prompt tokens"
+                  + (f" ({s['computed_tokens']:,} computed, {s['cached_tokens']:,} from a prefix cache)"
+                     if "cached_tokens" in s else "")
+                  + f" and {s.get('completion_tokens', 0):,} generated tokens, "
+                  f"{s['seconds']} s on {s.get('device', 'unknown')}"])
                 for s in manifest.get("calls", [])]

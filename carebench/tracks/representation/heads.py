@@ -95,7 +95,9 @@ def predict(X: np.ndarray, model) -> np.ndarray:
 def predict_stack(X: np.ndarray, W: np.ndarray, b0: np.ndarray) -> np.ndarray:
     "Clipped predictions of every stacked model (K × n × C) with one matrix product."
     K, p, C = W.shape
-    return np.clip((X @ W.transpose(1, 0, 2).reshape(p, K * C)).reshape(len(X), K, C).transpose(1, 0, 2) + b0[:, None, :], 0.0, 1.0)
+    return np.clip((X @ W.transpose(1, 0, 2).reshape(p, K * C)).reshape(len(X), K,
+                                                                        C).transpose(1, 0, 2) + b0[:, None, :], 0.0,
+                                                                        1.0)
 
 # %% ../../../nbs/tracks/representation/3n_heads.ipynb #e4bcfb29
 def brier_agree(pred: np.ndarray, y: np.ndarray) -> tuple[float, int]:

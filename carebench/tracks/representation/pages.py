@@ -28,7 +28,8 @@ def fusion_table(view: RunView) -> pd.DataFrame:
     d = _heads(view)
     if d.empty: return d
     best = d.loc[d.groupby("head", sort=False)["brier"].idxmin()].set_index("head")
-    out = pd.DataFrame({"best λ": best["lam"], "inner Brier at best λ": best["brier"], "worst over λ": d.groupby("head")["brier"].max(),
+    out = pd.DataFrame({"best λ": best["lam"], "inner Brier at best λ": best["brier"],
+                        "worst over λ": d.groupby("head")["brier"].max(),
                         "chosen (outer folds)": best["chosen_in_outer_folds"].astype(int)})
     return out.sort_values("inner Brier at best λ")
 
@@ -40,13 +41,19 @@ def plot_fusion(view: RunView) -> Figure:
     for head, g in d.groupby("head", sort=False):
         mean = g.groupby("lam")["brier"].mean()
         ax.plot(mean.index, mean.to_numpy(), marker="o", label=head)
-    ax.set_xscale("log"); ax.set_xlabel("ridge penalty λ"); ax.set_ylabel("mean inner-fold Brier"); ax.set_title("Fusion heads over the penalty grid")
+    ax.set_xscale("log")
+    ax.set_xlabel("ridge penalty λ")
+    ax.set_ylabel("mean inner-fold Brier")
+    ax.set_title("Fusion heads over the penalty grid")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)
     fig.tight_layout()
     chosen = fusion_table(view)["chosen (outer folds)"]
-    return Figure(fig, "Each line is one fusion head scored in the inner folds at every penalty (cells where the observers agree; lower "
-                       f"is better). The outer folds chose {', '.join(f'{h} ({n})' for h, n in chosen[chosen > 0].items())}: a head that "
-                       "wins only at one end of the grid would ask for a wider grid.")
+    return Figure(fig,
+                  "Each line is one fusion head scored in the inner folds at every penalty (cells where the observers "
+                  "agree; lower "
+                  f"is better). The outer folds chose "
+                  f"{', '.join(f'{h} ({n})' for h, n in chosen[chosen > 0].items())}: a head that "
+                  "wins only at one end of the grid would ask for a wider grid.")
 
 def secondary_table(view: RunView, key: str) -> pd.DataFrame:
     "One of Track 1's secondary tables: `agreement`, `repeated_vs_novel`, `ablation`, or `calibration` (one row)."
@@ -59,17 +66,23 @@ def plot_ablation(view: RunView) -> Figure:
     d = secondary_table(view, "ablation").sort_values("mean_abs_change", ascending=False)
     fig, ax = plt.subplots(figsize=(7, 0.34 * len(d) + 1.3))
     ax.barh(d["field"].str.replace("_", " "), d["mean_abs_change"], color=_DOWN)
-    ax.invert_yaxis(); ax.set_xlabel("mean |score change| when the field is left out"); ax.set_title("Per-field context ablation")
+    ax.invert_yaxis()
+    ax.set_xlabel("mean |score change| when the field is left out")
+    ax.set_title("Per-field context ablation")
     fig.tight_layout()
-    return Figure(fig, "How much the correct-context scores move when one snapshot field is left out of the context: the longest bar is "
-                       "the field the head leans on most (descriptive; the sign agreement with and without each field is in the table).")
+    return Figure(fig,
+                  "How much the correct-context scores move when one snapshot field is left out of the context: the "
+                  "longest bar is "
+                  "the field the head leans on most (descriptive; the sign agreement with and without each field is in "
+                  "the table).")
 
 # %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #60c44bb9
 def _reference_long(view: RunView) -> pd.DataFrame:
     "The reference labels in long form: patient_id, item, category, y_free, y_correct (observer means)."
     ds = view.dataset
     n, C = ds.y_free.shape
-    return pd.DataFrame({"patient_id": np.repeat(ds.pair_patient.astype(str), C), "item": np.repeat(ds.pair_item.astype(str), C),
+    return pd.DataFrame({"patient_id": np.repeat(ds.pair_patient.astype(str), C),
+                         "item": np.repeat(ds.pair_item.astype(str), C),
                          "category": np.tile(np.array(ds.categories, dtype=object), n),
                          "y_free": ds.y_free.ravel(), "y_correct": ds.y_correct.ravel()})
 
@@ -90,11 +103,13 @@ def reliability_table(view: RunView, model: str, bins: int = 10, n_boot: int = 5
         pidx = pd.Index(pats).get_indexer(g["patient_id"])
         for b, gb in g.groupby("bin"):
             pi = pidx[g["bin"].to_numpy() == b]
-            cnt = np.bincount(pi, minlength=len(pats)); tot = np.bincount(pi, weights=gb["observed"].to_numpy(float), minlength=len(pats))
+            cnt = np.bincount(pi, minlength=len(pats)); tot = np.bincount(pi, weights=gb["observed"].to_numpy(float),
+                                                                      minlength=len(pats))
             bc, bt = W @ cnt, W @ tot
             boot = bt[bc > 0] / bc[bc > 0]
             lo, hi = (np.quantile(boot, [0.025, 0.975]) if len(boot) else (np.nan, np.nan))
-            rows.append(dict(condition=cond, bin=f"{b / bins:.1f}–{(b + 1) / bins:.1f}", cells=len(gb), mean_score=gb["score"].mean(),
+            rows.append(dict(condition=cond, bin=f"{b / bins:.1f}–{(b + 1) / bins:.1f}", cells=len(gb),
+                             mean_score=gb["score"].mean(),
                              observed=gb["observed"].mean(), ci_low=lo, ci_high=hi, patients=int((cnt > 0).sum())))
     return pd.DataFrame(rows)
 
@@ -106,9 +121,15 @@ def plot_reliability(view: RunView, model: str) -> Figure:
     fig, ax = plt.subplots(figsize=(5.8, 5))
     ax.plot([0, 1], [0, 1], color="#999", ls="--", lw=1, label="perfect calibration")
     for (cond, g), color in zip(d.groupby("condition", sort=False), (_SHUF, _CORRECT)):
-        ax.errorbar(g["mean_score"], g["observed"], yerr=[g["observed"] - g["ci_low"], g["ci_high"] - g["observed"]], fmt="o-",
-                    color=color, capsize=3, label=cond.replace("_", " "))
-    ax.set_xlim(0, 1); ax.set_ylim(0, 1); ax.set_xlabel("mean score in the bin"); ax.set_ylabel("share of observers saying yes")
+        ax.errorbar(g["mean_score"], g["observed"], yerr=[g["observed"] - g["ci_low"], g["ci_high"] - g["observed"]],
+                    fmt="o-", color=color, capsize=3, label=cond.replace("_", " "))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("mean score in the bin")
+    ax.set_ylabel("share of observers saying yes")
     ax.set_title(f"{model}: reliability"); _below(ax, 3); fig.tight_layout()
-    return Figure(fig, "Scores binned by tenths: points on the dashed diagonal are calibrated (a score of 0.3 means three observers in "
-                       "ten say yes). Bars are 95% intervals from resampling whole patients; bins with few cells have wide bars.")
+    return Figure(fig,
+                  "Scores binned by tenths: points on the dashed diagonal are calibrated (a score of 0.3 means three "
+                  "observers in "
+                  "ten say yes). Bars are 95% intervals from resampling whole patients; bins with few cells have wide "
+                  "bars.")

@@ -54,10 +54,13 @@ def track1_inputs(ds: Dataset, donors: pd.DataFrame | list, encoder: TextEncoder
     texts = list(dict.fromkeys([*ds.pair_item, *ds.train_item]))
     vecs = encoder.embed(texts)
     if isinstance(donors, pd.DataFrame):
-        by_pair = {k: list(g.sort_values("slot")["donor_patient_id"]) for k, g in donors.groupby(["patient_id", "item"], sort=False)}
+        by_pair = {k: list(g.sort_values("slot")["donor_patient_id"]) for k,
+                   g in donors.groupby(["patient_id", "item"], sort=False)}
         donors = [by_pair[(p, i)] for p, i in zip(ds.pair_patient, ds.pair_item)]
-    return Track1Inputs(ds.pair_patient, ds.pair_item, ds.y_free, ds.y_correct, ds.train_patient, ds.train_item, ds.train_y,
-                        dict(zip(texts, vecs)), embed_contexts(encoder, [ds.patient(p) for p in ds.patient_ids]), list(donors))
+    return Track1Inputs(ds.pair_patient, ds.pair_item, ds.y_free, ds.y_correct, ds.train_patient, ds.train_item,
+                        ds.train_y,
+                        dict(zip(texts, vecs)), embed_contexts(encoder, [ds.patient(p) for p in ds.patient_ids]),
+                        list(donors))
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #f40e6852
 def head_configs(s: RepresentationConfig) -> list:
@@ -119,8 +122,10 @@ class _Track1Learner:
         v1, v2 = np.isin(self.g1, f.test), np.isin(self.g2, f.test)
         # Brier on cells where the observers agree
         ok1, ok2 = np.isin(self.Y1[v1], (0, 1)), np.isin(self.Y2[v2], (0, 1))
-        e1 = (((predict_stack(self.X1[v1], *fit_stack(self.st1, [*f.train, *self.always], self.lambdas)) - self.Y1[v1]) ** 2) * ok1).sum((1, 2))
-        e2 = np.concatenate([(((predict_stack(self.feats[cfg][v2], *fit_stack(self.st2[cfg], f.train, self.lambdas)) - self.Y2[v2]) ** 2)
+        e1 = (((predict_stack(self.X1[v1], *fit_stack(self.st1, [*f.train, *self.always],
+                                         self.lambdas)) - self.Y1[v1]) ** 2) * ok1).sum((1, 2))
+        e2 = np.concatenate([(((predict_stack(self.feats[cfg][v2],
+                                              *fit_stack(self.st2[cfg], f.train, self.lambdas)) - self.Y2[v2]) ** 2)
                               * ok2).sum((1, 2)) for cfg in self.configs])
         return {"stage1": (e1, int(ok1.sum())), "head": (e2, int(ok2.sum()))}
 
@@ -163,9 +168,11 @@ def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet:
     choices = []
     for c in cf.choices:
         lam1, cfg, lam2 = learner.decode({"stage1": c["stage1_choice"], "head": c["head_choice"]})
-        choices.append(dict(outer=c["outer"], test=c["test"], stage1_lambda=lam1, fusion=cfg[0], rank=cfg[1], stage2_lambda=lam2))
+        choices.append(dict(outer=c["outer"], test=c["test"], stage1_lambda=lam1, fusion=cfg[0], rank=cfg[1],
+                            stage2_lambda=lam2))
     il, L = cf.inner_losses[cf.inner_losses["part"] == "head"], len(learner.lambdas)
-    inner = pd.DataFrame([dict(outer=r.outer, fusion=learner.configs[r.candidate // L][0], rank=learner.configs[r.candidate // L][1],
+    inner = pd.DataFrame([dict(outer=r.outer, fusion=learner.configs[r.candidate // L][0],
+                               rank=learner.configs[r.candidate // L][1],
                                lam=learner.lambdas[r.candidate % L], brier=r.loss) for r in il.itertuples()],
                          columns=["outer", "fusion", "rank", "lam", "brier"])
     return CVResult(cf.s_free, cf.s_correct, cf.s_shuffled, ablation, learner.seen, choices, inner)
@@ -183,6 +190,22 @@ def long_scores(ds: Dataset, res: CVResult, model: str, donors: list) -> pd.Data
     return held_out_scores(ds, res.s_free, res.s_correct, res.s_shuffled, model, donors, "representation")
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #07175ed8
+def _agreement_rows(ds: Dataset, res: CVResult) -> list:
+    "ICC(2,1) and Lin's CCC of the model with each observer, and of each pair of observers, per labelled condition."
+    rows = []
+    for cond, s in ((CONTEXT_FREE, res.s_free), (CORRECT_CONTEXT, res.s_correct)):
+        lab = ds.labels[cond]
+        for j in range(lab.shape[1]):
+            rows.append(dict(condition=cond, comparison=f"model vs observer {j + 1}",
+                             icc2_1=icc2_1(np.c_[s.ravel(), lab[:, j].ravel()]),
+                             ccc=lins_ccc(s.ravel(), lab[:, j].ravel())))
+        for j in range(lab.shape[1]):
+            for k in range(j + 1, lab.shape[1]):
+                rows.append(dict(condition=cond, comparison=f"observer {j + 1} vs observer {k + 1}",
+                                 icc2_1=icc2_1(np.c_[lab[:, j].ravel(), lab[:, k].ravel()]),
+                                 ccc=lins_ccc(lab[:, j].ravel(), lab[:, k].ravel())))
+    return rows
+
 def secondary_outputs(ds: Dataset, res: CVResult, eps: float) -> dict:
     ("Descriptive outputs: agreement with each observer, calibration, entropy change, repeated vs novel, per-field "
      "ablation, head choices.")
@@ -191,35 +214,33 @@ def secondary_outputs(ds: Dataset, res: CVResult, eps: float) -> dict:
     R = np.sign(ds.delta_ref)
     # mask: pairs × categories
     agree = lambda d, mask: float((sign_eps(d, eps) == R)[mask & nz].mean()) if (mask & nz).any() else None
-    rows = []
-    for cond, s in ((CONTEXT_FREE, res.s_free), (CORRECT_CONTEXT, res.s_correct)):
-        lab = ds.labels[cond]
-        for j in range(lab.shape[1]):
-            rows.append(dict(condition=cond, comparison=f"model vs observer {j + 1}", icc2_1=icc2_1(np.c_[s.ravel(), lab[:, j].ravel()]),
-                             ccc=lins_ccc(s.ravel(), lab[:, j].ravel())))
-        for j in range(lab.shape[1]):
-            for k in range(j + 1, lab.shape[1]):
-                rows.append(dict(condition=cond, comparison=f"observer {j + 1} vs observer {k + 1}",
-                                 icc2_1=icc2_1(np.c_[lab[:, j].ravel(), lab[:, k].ravel()]), ccc=lins_ccc(lab[:, j].ravel(), lab[:, k].ravel())))
-    out["agreement"] = rows
+    out["agreement"] = _agreement_rows(ds, res)
     ok_f, ok_c = np.isin(ds.y_free, (0, 1)), np.isin(ds.y_correct, (0, 1))
-    out["calibration"] = dict(ece_free=ece(res.s_free[ok_f], ds.y_free[ok_f]), ece_correct=ece(res.s_correct[ok_c], ds.y_correct[ok_c]),
-                              entropy_free=float(binary_entropy(res.s_free).mean()), entropy_correct=float(binary_entropy(res.s_correct).mean()),
-                              entropy_change=float(binary_entropy(res.s_correct).mean() - binary_entropy(res.s_free).mean()))
-    out["repeated_vs_novel"] = [dict(items=name, n_pairs=int(mask.sum()), sign_agreement_rate=agree(dm, mask[:, None] & np.ones_like(nz)),
+    out["calibration"] = dict(
+        ece_free=ece(res.s_free[ok_f], ds.y_free[ok_f]),
+        ece_correct=ece(res.s_correct[ok_c], ds.y_correct[ok_c]),
+        entropy_free=float(binary_entropy(res.s_free).mean()),
+        entropy_correct=float(binary_entropy(res.s_correct).mean()),
+        entropy_change=float(binary_entropy(res.s_correct).mean() - binary_entropy(res.s_free).mean()),
+    )
+    out["repeated_vs_novel"] = [dict(items=name, n_pairs=int(mask.sum()),
+                                     sign_agreement_rate=agree(dm, mask[:, None] & np.ones_like(nz)),
                                      mean_abs_delta_model=float(np.abs(dm[mask]).mean()) if mask.any() else None)
                                 for name, mask in (("repeated", res.seen), ("novel", ~res.seen))]
     out["ablation"] = []
     for fname, s_abl in sorted(res.ablation.items()):
         has = ~np.isnan(s_abl).any(1)
         d_abl = s_abl - res.s_free
-        out["ablation"].append(dict(field=fname, n_pairs=int(has.sum()), mean_abs_change=float(np.abs(s_abl - res.s_correct)[has].mean()),
+        out["ablation"].append(dict(field=fname, n_pairs=int(has.sum()),
+                                    mean_abs_change=float(np.abs(s_abl - res.s_correct)[has].mean()),
                                     sign_agreement_rate=agree(d_abl, has[:, None] & np.ones_like(nz)),
                                     sign_agreement_rate_full_context=agree(dm, has[:, None] & np.ones_like(nz))))
     ib = res.inner_brier
     comp = ib.groupby(["fusion", "rank", "lam"], dropna=False)["brier"].mean().reset_index()
-    chosen = pd.DataFrame(res.choices).groupby(["fusion", "rank"], dropna=False).size().rename("chosen_in_outer_folds").reset_index()
-    out["fusion_heads"] = comp.merge(chosen, on=["fusion", "rank"], how="left").fillna({"chosen_in_outer_folds": 0}).to_dict("records")
+    chosen = pd.DataFrame(res.choices).groupby(["fusion", "rank"],
+                                               dropna=False).size().rename("chosen_in_outer_folds").reset_index()
+    out["fusion_heads"] = comp.merge(chosen, on=["fusion", "rank"],
+                                     how="left").fillna({"chosen_in_outer_folds": 0}).to_dict("records")
     out["choices"] = res.choices
     return out
 
@@ -245,8 +266,10 @@ def representation_job(config, run_path, embed_cache=None, quiet: bool = True) -
     write_json(folder/"secondary.json", to_jsonable(secondary_outputs(ds, res, config.analysis.epsilon)))
     atomic_write(folder/"choices.csv", pd.DataFrame(res.choices).to_csv(index=False))
     atomic_write(folder/"inner_brier.csv", res.inner_brier.to_csv(index=False))
-    stats = dict(model=model, track="representation", encoder=enc.identity, n_pairs=ds.n_pairs, forward_passes=enc.forward_passes,
-                 texts_embedded=enc.embedded, truncated_texts=enc.truncated, outer_folds=len(res.choices), seconds=round(time.time() - t0, 3),
+    stats = dict(model=model, track="representation", encoder=enc.identity, n_pairs=ds.n_pairs,
+                 forward_passes=enc.forward_passes,
+                 texts_embedded=enc.embedded, truncated_texts=enc.truncated, outer_folds=len(res.choices),
+                 seconds=round(time.time() - t0, 3),
                  device=str(getattr(enc, "device", "none (every embedding from the cache)")))
     enc.close()
     write_json(folder/"stats.json", to_jsonable(stats))
@@ -266,11 +289,13 @@ def representation_shift_job(config, run_path, embed_cache=None, quiet: bool = T
     union = ShiftData(load_dataset(config), load_shifted(config))
     donors = shift_donors(union, assign_donors(union.b, config.donors_per_patient, config.seed))
     enc = TextEncoder(s.encoder, embed_cache or s.cache)
-    res = nested_cv(track1_inputs(union, donors, enc), s, config.seed, quiet, nested=shift_fold(union, s.inner_folds, config.seed))
+    res = nested_cv(track1_inputs(union, donors, enc), s, config.seed, quiet,
+                    nested=shift_fold(union, s.inner_folds, config.seed))
     rows, model = union.shifted_rows, model_name(s)
     folder = Path(run_path)/"jobs"/"representation_shift"
     folder.mkdir(parents=True, exist_ok=True)
-    scores = long_scores(union.b, dataclasses.replace(res, s_free=res.s_free[rows], s_correct=res.s_correct[rows], s_shuffled=res.s_shuffled[rows]),
+    scores = long_scores(union.b, dataclasses.replace(res, s_free=res.s_free[rows], s_correct=res.s_correct[rows],
+                                             s_shuffled=res.s_shuffled[rows]),
                          model, [list(untag(donors[r])) for r in rows])
     atomic_write(folder/"scores.csv", scores.to_csv(index=False))
     atomic_write(folder/"choices.csv", pd.DataFrame(res.choices).drop(columns="test").to_csv(index=False))
@@ -305,7 +330,8 @@ class RepresentationTrack(Track):
         c, s = self.ctx.config, self.settings
         try: nested_folds(list(self.ctx.ds.patient_ids), s.outer_folds, s.inner_folds)
         except ValueError:
-            raise ConfigError("Track 1's nested cross-validation needs at least 3 patients (2 per inner fold after holding "
+            raise ConfigError("Track 1's nested cross-validation needs at least 3 patients (2 per inner fold after "
+                              "holding "
                               "one out); use fewer representation.outer_folds or a larger dataset",
                               c.source, "representation.outer_folds") from None
         # a local model folder, max_length within its positions
@@ -317,12 +343,13 @@ class RepresentationTrack(Track):
 
     def start(self):
         if problem := file_problem(self.emb_file, allow_missing=True):
-            raise ConfigError(f"{self.emb_file}: cannot open the embedding cache ({problem})", self.ctx.config.source, "representation.cache")
+            raise ConfigError(f"{self.emb_file}: cannot open the embedding cache ({problem})", self.ctx.config.source,
+                              "representation.cache")
 
     def records(self) -> list:
         s = self.settings
-        return [dict(id=model_name(s), track=self.name, backend="representation", revision=s.encoder.revision, scoring_mode="representation",
-                     generation=None, options=to_plain(s), identity=None)]
+        return [dict(id=model_name(s), track=self.name, backend="representation", revision=s.encoder.revision,
+                     scoring_mode="representation", generation=None, options=to_plain(s), identity=None)]
 
     def manifest(self) -> dict: return dict(embedding_cache=str(self.emb_file))
 
@@ -332,10 +359,12 @@ class RepresentationTrack(Track):
 
     def shift_jobs(self, run_path, quiet: bool = True) -> list:
         from carebench.core.executors import Job
-        return [Job("representation_shift", representation_shift_job, (self.ctx.config, run_path, self.emb_file, quiet))]
+        return [Job("representation_shift", representation_shift_job,
+                    (self.ctx.config, run_path, self.emb_file, quiet))]
     def merge_shift(self, run, stats: list) -> Merged:
         job = run.path/"jobs"/"representation_shift"
-        return Merged([pd.read_csv(job/"scores.csv", dtype=str, keep_default_na=False)], dict(representation_shift=stats[0]))
+        return Merged([pd.read_csv(job/"scores.csv", dtype=str, keep_default_na=False)],
+                      dict(representation_shift=stats[0]))
     def merge(self, run, stats: list) -> Merged:
         from carebench.core.runs import atomic_write
         rep = run.path/"jobs"/"representation"
@@ -355,6 +384,8 @@ class RepresentationTrack(Track):
         lines = [f"nested CV: {r['outer_folds']} outer folds; encoder passes {r['forward_passes']}, "
                  f"truncated texts {r['truncated_texts']}"]
         if edge := r.get("lambda_at_grid_edge"):
-            where = "; ".join(f"{s}: {e['at_smallest'] + e['at_largest']} of {e['folds']} folds" for s, e in edge.items())
-            lines.insert(0, f"warning: ridge penalty chosen at the edge of its grid ({where}): extend representation.lambdas")
+            where = "; ".join(f"{s}: {e['at_smallest'] + e['at_largest']} of {e['folds']} folds" for s,
+                              e in edge.items())
+            lines.insert(0, f"warning: ridge penalty chosen at the edge of its grid ({where}): extend "
+                         f"representation.lambdas")
         return [(r["model"], lines)]
