@@ -1,4 +1,4 @@
-"""Calibration of the prompt-format spread (Track 3, `reasoning.formats`): on the bundled example with the dry_run mock, over
+"""Calibration of the prompt-format spread (the reasoning track, `reasoning.formats`): on the bundled example with the dry_run mock, over
 mock seeds, how often the interval of the between-format SD beyond noise covers the planted spread (the same mock without
 per-call noise), for a planted format effect and for none.
 

@@ -1,4 +1,4 @@
-"""Benchmark of Track 3's transformers backend: prompt tokens computed per scored cell (and per item and condition)
+"""Benchmark of the reasoning track's transformers backend: prompt tokens computed per scored cell (and per item and condition)
 with and without prefix reuse, beside the ideal (every distinct prefix token of the run computed once, what an
 unbounded engine-wide prefix cache would do), and items per second, for the tiny local model on the bundled example
 (logprob mode); with `--suite`, the same again with the perturbation suite, two more prompt formats and a replicate.

@@ -1,4 +1,4 @@
-"""Straightforward reference implementations of the Track 3 endpoints' inference, looping over resamples in Python.
+"""Straightforward reference implementations of the reasoning-track endpoints' inference, looping over resamples in Python.
 
 Kept out of the package on purpose: this is what the vectorized engine is measured against (bench/stats.py).
 Each function follows the protocol's definitions directly: resample patients, flip signs, permute rows, one
@@ -70,7 +70,7 @@ def class_correspondence_p(delta_ref, delta_model, B, rng):
 
 
 def battery(inp, n_boot=1000, n_perm=10000, eps=0.01, seed=0):
-    """The four Track 3 endpoints of protocol 2 (overall and per category) with loops over resamples (one donor per pair).
+    """The four reasoning-track endpoints of protocol 2 (overall and per category) with loops over resamples (one donor per pair).
 
     Directional alignment: the agreement with the correct chart minus with the donor's chart, sign-flip p-value, and the
     chance rate as the mean of the within-patient permutation null (protocol 1's test, kept as the descriptive reference)."""

@@ -1,4 +1,4 @@
-"""Benchmark of Track 1's nested cross-validation: the package's closed-form ridge against two baselines on the same
+"""Benchmark of the representation track's nested cross-validation: the package's closed-form ridge against two baselines on the same
 folds, features and choices: a scikit-learn refit of every fold and penalty (the naive one), and the fair one, a plain
 numpy eigendecomposition of each fold's centred rows that solves all penalties at once.
 

@@ -16,7 +16,7 @@ measures
     python bench/scale.py --designs 2000x50 --run         # also the dry_run mock's whole run
     python bench/scale.py --json scale.json               # also write the figures
 
-Analysis settings are the defaults (B = 1,000 studentized bootstrap, 10,000 sign flips, the four Track 3 endpoints).
+Analysis settings are the defaults (B = 1,000 studentized bootstrap, 10,000 sign flips, the four reasoning-track endpoints).
 """
 import argparse
 import json
@@ -115,7 +115,7 @@ def design(P: int, I: int, root: Path, args) -> dict:
     if not args.no_xlsx:
         fig["synth_xlsx"] = whole(["synth", "--out", folder / "xlsx{i}", "--patients", P, "--items", I, "-q"], 1)
     config = folder / "csv0" / "config.yaml"
-    t = config.read_text().replace("\n  enabled: true", "\n  enabled: false")      # Track 3 only (the dry_run run below)
+    t = config.read_text().replace("\n  enabled: true", "\n  enabled: false")      # The reasoning track only (the dry_run run below)
     config.write_text(t)
     scores = folder / "scores.csv"
     planted_scores(load_dataset(config), "planted", alignment=0.3, seed=1).to_csv(scores, index=False)
@@ -155,7 +155,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--designs", default="64x20,1024x20,2000x50", help="comma-separated PATIENTSxITEMS (default: %(default)s)")
     ap.add_argument("--runs", type=int, default=3, help="processes per whole-process figure (median; default 3)")
-    ap.add_argument("--run", action="store_true", help="also time `carebench run` with the dry_run mock (Track 3, no report)")
+    ap.add_argument("--run", action="store_true", help="also time `carebench run` with the dry_run mock (the reasoning track, no report)")
     ap.add_argument("--no-xlsx", action="store_true", help="skip `synth` to a workbook")
     ap.add_argument("--no-validity", action="store_true", help="skip analyze with the design-validity study")
     ap.add_argument("--keep", help="write the designs into this folder and keep them (default: a temporary folder)")

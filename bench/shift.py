@@ -4,7 +4,7 @@
    alignment 0.2), the difference's interval for every endpoint (`carebench.stats.shift`): how often it excludes 0 (the
    two-sided level, nominal 1 − ci_level = 0.05) per CI method and design, with a binomial interval for each rate.
 2. Power: the same with the shifted dataset's alignment lowered (0.2 → 0.05).
-3. Cost: `carebench run` of a shifted pair (`carebench synth --shift`, Track 1 only, no report), wall time and peak memory of
+3. Cost: `carebench run` of a shifted pair (`carebench synth --shift`, the representation track only, no report), wall time and peak memory of
    the whole process, and the share of it spent in the shift evaluation (from the run's log).
 
     python bench/shift.py [--sims 1000] [--quick]
@@ -63,7 +63,7 @@ def cost():
     wall = time.time() - t0
     rss = next((int(l.split()[-1]) for l in r.stderr.splitlines() if "Maximum resident" in l), None)
     shift_s = __import__("json").loads((tmp / "run" / "run_manifest.json").read_text())["representation_shift"]["seconds"]
-    print(f"carebench run of a shifted pair (12 + 12 patients, Track 1, no report): {wall:.1f} s wall, peak RSS "
+    print(f"carebench run of a shifted pair (12 + 12 patients, the representation track, no report): {wall:.1f} s wall, peak RSS "
           f"{rss / 1024:.0f} MB; the shift job {shift_s:.1f} s")
 
 

@@ -1,6 +1,6 @@
 """Benchmark of the statistics engine (issue: statistics engine). Not a test: it prints figures.
 
-Workload W1: 64 patients x 20 items x 10 categories, 1,000 bootstrap resamples, 10,000 sign flips, the four Track 3
+Workload W1: 64 patients x 20 items x 10 categories, 1,000 bootstrap resamples, 10,000 sign flips, the four the reasoning track
 endpoints of protocol 2 overall and per category (the loop reference computes percentile intervals, the package the
 configured method, studentized by default). Reports the median wall time of the whole battery and of each endpoint over
 --runs runs, peak memory, the speed-up over a Python-loop reference (bench/reference.py) and over

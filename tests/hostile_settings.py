@@ -1,4 +1,4 @@
-"""Hostile settings (hardening 3, items 9 and 17): Track 1 and Track 2 settings that cannot fit, bounded before any work; model
+"""Hostile settings (hardening 3, items 9 and 17): the representation track and adaptation-track settings that cannot fit, bounded before any work; model
 folders that are not there (never a hub lookup); a misspelt key of a model entry. Every case name starts with `h26_settings_`."""
 import json
 from pathlib import Path
@@ -26,7 +26,7 @@ def cases(t: Path) -> list:
     a1 = lambda body: v("representation: {enabled: true, " + body + "}\n")
     model = lambda body: v("reasoning: {models: [{id: m, " + body + "}]}\n")
 
-    # --- Track 2: every numeric option bounded, the adapter's memory estimated from the model's sizes
+    # --- the adaptation track: every numeric option bounded, the adapter's memory estimated from the model's sizes
     for name, body, expected in [
         ("lora_r_million", "lora: {r: 1000000}", "adaptation.lora.r: "),
         ("lora_r_above_hidden", "lora: {r: 500}", "hidden size 384"),
@@ -59,7 +59,7 @@ def cases(t: Path) -> list:
                                             "max_position_embeddings": 512})
     add("track2_model_too_large", a2(f"model: {{path: {wide}}}"), 2, "adaptation.max_memory_gb")
 
-    # --- Track 1: the encoder's and the heads' numeric options bounded, the encoder read from a local folder only
+    # --- the representation track: the encoder's and the heads' numeric options bounded, the encoder read from a local folder only
     for name, body, expected in [
         ("track1_max_length_billion", "encoder: {max_length: 1000000000}", "representation.encoder.max_length: "),
         ("track1_max_length_above_positions", "encoder: {max_length: 100000}", "512 positions"),
@@ -74,7 +74,7 @@ def cases(t: Path) -> list:
     ]:
         add(name, a1(body), 2, expected)
 
-    # --- Track 3 model entries: a local folder or a typed error, never a hub lookup; a misspelt key lists the model's keys
+    # --- reasoning-track model entries: a local folder or a typed error, never a hub lookup; a misspelt key lists the model's keys
     add("transformers_missing_folder", model("backend: transformers, path: /models/nope"), 2,
         "reasoning.models[0].path: '/models/nope' does not exist")
     add("transformers_missing_folder_run", ["run", _cfg(t, "reasoning: {models: [{id: m, backend: transformers, path: /models/nope}]}\n"),

@@ -128,7 +128,7 @@ def test_limit_smoke_run_and_cache_status_json(tmp_path):
 
 
 def test_shifted_pair_runs_offline_to_a_shift_page(tmp_path):
-    """`carebench synth --shift` writes a pair; `carebench validate` checks both datasets; `carebench run` fits Track 1 on one,
+    """`carebench synth --shift` writes a pair; `carebench validate` checks both datasets; `carebench run` fits the representation track on one,
     scores the other, prints the shift summary and builds the report with its shift page, all offline."""
     r = run_cli("synth", "--out", tmp_path / "pair", "--shift", "--patients", 8, "--seed", 5)
     assert r.returncode == 0, r.stderr

@@ -1,4 +1,4 @@
-"""Track 3 end to end as users run it: the quickstart, crash safety, a shared cache, the tiny local model through the
+"""The reasoning track end to end as users run it: the quickstart, crash safety, a shared cache, the tiny local model through the
 transformers backend and through a real `transformers serve` process, and the remote-endpoint refusal."""
 import json
 import os

@@ -40,7 +40,7 @@ def test_quickstart_ends_with_the_site_and_every_artifact_is_there(quickstart):
                   "tracks", "representation"):
         assert field in manifest, field
     assert manifest["report"]["failed_pages"] == [] and manifest["tracks"] == ["reasoning", "representation"]
-    assert "all-MiniLM-L6-v2+ridge_fusion" in stdout                          # Track 1 ran offline in the quickstart
+    assert "all-MiniLM-L6-v2+ridge_fusion" in stdout                          # The representation track ran offline in the quickstart
     from carebench.report.pages import load_run
     from carebench.report.site import page_plan, template_path, templates_dir
     planned = {template_path(templates_dir(), p.template).stem for p in page_plan(load_run(run))}
@@ -163,7 +163,7 @@ def test_validity_page_in_a_browser(tmp_path):
 
 
 def test_quickstart_writes_the_recorded_results(quickstart):
-    """Every artifact of the quickstart (Track 3's mock and Track 1), apart from the run id, times, paths and machine facts,
+    """Every artifact of the quickstart (the reasoning track's mock and the representation track), apart from the run id, times, paths and machine facts,
     is the one recorded in tests/golden/example_run_outputs.json: a change of the package's structure changes none of
     them. A deliberate change of results rewrites the record (`python tests/golden/run_outputs.py RUN --write FILE`)."""
     sys.path.insert(0, str(ROOT / "tests" / "golden"))

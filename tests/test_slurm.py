@@ -67,11 +67,11 @@ def cluster(tmp_path_factory):
 
 
 def test_run_with_the_slurm_executor_merges_every_job(cluster, tmp_path):
-    "Each model's calls and Track 1 run as Slurm jobs; the run merges them and analyses them (the report is the same as without Slurm)."
+    "Each model's calls and representation-track run as Slurm jobs; the run merges them and analyses them (the report is the same as without Slurm)."
     cfg = yaml.safe_load((EXAMPLE / "config.yaml").read_text())
     cfg["dataset"].update(path=str(EXAMPLE / "dataset.xlsx"), snapshots=str(EXAMPLE / "snapshots.json"))
     cfg["reasoning"]["models"].append({"id": "second-mock", "backend": "dry_run", "alignment": 0.1})
-    cfg["representation"].update(lambdas=[1.0, 100.0], ranks=[4], outer_folds=4)      # a lighter Track 1 job
+    cfg["representation"].update(lambdas=[1.0, 100.0], ranks=[4], outer_folds=4)      # a lighter representation-track job
     cfg["executor"] = {"kind": "slurm", "slurm": {"timeout_min": 10, "cpus_per_task": 1, "mem_gb": 2}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     t = time.time()
@@ -80,6 +80,6 @@ def test_run_with_the_slurm_executor_merges_every_job(cluster, tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     manifest = json.loads((tmp_path / "run/run_manifest.json").read_text())
     assert manifest["executor"] == "slurm" and [c["model"] for c in manifest["calls"]] == ["dry_run_example", "second-mock"]
-    assert len(list((tmp_path / "run/jobs/slurm").glob("*_result.pkl"))) == 3        # three real Slurm jobs: two models + Track 1
+    assert len(list((tmp_path / "run/jobs/slurm").glob("*_result.pkl"))) == 3        # three real Slurm jobs: two models + the representation track
     assert manifest["status"] == "completed" and (tmp_path / "run/endpoints.json").is_file()
     print(f"slurm run took {time.time() - t:.1f} s")

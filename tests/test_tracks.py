@@ -1,4 +1,4 @@
-"""Three tracks in one run, as a user runs them: one model family frozen (Track 1), fine-tuned (Track 2, LoRA) and a prompted
+"""Three tracks in one run, as a user runs them: one model family frozen (Track 1), fine-tuned (the adaptation track, LoRA) and a prompted
 mock (Track 3) on a small synthetic dataset; every track's outputs merged, paired contrasts between the models, and a report
 with each track's page."""
 import json
@@ -20,7 +20,7 @@ def three_tracks(tmp_path_factory):
     doc["adaptation"] = {"enabled": True, "epochs": 1, "outer_folds": 3, "learning_curve": [0.5], "threads": 1,
                          "model": {"max_length": 96, "batch_size": 16}}
     doc["analysis"] = {**doc.get("analysis", {}), "n_bootstrap": 200, "n_permutations": 500}
-    doc["reasoning"]["perturbations"] = ["drop:*", "irrelevant_text"]                  # Track 3's suite beside the other tracks
+    doc["reasoning"]["perturbations"] = ["drop:*", "irrelevant_text"]                  # The reasoning track's suite beside the other tracks
     doc["reasoning"]["formats"], doc["reasoning"]["replicates"] = 3, 2                 # with prompt formats and the retest null
     config.write_text(yaml.safe_dump(doc))                 # one thread: the other test worker has the second core
     env = {"CAREBENCH_EMBEDDINGS": str(folder / "emb.sqlite"), "CAREBENCH_CACHE": str(folder / "cache.sqlite")}
@@ -37,7 +37,7 @@ def test_every_track_is_merged_and_analysed(three_tracks):
     doc = json.loads((run / "endpoints.json").read_text())
     t2 = "all-MiniLM-L6-v2+lora_cross_encoder"
     assert set(doc["models"]) == {"dry_run_example", "all-MiniLM-L6-v2+ridge_fusion", t2}
-    assert {"brier_improvement", "mantel_haenszel", "context_specificity"} <= set(doc["models"][t2])   # Track 1's set
+    assert {"brier_improvement", "mantel_haenszel", "context_specificity"} <= set(doc["models"][t2])   # The representation track's set
     scores = pd.read_csv(run / "scores.csv")
     assert set(scores.loc[scores["model"] == t2, "condition"]) == {"context_free", "correct_context", "shuffled_context"}
     fits = json.loads((run / "adaptation_fits.json").read_text())["fits"]

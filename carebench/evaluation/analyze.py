@@ -330,8 +330,9 @@ def _write_comparisons(run: RunFolder, ds: Dataset, kept: dict, config: Config) 
 def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config, scores_file=None,
                    exclude_missing: bool = False, quiet: bool = True, endpoints_for: dict | None = None,
                    validity: bool = True) -> Analysis:
-    """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and
-    `carebench run`); `endpoints_for` names other endpoints for some models (Track 1 adds the Tracks 1–2 endpoints)."""
+    """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and `carebench
+    run`); `endpoints_for` names other endpoints for some models (the representation track adds the representation and
+    adaptation tracks endpoints)."""
     check_sensitivity(config)
     cells = score_cells(df, ds)                # where each score row lands in the (pairs × categories) grid: once
     _check_scores(run, ds, df, cells, exclude_missing, scores_file)

@@ -213,7 +213,7 @@ def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, con
 
 def make_backend(model: ModelConfig, reasoning, ctx: BackendContext, index: int = 0, config_file=None) -> Backend:
     """The backend a model entry names, with its options validated (errors name `reasoning.models[i].<key>`);
-    `reasoning` is the section holding the default `generation` (Track 3's)."""
+    `reasoning` is the section holding the default `generation` (the reasoning track's)."""
     cls, opts = backend_options(model, ctx, index, config_file)
     return cls(model, opts, model.generation or reasoning.generation, ctx)
 

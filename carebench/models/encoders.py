@@ -99,9 +99,9 @@ def model_shape(path) -> dict:
 
 # %% ../../nbs/39_encoders.ipynb #1bd9f62a
 def check_encoder(spec: EncoderConfig, key: str, config_file=None) -> dict:
-    """What can be checked of a Track 1 or Track 2 model before any work, from its folder alone: `path` (None: the
-    packaged weights) is a local model folder, its `config.json` readable, and `max_length` within the model's
-    positions. Returns its `model_shape`; a `ConfigError` names `<key>.path` or `<key>.max_length`."""
+    """What can be checked of a representation- or adaptation-track model before any work, from its folder alone: `path`
+    (None: the packaged weights) is a local model folder, its `config.json` readable, and `max_length` within the
+    model's positions. Returns its `model_shape`; a `ConfigError` names `<key>.path` or `<key>.max_length`."""
     path = spec.path or default_encoder_path()
     if (problem := local_model_problem(path)) and not (path := in_hub_cache(str(path))):
         raise ConfigError(f"{quote_value(str(spec.path))} {problem}: the model is read from a local folder "

@@ -80,8 +80,8 @@ def failed_models(view: RunView) -> list:
 
 def banner(view: RunView, models=None) -> str:
     """A Markdown banner for the top of every page: run id, protocol, and the dry-run warning where it applies: on a
-    page about `models` (a list; `[]` for a page of no model, e.g. Track 1's) only when one of them is a mock, on a
-    run-level page (`models=None`) naming the mock models."""
+    page about `models` (a list; `[]` for a page of no model, e.g. the representation track's) only when one of them is
+    a mock, on a run-level page (`models=None`) naming the mock models."""
     m = view.manifest
     lines = [f"**Run** `{m['run_id']}` · protocol {m['protocol_version']} · carebench {m['carebench_version']} · "
              f"ε = {m.get('epsilon')} · created {m.get('created_utc')}"]
@@ -258,9 +258,10 @@ def call_table(view: RunView, model: str) -> pd.DataFrame:
     if not len(c) or not (c["model"] == model).any(): return pd.DataFrame()
     return c[c["model"] == model].drop(columns="model").set_index("condition")
 
-NO_CALLS = ("This model makes no language-model calls: its scores are predictions of a fitted track (Track 1 or Track "
-            "2) for "
-            "patients it was not fitted on, so there are no calls, tokens or parse failures to count.")
+NO_CALLS = ("This model makes no language-model calls: its scores are predictions of a fitted track (the "
+            "representation or the adaptation track) for patients it was not fitted on, so there are no calls, tokens "
+            "or "
+            "parse failures to count.")
 
 # %% ../../nbs/40_report.ipynb #114c5707
 def plot_delta_ref(view: RunView) -> Figure:
@@ -474,7 +475,8 @@ def plot_contrasts(view: RunView) -> Figure | None:
 
 # %% ../../nbs/40_report.ipynb #3a4b8b08
 def failure_table(view: RunView) -> pd.DataFrame:
-    "Per model of Track 3: backend, requests, unique calls, failed calls and their share, and the failures by kind."
+    ("Per model of the reasoning track: backend, requests, unique calls, failed calls and their share, and the "
+     "failures by kind.")
     calls = pd.DataFrame(view.manifest.get("calls", []))
     if calls.empty: return pd.DataFrame()
     t = calls.set_index("model")[["backend", "n_requests", "n_unique", "n_failed"]].rename(

@@ -40,11 +40,12 @@ def provenance_table(view: RunView) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
 
 def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> pd.DataFrame:
-    """What the run cost (TRIPOD-LLM's compute item): per Track 3 model and condition the requests, distinct prompts,
-    the share served from the response cache, calls asked, failures, prompt and generated tokens, wall time and device;
-    with `fitted`, per fitted model of the other tracks (Tracks 1 and 2) its wall time, device and work instead. With
-    `tokens`, per Track 3 model and condition the tokens instead (two tables fit a page where one would not): the
-    prompts' in full, those served from a prefix cache, those computed, and those generated."""
+    """What the run cost (TRIPOD-LLM's compute item): per reasoning-track model and condition the requests, distinct
+    prompts, the share served from the response cache, calls asked, failures, prompt and generated tokens, wall time and
+    device; with `fitted`, per fitted model of the other tracks (representation and adaptation tracks) its wall time,
+    device and work instead. With `tokens`, per reasoning-track model and condition the tokens instead (two tables fit a
+    page where one would not): the prompts' in full, those served from a prefix cache, those computed, and those
+    generated."""
     m, rows = view.manifest, []
     if fitted:
         for name in m.get("tracks", []):

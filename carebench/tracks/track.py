@@ -47,7 +47,8 @@ class Track:
     title: ClassVar[str] = ""
     section: ClassVar[type | None] = None     # the dataclass of its config section (top-level key `name`)
     run_keys: ClassVar[tuple] = ()            # section keys that set run settings of the same name (older configs)
-    order: ClassVar[int] = 100                # position of its models in the run's outputs (Track 3: 10, Track 1: 20)
+    # position of its models in the run's outputs (the reasoning track: 10, the representation track: 20)
+    order: ClassVar[int] = 100
     # report pages: (name, title, template[, the artifact role it needs]); the template is `package:name.ipynb` (a
     # notebook in the track's room or package), a path ending in .ipynb, or the stem of a shared template of `reports/`
     pages: ClassVar[tuple] = ()
@@ -92,7 +93,8 @@ class Track:
         "The shifted dataset's scores (its own patient ids) from the shift jobs' outputs."
         raise NotImplementedError(f"track {self.name!r} has no distribution-shift evaluation")
     def analyse(self, run, analysis) -> None:
-        ("After the run's analysis: the track's own analyses of its outputs (e.g. Track 3's perturbation suite); "
+        ("After the run's analysis: the track's own analyses of its outputs (e.g. the reasoning track's perturbation "
+         "suite); "
          "nothing by default.")
 
     @classmethod

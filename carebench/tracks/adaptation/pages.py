@@ -57,7 +57,8 @@ def plot_learning_curve(view: RunView) -> Figure:
                   "direction (above the dashed line: with them).")
 
 def fits_table(view: RunView) -> pd.DataFrame:
-    "Every model Track 2 fitted: training and validation patients, epochs, validation losses, adapter and its sha256."
+    ("Every model the adaptation track fitted: training and validation patients, epochs, validation losses, adapter "
+     "and its sha256.")
     if not view.has("adaptation_fits"): return pd.DataFrame()
     d = pd.DataFrame(view._json("adaptation_fits")["fits"])
     # the adapter folder is named by its key

@@ -214,10 +214,10 @@ def fine_tune_memory(s: AdaptationConfig, shape: dict) -> dict:
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #c0f6e709
 def check_fine_tuning(s: AdaptationConfig, config_file=None) -> dict:
-    """What Track 2 checks of its model before any work (at `carebench validate` and the start of `carebench run`),
-    from the model folder's `config.json` alone: the folder (`check_encoder`), `lora.r` at most the hidden size, and
-    the estimated peak memory (`fine_tune_memory`) below `max_memory_gb`. Returns the estimate; a `ConfigError` names
-    the key to change."""
+    """What the adaptation track checks of its model before any work (at `carebench validate` and the start of
+    `carebench run`), from the model folder's `config.json` alone: the folder (`check_encoder`), `lora.r` at most the
+    hidden size, and the estimated peak memory (`fine_tune_memory`) below `max_memory_gb`. Returns the estimate; a
+    `ConfigError` names the key to change."""
     shape = check_encoder(s.model, "adaptation.model", config_file)
     if shape["hidden"] and s.lora.r > shape["hidden"]:
         raise ConfigError(f"r {s.lora.r:,} is above the model's hidden size {shape['hidden']:,}: use at most that "
@@ -242,7 +242,8 @@ def check_fine_tuning(s: AdaptationConfig, config_file=None) -> dict:
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #9e54300e
 class _Track2Learner:
-    ("Track 2 as a `Learner` of `crossfit`: no candidates to choose on inner folds (early stopping happens inside each "
+    ("The adaptation track as a `Learner` of `crossfit`: no candidates to choose on inner folds (early stopping "
+     "happens inside each "
      "fit).")
     def __init__(self, ds: Dataset, s: AdaptationConfig, base: BaseModel, seed: int, adapters: Path | None = None,
                  quiet: bool = True):
@@ -326,7 +327,8 @@ def _curve_row(ds, share, n_train, free, correct, rows, eps) -> dict:
 
 def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: float = 0.01, adapters=None,
           quiet: bool = True, base: BaseModel | None = None) -> AdaptationResult:
-    "Track 2's cross-fitting, with a learning curve fitted on shares of each outer fold's training patients."
+    ("The adaptation track's cross-fitting, with a learning curve fitted on shares of each outer fold's training "
+     "patients.")
     base = base or BaseModel(s)
     learner = _Track2Learner(ds, s, base, seed, Path(adapters) if adapters else None, quiet)
     curve = []
@@ -353,13 +355,15 @@ def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: fl
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #17be2e5d
 def model_name(s: AdaptationConfig) -> str:
-    "The `model` of Track 2's scores: the base model (its name, or the last part of its path) + LoRA + the family."
+    ("The `model` of the adaptation track's scores: the base model (its name, or the last part of its path) + LoRA + "
+     "the family.")
     m = s.model
     name = m.name if m.name != "all-MiniLM-L6-v2" or not m.path else m.path.rstrip("/").split("/")[-1]
     return f"{name}+lora_{s.family}"
 
 def adaptation_job(config, run_path, quiet: bool = True) -> dict:
-    ("Track 2 as one job of a run: scores, learning curve, fits and adapters under RUN/jobs/adaptation/; returns its "
+    ("The adaptation track as one job of a run: scores, learning curve, fits and adapters under RUN/jobs/adaptation/; "
+     "returns its "
      "statistics.")
     from carebench.adapters.load import load_dataset
     from carebench.core.runs import atomic_write, write_json
@@ -394,7 +398,8 @@ def adaptation_job(config, run_path, quiet: bool = True) -> dict:
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #0406f8e5
 def adapt_shift(union, donors: list, s: AdaptationConfig, seed: int = 0, adapters=None, quiet: bool = True,
                 base: BaseModel | None = None) -> AdaptationResult:
-    "Track 2 fitted on the main dataset of `union` (a `ShiftData`) and scored on its shifted pairs (rows of the union)."
+    ("The adaptation track fitted on the main dataset of `union` (a `ShiftData`) and scored on its shifted pairs (rows "
+     "of the union).")
     from carebench.tracks.shift import shift_fold
     learner = _Track2Learner(union, s, base or BaseModel(s), seed, Path(adapters) if adapters else None, quiet)
     cf = crossfit(learner, union.pair_patient, donors, len(union.categories), None, 2, seed, "fold", quiet,
@@ -404,7 +409,8 @@ def adapt_shift(union, donors: list, s: AdaptationConfig, seed: int = 0, adapter
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #c1e78c94
 def adaptation_shift_job(config, run_path, quiet: bool = True) -> dict:
-    "Track 2 fitted on the main dataset and scored on the `shift` dataset, as one job; returns its statistics."
+    ("The adaptation track fitted on the main dataset and scored on the `shift` dataset, as one job; returns its "
+     "statistics.")
     from carebench.adapters.load import load_dataset, load_shifted
     from carebench.core.runs import atomic_write, write_json
     from carebench.stats.endpoints import to_jsonable
@@ -433,7 +439,7 @@ def adaptation_shift_job(config, run_path, quiet: bool = True) -> dict:
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #d1074476
 @register_track
 class AdaptationTrack(Track):
-    "Track 2: LoRA fine-tuning inside patient-grouped outer folds; one job for the track."
+    "The adaptation track: LoRA fine-tuning inside patient-grouped outer folds; one job for the track."
     name, title, section, order = "adaptation", "Adaptation (Track 2)", AdaptationConfig, 30
     pages = (("adaptation", "Adaptation (Track 2)", "carebench.tracks.adaptation:adaptation.ipynb"),)
     shift_capable = True
@@ -443,7 +449,7 @@ class AdaptationTrack(Track):
         c, s = self.ctx.config, self.settings
         try: nested_folds(list(dict.fromkeys(self.ctx.ds.pair_patient)), s.outer_folds, 2)
         except ValueError:
-            raise ConfigError("Track 2's cross-fitting needs at least 3 evaluation patients", c.source,
+            raise ConfigError("The adaptation track's cross-fitting needs at least 3 evaluation patients", c.source,
                               "adaptation.outer_folds") from None
         check_fine_tuning(s, c.source)
 

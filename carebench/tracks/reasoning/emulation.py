@@ -163,7 +163,8 @@ class Emulation:
     adjudicated: dict | None = None
 
 def _ask(reqs: list, backend, model: ModelConfig, config: Config, cache, quiet: bool, desc: str) -> tuple:
-    "Ask what the cache does not hold yet (Track 3's `ask_missing`); the final records, token usage and keys asked."
+    ("Ask what the cache does not hold yet (the reasoning track's `ask_missing`); the final records, token usage and "
+     "keys asked.")
     unique = {r.key: r for r in reqs}
     cache.register(list(unique), model.id, backend.name, model.scoring_mode)
     known = cache.statuses(list(unique))

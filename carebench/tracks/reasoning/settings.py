@@ -12,7 +12,7 @@ from typing import Literal
 __all__ = ['DEFAULT_PERSONAS', 'RaterConfig', 'EmulationConfig', 'ReasoningConfig']
 
 # %% ../../../nbs/tracks/reasoning/3g_reasoning_settings.ipynb #9748862c
-# the models floor's settings, read by Track 3's section (`34_backends`, `30_prompts`)
+# the models floor's settings, read by the reasoning track's section (`34_backends`, `30_prompts`)
 from ...models.backends import GenerationConfig, ModelConfig
 from ...models.prompts import PromptConfig
 

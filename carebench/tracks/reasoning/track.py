@@ -386,7 +386,7 @@ def _emulate(*args, **kwargs) -> dict:
 
 @register_track
 class ReasoningTrack(Track):
-    "Track 3: prompted language models, one job per model."
+    "The reasoning track: prompted language models, one job per model."
     name, title, section, run_keys, order = "reasoning", "Reasoning (Track 3)", ReasoningConfig, (
         "donors_per_patient",), 10
     # a prompted model states its judgments; Brier and the Mantel–Haenszel odds ratio judge scores fitted to the labels
@@ -395,7 +395,7 @@ class ReasoningTrack(Track):
     hints = {"shifts": "With reasoning.replicates: 2 the test–retest null is drawn beside them."}
     emulator = staticmethod(_emulate)         # `carebench emulate` (`3j_emulation`)
     example = """\
-reasoning:                  # Track 3: `carebench run` scores every model below under the three conditions
+reasoning:                  # The reasoning track: `carebench run` scores every model below under the three conditions
   models:
     - id: dry_run_example
       backend: dry_run      # a seeded mock with planted context effects: no model, no network

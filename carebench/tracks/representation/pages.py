@@ -56,7 +56,8 @@ def plot_fusion(view: RunView) -> Figure:
                   "wins only at one end of the grid would ask for a wider grid.")
 
 def secondary_table(view: RunView, key: str) -> pd.DataFrame:
-    "One of Track 1's secondary tables: `agreement`, `repeated_vs_novel`, `ablation`, or `calibration` (one row)."
+    ("One of the representation track's secondary tables: `agreement`, `repeated_vs_novel`, `ablation`, or "
+     "`calibration` (one row).")
     v = _secondary(view).get(key)
     return pd.DataFrame([v] if isinstance(v, dict) else (v or []))
 

@@ -80,9 +80,9 @@ class CVResult:
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #cad835f5
 class _Track1Learner:
-    """Track 1 as a `Learner` of the shared cross-fitting (`3d_crossfit`): two parts chosen on the inner folds, the
-    context-free ridge classifier (`stage1`: its λ) and the fusion head (`head`: fusion, rank and λ), all closed-form
-    from each feature set's totals (`RidgeStats`)."""
+    """The representation track as a `Learner` of the shared cross-fitting (`3d_crossfit`): two parts chosen on the
+    inner folds, the context-free ridge classifier (`stage1`: its λ) and the fusion head (`head`: fusion, rank and λ),
+    all closed-form from each feature set's totals (`RidgeStats`)."""
     def __init__(self, data: Track1Inputs, s: RepresentationConfig, stats_cls):
         self.data, self.s, self.stats_cls = data, s, stats_cls
         self.configs, self.lambdas = head_configs(s), list(s.lambdas)
@@ -179,14 +179,15 @@ def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet:
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #128c21c6
 def model_name(s: RepresentationConfig) -> str:
-    ("The `model` of Track 1's scores: the encoder (its name, or the last part of its path when only a path is set) + "
+    ("The `model` of the representation track's scores: the encoder (its name, or the last part of its path when only "
+     "a path is set) + "
      "the head family.")
     e = s.encoder
     name = e.name if e.name != "all-MiniLM-L6-v2" or not e.path else e.path.rstrip("/").split("/")[-1]
     return f"{name}+ridge_fusion"
 
 def long_scores(ds: Dataset, res: CVResult, model: str, donors: list) -> pd.DataFrame:
-    "Track 1's held-out predictions in the common long format (shuffled rows carry their donor)."
+    "The representation track's held-out predictions in the common long format (shuffled rows carry their donor)."
     return held_out_scores(ds, res.s_free, res.s_correct, res.s_shuffled, model, donors, "representation")
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #07175ed8
@@ -246,7 +247,8 @@ def secondary_outputs(ds: Dataset, res: CVResult, eps: float) -> dict:
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #3f095e0c
 def representation_job(config, run_path, embed_cache=None, quiet: bool = True) -> dict:
-    "Track 1 as one job of a run; returns its statistics (pairs, encoder passes, truncated texts, seconds)."
+    ("The representation track as one job of a run; returns its statistics (pairs, encoder passes, truncated texts, "
+     "seconds).")
     import time
     from pathlib import Path
     from carebench.adapters.load import load_dataset
@@ -277,7 +279,8 @@ def representation_job(config, run_path, embed_cache=None, quiet: bool = True) -
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #2ca97d13
 def representation_shift_job(config, run_path, embed_cache=None, quiet: bool = True) -> dict:
-    "Track 1 fitted on the main dataset and scored on the `shift` dataset, as one job; returns its statistics."
+    ("The representation track fitted on the main dataset and scored on the `shift` dataset, as one job; returns its "
+     "statistics.")
     import time
     from pathlib import Path
     from carebench.adapters.load import load_dataset, load_shifted
@@ -318,19 +321,22 @@ def lambda_grid_edge(choices: pd.DataFrame, grid) -> dict:
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #402f2ad5
 @register_track
 class RepresentationTrack(Track):
-    "Track 1: a frozen encoder and a fusion head in nested patient-grouped cross-validation; one job for the track."
+    ("The representation track: a frozen encoder and a fusion head in nested patient-grouped cross-validation; one job "
+     "for the track.")
     name, title, section, order = "representation", "Representation (Track 1)", RepresentationConfig, 20
     pages = (("representation", "Representation (Track 1)", "carebench.tracks.representation:representation.ipynb"),)
     shift_capable = True
     endpoints_default = ("brier_improvement", "mantel_haenszel")     # its heads fit probabilities to the labels
-    example = ("representation:             # Track 1: frozen encoder (all-MiniLM-L6-v2, shipped with the package) "
+    example = ("representation:             # The representation track: frozen encoder (all-MiniLM-L6-v2, shipped with "
+               "the package) "
                "+ fusion head, nested CV\n  enabled: true\n")
 
     def check(self):
         c, s = self.ctx.config, self.settings
         try: nested_folds(list(self.ctx.ds.patient_ids), s.outer_folds, s.inner_folds)
         except ValueError:
-            raise ConfigError("Track 1's nested cross-validation needs at least 3 patients (2 per inner fold after "
+            raise ConfigError("The representation track's nested cross-validation needs at least 3 patients (2 per "
+                              "inner fold after "
                               "holding "
                               "one out); use fewer representation.outer_folds or a larger dataset",
                               c.source, "representation.outer_folds") from None
