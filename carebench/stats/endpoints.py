@@ -26,9 +26,9 @@ __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON
            'Estimate', 'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Cells', 'Endpoint',
            'register_endpoint', 'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells',
            'directional_alignment', 'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells',
-           'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'within_bounds',
-           'run_endpoints', 'family_decisions', 'register_mean_endpoint', 'unregister_endpoint', 'results_to_dict',
-           'demo_input']
+           'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'around',
+           'within_bounds', 'run_endpoints', 'family_decisions', 'register_mean_endpoint', 'unregister_endpoint',
+           'results_to_dict', 'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -123,6 +123,8 @@ def to_jsonable(x):
     if isinstance(x, (float, np.floating, np.ndarray)): return _f(x)
     return x
 
+def _number(x) -> bool: return isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
+
 @dataclass(frozen=True)
 class Estimate:
     """One quantity: estimate, two-sided CI at `ci_level`, and for a tested contrast the one-sided p-value, its floor,
@@ -151,6 +153,7 @@ class Estimate:
                             "lower_bound": self.lower_bound, "p_value": self.p_value, "p_adjusted": self.p_adjusted,
                             "p_holm": self.p_holm, "min_attainable_p": self.min_attainable_p,
                             "power_at_effect": self.power_at_effect,
+                            "ci_degenerate": self.ci[0] == self.ci[1] if all(map(_number, self.ci)) else None,
                             "underpowered": self.underpowered, "exact": self.exact, "n_cells": self.n_cells,
                             "n_patients": self.n_patients, "confirmatory": self.confirmatory})
 
@@ -510,6 +513,11 @@ def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                      "descriptive: no test", est, "descriptive")
 
 # %% ../../nbs/15_endpoints.ipynb #239d1f77
+def around(ci, estimate):
+    "The interval `ci` (low, high) stretched to hold `estimate`; as it is when either is missing or not a number."
+    if not (isinstance(ci, tuple) and len(ci) == 2 and _number(estimate) and all(map(_number, ci))): return ci
+    return (min(ci[0], float(estimate)), max(ci[1], float(estimate)))
+
 def within_bounds(result, bounds: tuple, part_bounds: dict | None = None):
     """`result` (an `EndpointResult`) with every interval end point and one-sided bound moved inside `bounds` (lower,
     upper), and the interval `ci_<name>` of each named value in `part_bounds` inside its own."""
@@ -518,9 +526,10 @@ def within_bounds(result, bounds: tuple, part_bounds: dict | None = None):
     fix = lambda x, b: x if x is None or math.isnan(x) else min(max(float(x), b[0]), b[1])
     part = lambda k: part_bounds.get(k[3:]) if k.startswith("ci_") else None
     inside = lambda k, c: c if part(k) is None else tuple(fix(x, part(k)) for x in c)
-    one = lambda e: dataclasses.replace(e, ci=tuple(fix(x, bounds) for x in e.ci),
+    named = lambda e, k: e.values.get(k[3:]) if k.startswith("ci_") else None
+    one = lambda e: dataclasses.replace(e, ci=around(tuple(fix(x, bounds) for x in e.ci), e.estimate),
                                         lower_bound=fix(e.lower_bound, bounds),
-                                        values={k: inside(k, c) for k, c in e.values.items()})
+                                        values={k: around(inside(k, c), named(e, k)) for k, c in e.values.items()})
     per_category = {k: one(e) for k, e in result.per_category.items()}
     return dataclasses.replace(result, overall=one(result.overall), per_category=per_category)
 
