@@ -26,10 +26,10 @@ from .core.config import load_config
 # second.
 
 # %% auto #0
-__all__ = ['COMMANDS', 'LISTINGS', 'BENCH', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging',
-           'Terminated', 'main', 'synth', 'validate', 'convert_command', 'analyze_command', 'shift_summary',
-           'run_command', 'emulate_command', 'report_command', 'summary_line', 'print_rows', 'list_command',
-           'cache_command', 'bench_suites', 'bench_command', 'simulate_command']
+__all__ = ['COMMANDS', 'SYNTH_HELP', 'LISTINGS', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging',
+           'Terminated', 'main', 'settings_flags', 'synth', 'validate', 'convert_command', 'analyze_command',
+           'shift_summary', 'run_command', 'emulate_command', 'report_command', 'summary_line', 'print_rows',
+           'list_command', 'cache_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -127,18 +127,19 @@ def main(argv=None) -> int:
         if previous is not None: signal.signal(signal.SIGTERM, previous)
 
 # %% ../nbs/50_cli.ipynb #4b3221b9
-_SYNTH_ARGS = dict(seed="seed of every random choice", patients="number of patients",
-                   items="evaluation items per patient",
-                   train_items="training items per patient", observers="observers per (patient, item) pair",
-                   shift_rate="probability that an item with a designed twist gets it",
-                   miss_rate="probability an observer misses a designed shift",
-                   noise="probability of a slip on any label",
-                   observer_noise="slip probability of each observer of a group, comma-separated (one per observer; "
-                                  "overrides --noise)",
-                   vocabulary_shift="another site's wording: share of snapshot lines and items in its abbreviations",
-                   length_shift="another site's chart length: the most neutral lines per field, relative to 4",
-                   prevalence_shift="another site's case mix: tilt towards items with more (positive) or fewer "
-                                    "categories")
+# what each setting means, for `carebench synth --help`
+SYNTH_HELP = dict(seed="seed of every random choice", patients="number of patients",
+                  items="evaluation items per patient",
+                  train_items="training items per patient", observers="observers per (patient, item) pair",
+                  shift_rate="probability that an item with a designed twist gets it",
+                  miss_rate="probability an observer misses a designed shift",
+                  noise="probability of a slip on any label",
+                  observer_noise="slip probability of each observer of a group, comma-separated (one per observer; "
+                                 "overrides --noise)",
+                  vocabulary_shift="another site's wording: share of snapshot lines and items in its abbreviations",
+                  length_shift="another site's chart length: the most neutral lines per field, relative to 4",
+                  prevalence_shift="another site's case mix: tilt towards items with more (positive) or fewer "
+                                   "categories")
 
 def _floats(text: str) -> tuple:
     "A comma-separated list of numbers (`--observer-noise 0.01,0.05,0.25`)."
@@ -146,13 +147,19 @@ def _floats(text: str) -> tuple:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text[:40]!r}") from None
 
+def settings_flags(p, cls, helps: dict, defaults: bool = True):
+    ("One `--flag` per field of dataclass `cls`, typed by its default, with `helps[field]`; without `defaults` a flag "
+     "not given is None (a value read elsewhere, e.g. from a pilot dataset, stands).")
+    for f in fields(cls):
+        p.add_argument("--" + f.name.replace("_", "-"), type=_floats if isinstance(f.default, tuple)
+                       else type(f.default),
+                       default=f.default if defaults else None,
+                       help=f"{helps[f.name]} (default {'none' if f.default == () else f.default})")
+
 def _configure_synth(p):
     from carebench.adapters.synth import SynthParams
     p.add_argument("--out", required=True, help="folder to write into (created if needed)")
-    for f in fields(SynthParams):
-        p.add_argument("--" + f.name.replace("_", "-"), type=_floats if isinstance(f.default, tuple)
-                       else type(f.default), default=f.default,
-                       help=f"{_SYNTH_ARGS[f.name]} (default {'none' if f.default == () else f.default})")
+    settings_flags(p, SynthParams, SYNTH_HELP)
     p.add_argument("--format", choices=("xlsx", "csv"), default="xlsx",
                    help="one workbook, or a folder of CSVs (default xlsx)")
     p.add_argument("--shift", nargs="?", const="vocabulary=0.5,length=1.5,prevalence=1", default=None, metavar="SPEC",
@@ -490,100 +497,8 @@ def cache_command(args) -> int:
         print(f"{m:<28} {b:<13} {md:<8} {n.get('done', 0):>9} {n.get('failed', 0):>7} {n.get('pending', 0):>8}")
     return 0
 
-# %% ../nbs/50_cli.ipynb #bd643367
-BENCH = Path(carebench.__file__).resolve().parents[1]/"bench"
-
-def bench_suites() -> dict:
-    "The suites of a source checkout's `bench/suites.json` (name → quick arguments, about); {} without a checkout."
-    try: data = json.loads((BENCH/"suites.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError): return {}
-    return {k: v for k, v in data.items() if not k.startswith("_") and isinstance(v, dict)}
-
-def _configure_bench(p):
-    p.add_argument("suite", help="which benchmark: " + (", ".join(bench_suites()) or "bench/suites.json of a checkout"))
-    p.add_argument("--runs", type=int, default=5, help="timed runs (median reported; default 5)")
-    p.add_argument("--quick", action="store_true",
-                   help="skip the slow loop reference and the analyze process timing (scale: the 64 x 20 design only)")
-
-@register_command("bench", "run a benchmark of a source checkout (bench/<suite>.py)", _configure_bench)
-def bench_command(args) -> int:
-    import runpy
-    suites = bench_suites()
-    if not suites: raise UsageError(f"{BENCH/'suites.json'} not found: benchmarks are part of the source checkout, "
-                                    "not the installed package")
-    if args.suite not in suites: raise UsageError(f"unknown suite {args.suite[:40]!r} (suites: {', '.join(suites)})")
-    script = BENCH/f"{args.suite}.py"
-    if not script.is_file(): raise UsageError(f"{script} not found")
-    quick = [str(a) for a in suites[args.suite].get("quick", [])] if args.quick else []
-    argv = [str(script), "--runs", str(args.runs)] + quick
-    old, sys.argv = sys.argv, argv
-    try: runpy.run_path(str(script), run_name="__main__")
-    finally: sys.argv = old
-    return 0
-
-# %% ../nbs/50_cli.ipynb #d4b53f4c
-def _ints(text: str) -> tuple:
-    try: return tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError: raise UsageError(f"expected comma-separated whole numbers, got {text[:40]!r}") from None
-
-def _configure_simulate(p):
-    p.add_argument("--out", required=True, help="the study folder to write (created; must be new or empty)")
-    p.add_argument("--quick", action="store_true",
-                   help="a small grid (4 scenarios, 12 and 24 patients, 60 datasets): checks the machinery")
-    p.add_argument("--scenarios", help="comma-separated scenario names (default: all; see nbs/16_simulate.ipynb)")
-    p.add_argument("--patients", help="comma-separated numbers of patients (default 6,12,24,48)")
-    p.add_argument("--datasets", type=int, help="datasets per scenario and size (default 500)")
-    p.add_argument("--n-bootstrap", type=int, help="bootstrap resamples per dataset (default 1000)")
-    p.add_argument("--n-permutations", type=int, help="sign flips per dataset (default 2000)")
-    p.add_argument("--ci-method", choices=("percentile", "bca", "studentized", "t"),
-                   help="interval method (default studentized)")
-    p.add_argument("--seed", type=int, default=0, help="study seed (default 0)")
-    p.add_argument("--executor", choices=("inline", "local", "slurm"), default="local",
-                   help="where the batches run (default local)")
-    p.add_argument("--workers", type=int, help="local: processes (default: the CPU count)")
-    p.add_argument("--no-page", action="store_true", help="skip the validity page (validity.html)")
-
-@register_command("simulate",
-                  "simulation study of the endpoints: false-positive rates under null scenarios, power, interval "
-                  "coverage", _configure_simulate)
-def simulate_command(args) -> int:
-    from carebench.core.config import ExecutorConfig
-    from carebench.stats.simulate import SCENARIOS, StudySettings, simulation_study, write_study
-    out = Path(args.out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"{out} exists and is not an empty folder")
-    kw = {k: v for k,
-          v in dict(datasets=args.datasets, n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
-                    ci_method=args.ci_method, seed=args.seed).items() if v is not None}
-    if args.scenarios:
-        kw["scenarios"] = tuple(s.strip() for s in args.scenarios.split(",") if s.strip())
-        unknown = [s for s in kw["scenarios"] if s not in SCENARIOS]
-        if unknown: raise UsageError(f"unknown scenario {unknown[0]!r} (known: {', '.join(SCENARIOS)})")
-    if args.patients:
-        kw["patients"] = _ints(args.patients)
-        if not kw["patients"] or min(kw["patients"]) < 3:
-            raise UsageError("--patients: every number of patients must be at least 3")
-    for k in ("datasets", "n_bootstrap", "n_permutations"):
-        if k in kw and kw[k] < 1: raise UsageError(f"--{k.replace('_', '-')} must be at least 1")
-    study = StudySettings.quick(**kw) if args.quick else StudySettings(**kw)
-    if study.datasets < study.chunk: study = dataclasses.replace(study, chunk=study.datasets)
-    executor = ExecutorConfig(kind=args.executor, workers=args.workers)
-    res = simulation_study(study, executor, out/"jobs", quiet=args.quiet)
-    write_study(res, out)
-    rj = res["rejections"]
-    print(f"simulation: {len(study.scenarios)} scenarios x P in {{{', '.join(map(str, study.patients))}}} x "
-          f"{study.datasets} datasets "
-          f"in {res['seconds']} s")
-    null = rj[rj["null"]]
-    for q, sub in null.groupby("quantity", sort=False):
-        w = sub.loc[sub["rate"].idxmax()]
-        print(f"  {q:<22} largest null rejection rate {w['rate']:.3f} [{w['rate_low']:.3f}, {w['rate_high']:.3f}] "
-              f"({w['scenario']}, P = {int(w['n_patients'])})")
-    print(f"summary: {out/'summary.md'}")
-    if not args.no_page:
-        from carebench.report.validity import build_validity_page
-        print(f"validity page: {build_validity_page(out, quiet=args.quiet)}")
-    return 0
+# %% ../nbs/50_cli.ipynb #407320b2
+from . import study_commands  # noqa: E402,F401  (registers simulate, plan and bench)
 
 # %% ../nbs/50_cli.ipynb #fa8eac20
 #| eval: false

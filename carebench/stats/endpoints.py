@@ -17,18 +17,19 @@ from ..core.config import AnalysisConfig, quote_value
 from ..core.errors import ConfigError
 from ..core.seeds import rng_for
 from .bootstrap import BootstrapDraws, cluster_sums, ratio_bootstrap
-from .measures import average_ranks, effective_epsilon, odds_ratios, row_correlations
+from .measures import around, average_ranks, effective_epsilon, finite_number, odds_ratios
+from .measures import row_correlations, to_jsonable
 from .multiplicity import bh_adjust, holm_adjust
 from .signflip import SignFlips, signflip_test
 
 # %% auto #0
-__all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'EndpointInput', 'to_jsonable',
-           'Estimate', 'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Cells', 'Endpoint',
+__all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'EndpointInput', 'Estimate',
+           'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Cells', 'Endpoint',
            'register_endpoint', 'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells',
            'directional_alignment', 'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells',
-           'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'around',
-           'within_bounds', 'run_endpoints', 'family_decisions', 'register_mean_endpoint', 'unregister_endpoint',
-           'results_to_dict', 'demo_input']
+           'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'within_bounds',
+           'run_endpoints', 'family_decisions', 'register_mean_endpoint', 'unregister_endpoint', 'results_to_dict',
+           'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -108,23 +109,6 @@ class EndpointInput:
     def nonzero(self) -> np.ndarray: return np.abs(self.delta_ref) > 1e-12
 
 # %% ../../nbs/15_endpoints.ipynb #58c3da79
-def _f(x):
-    "A float for JSON: NaN and infinities become None."
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-def to_jsonable(x):
-    "Plain JSON data from numpy scalars and arrays, tuples and dicts; non-finite floats become None."
-    if isinstance(x, dict): return {str(k): to_jsonable(v) for k, v in x.items()}
-    if isinstance(x, np.ndarray) and x.ndim: return [to_jsonable(v) for v in x]
-    if isinstance(x, (list, tuple)): return [to_jsonable(v) for v in x]
-    if isinstance(x, (bool, np.bool_)): return bool(x)
-    if isinstance(x, (int, np.integer)): return int(x)
-    if isinstance(x, (float, np.floating, np.ndarray)): return _f(x)
-    return x
-
-def _number(x) -> bool: return isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
-
 @dataclass(frozen=True)
 class Estimate:
     """One quantity: estimate, two-sided CI at `ci_level`, and for a tested contrast the one-sided p-value, its floor,
@@ -149,11 +133,11 @@ class Estimate:
     def to_dict(self) -> dict:
         "JSON-ready fields: the named values first, then estimate, ci, p-values and sizes (NaN → null)."
         return to_jsonable({**self.values, "estimate": self.estimate, "ci": self.ci, "ci_level": self.ci_level,
-                            "ci_sides": 2,
-                            "lower_bound": self.lower_bound, "p_value": self.p_value, "p_adjusted": self.p_adjusted,
-                            "p_holm": self.p_holm, "min_attainable_p": self.min_attainable_p,
+                            "ci_sides": 2, "lower_bound": self.lower_bound, "p_value": self.p_value,
+                            "p_adjusted": self.p_adjusted, "p_holm": self.p_holm,
+                            "min_attainable_p": self.min_attainable_p,
                             "power_at_effect": self.power_at_effect,
-                            "ci_degenerate": self.ci[0] == self.ci[1] if all(map(_number, self.ci)) else None,
+                            "ci_degenerate": self.ci[0] == self.ci[1] if all(map(finite_number, self.ci)) else None,
                             "underpowered": self.underpowered, "exact": self.exact, "n_cells": self.n_cells,
                             "n_patients": self.n_patients, "confirmatory": self.confirmatory})
 
@@ -513,11 +497,6 @@ def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                      "descriptive: no test", est, "descriptive")
 
 # %% ../../nbs/15_endpoints.ipynb #239d1f77
-def around(ci, estimate):
-    "The interval `ci` (low, high) stretched to hold `estimate`; as it is when either is missing or not a number."
-    if not (isinstance(ci, tuple) and len(ci) == 2 and _number(estimate) and all(map(_number, ci))): return ci
-    return (min(ci[0], float(estimate)), max(ci[1], float(estimate)))
-
 def within_bounds(result, bounds: tuple, part_bounds: dict | None = None):
     """`result` (an `EndpointResult`) with every interval end point and one-sided bound moved inside `bounds` (lower,
     upper), and the interval `ci_<name>` of each named value in `part_bounds` inside its own."""

@@ -8,8 +8,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['FLOAT_TOL', 'effective_epsilon', 'sign_eps', 'direction_tables', 'mantel_haenszel_or', 'row_correlations',
-           'average_ranks', 'odds_ratios', 'icc2_1', 'lins_ccc', 'cohens_kappa', 'brier', 'ece', 'binary_entropy',
-           'wasserstein1']
+           'average_ranks', 'odds_ratios', 'finite_number', 'around', 'to_jsonable', 'icc2_1', 'lins_ccc',
+           'cohens_kappa', 'brier', 'ece', 'binary_entropy', 'wasserstein1']
 
 # %% ../../nbs/14_measures.ipynb #afab87a4
 FLOAT_TOL = 1e-9
@@ -74,6 +74,35 @@ def odds_ratios(a, b, c, d, pooled: bool):
             den = np.where(n > 0, b * c / np.where(n > 0, n, 1), 0).sum(-1)
         else: num, den = a * d, b * c
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.where(num > 0, np.inf, np.nan))
+
+# %% ../../nbs/14_measures.ipynb #03e042b2
+import math
+
+def finite_number(x) -> bool:
+    "Whether `x` is a finite int or float (not a bool, None, NaN or infinity)."
+    return isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
+
+def around(ci, estimate):
+    "The interval `ci` (low, high) stretched to hold `estimate`; as it is when either is missing or not a number."
+    if not (isinstance(ci, tuple) and len(ci) == 2 and finite_number(estimate) and all(map(finite_number, ci))):
+        return ci
+    return (min(ci[0], float(estimate)), max(ci[1], float(estimate)))
+
+# %% ../../nbs/14_measures.ipynb #97fce64c
+def _f(x):
+    "A float for JSON: NaN and infinities become None."
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+def to_jsonable(x):
+    "Plain JSON data from numpy scalars and arrays, tuples and dicts; non-finite floats become None."
+    if isinstance(x, dict): return {str(k): to_jsonable(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray) and x.ndim: return [to_jsonable(v) for v in x]
+    if isinstance(x, (list, tuple)): return [to_jsonable(v) for v in x]
+    if isinstance(x, (bool, np.bool_)): return bool(x)
+    if isinstance(x, (int, np.integer)): return int(x)
+    if isinstance(x, (float, np.floating, np.ndarray)): return _f(x)
+    return x
 
 # %% ../../nbs/14_measures.ipynb #734ac885
 def icc2_1(ratings) -> float:
