@@ -163,8 +163,8 @@ def test_validity_page_in_a_browser(tmp_path):
 
 
 def test_quickstart_writes_the_recorded_results(quickstart):
-    """Every artifact of the quickstart (the reasoning track's mock and the representation track), apart from the run id, times, paths and machine facts,
-    is the one recorded in tests/golden/example_run_outputs.json: a change of the package's structure changes none of
+    """Every artifact of the quickstart (the reasoning track's mock and the representation track), apart from the run
+    id, times, paths and machine facts, is the one recorded in tests/golden/example_run_outputs.json: a change of the package's structure changes none of
     them. A deliberate change of results rewrites the record (`python tests/golden/run_outputs.py RUN --write FILE`)."""
     sys.path.insert(0, str(ROOT / "tests" / "golden"))
     from run_outputs import digests
