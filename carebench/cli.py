@@ -35,6 +35,7 @@ __all__ = ['COMMANDS', 'SYNTH_HELP', 'LISTINGS', 'UsageError', 'Command', 'regis
 class UsageError(CareBenchError):
     "Arguments that parse but make no sense (a negative patient count, …)."
 
+# %% ../nbs/50_cli.ipynb #a01101f7
 @dataclass(frozen=True)
 class Command:
     "A subcommand: `configure` adds its arguments to a parser, `run` does the work and returns the exit code."
@@ -43,8 +44,10 @@ class Command:
     configure: Callable
     run: Callable
 
+
 COMMANDS: dict[str, Command] = {}
 
+# %% ../nbs/50_cli.ipynb #75a6024c
 def register_command(name: str, help: str, configure: Callable):
     "Decorator: register the decorated `run(args) -> int` as subcommand `name`."
     def deco(run):
@@ -63,6 +66,7 @@ def _common(top: bool) -> argparse.ArgumentParser:
                    help="no progress bars, only results and errors")
     return p
 
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     ("The `carebench` argument parser with every registered subcommand (`only`: configure that subcommand's arguments "
      "alone).")
@@ -77,6 +81,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         sp.set_defaults(_run=c.run)
     return p
 
+# %% ../nbs/50_cli.ipynb #b5d0a285
 def configure_logging(verbose: int = 0, quiet: bool = False):
     """The `carebench` logger on stderr: warnings by default, what is being done with `-v`, details with `-vv`, errors
     only with `-q`. Messages name counts, files and models, never snapshot or item text."""
@@ -95,7 +100,9 @@ def configure_logging(verbose: int = 0, quiet: bool = False):
 class Terminated(KeyboardInterrupt):
     "SIGTERM, raised where the process is, so that run folders are marked and leases given back as on Ctrl-C."
 
+# %% ../nbs/50_cli.ipynb #4dccb019
 def _terminate(signum, frame): raise Terminated()
+
 
 def main(argv=None) -> int:
     "Entry point of the `carebench` console script; returns the exit code."
@@ -141,11 +148,13 @@ SYNTH_HELP = dict(seed="seed of every random choice", patients="number of patien
                   prevalence_shift="another site's case mix: tilt towards items with more (positive) or fewer "
                                    "categories")
 
+
 def _floats(text: str) -> tuple:
     "A comma-separated list of numbers (`--observer-noise 0.01,0.05,0.25`)."
     try: return tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text[:40]!r}") from None
+
 
 def settings_flags(p, cls, helps: dict, defaults: bool = True):
     ("One `--flag` per field of dataclass `cls`, typed by its default, with `helps[field]`; without `defaults` a flag "
@@ -156,6 +165,7 @@ def settings_flags(p, cls, helps: dict, defaults: bool = True):
                        default=f.default if defaults else None,
                        help=f"{helps[f.name]} (default {'none' if f.default == () else f.default})")
 
+# %% ../nbs/50_cli.ipynb #d37e67ed
 def _configure_synth(p):
     from carebench.adapters.synth import SynthParams
     p.add_argument("--out", required=True, help="folder to write into (created if needed)")
@@ -168,6 +178,7 @@ def _configure_synth(p):
                         "vocabulary=0..1, length=0.25..4, prevalence=-5..5; default "
                         "vocabulary=0.5,length=1.5,prevalence=1) "
                         "and a config.yaml that evaluates the learning tracks on both (distribution shift)")
+
 
 @register_command("synth", "write a synthetic paired-context dataset with its truth.json and a ready config.yaml",
                   _configure_synth)
@@ -305,6 +316,7 @@ def _configure_run(p):
     p.add_argument("--limit", type=int, metavar="N",
                    help="smoke test: only the first N evaluation patients (at least 2; recorded in the run)")
 
+
 def shift_summary(run) -> str:
     ("The shift evaluation in a few lines: per model and endpoint, in-distribution → shifted and the difference with "
      "its interval.")
@@ -324,6 +336,7 @@ def shift_summary(run) -> str:
                              "" if pd.isna(r.p_difference) else f"  p = {r.p_difference:.3f}"))
     return "\n".join(lines)
 
+# %% ../nbs/50_cli.ipynb #c73f2095
 @register_command("run", "run a track on the configured models: scores, errors, donor map, manifests, endpoints",
                   _configure_run)
 def run_command(args) -> int:

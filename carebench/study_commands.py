@@ -20,17 +20,20 @@ __all__ = ['BENCH', 'bench_suites', 'bench_command', 'simulate_command', 'plan_c
 # %% ../nbs/51_study_commands.ipynb #bd643367
 BENCH = Path(carebench.__file__).resolve().parents[1]/"bench"
 
+
 def bench_suites() -> dict:
     "The suites of a source checkout's `bench/suites.json` (name → quick arguments, about); {} without a checkout."
     try: data = json.loads((BENCH/"suites.json").read_text(encoding="utf-8"))
     except (OSError, ValueError): return {}
     return {k: v for k, v in data.items() if not k.startswith("_") and isinstance(v, dict)}
 
+# %% ../nbs/51_study_commands.ipynb #ffc5a768
 def _configure_bench(p):
     p.add_argument("suite", help="which benchmark: " + (", ".join(bench_suites()) or "bench/suites.json of a checkout"))
     p.add_argument("--runs", type=int, default=5, help="timed runs (median reported; default 5)")
     p.add_argument("--quick", action="store_true",
                    help="skip the slow loop reference and the analyze process timing (scale: the 64 x 20 design only)")
+
 
 @register_command("bench", "run a benchmark of a source checkout (bench/<suite>.py)", _configure_bench)
 def bench_command(args) -> int:

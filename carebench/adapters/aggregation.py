@@ -33,13 +33,16 @@ class Aggregated:
     reliability: pd.DataFrame | None = None     # observer, category, reliability
     notes: tuple = ()
 
+# %% ../../nbs/28_aggregation.ipynb #a289c253
 AGGREGATIONS: dict = {}
+
 
 def register_aggregation(cls):
     "Class decorator: make aggregation policy `cls` available under `cls.name`."
     register_into(AGGREGATIONS, cls.name, cls)
     return cls
 
+# %% ../../nbs/28_aggregation.ipynb #e7df854d
 class Aggregation:
     "A reference aggregation policy: `name`, `description`, `values` (what a reference cell can be), and `__call__`."
     name: ClassVar[str] = ""
@@ -64,6 +67,7 @@ class MeanAggregation(Aggregation):
     def __call__(self, ds, adjudication=None):
         return Aggregated({c: ds.labels[c].mean(1) for c in LABELLED_CONDITIONS})
 
+# %% ../../nbs/28_aggregation.ipynb #68e5c505
 @register_aggregation
 class MajorityAggregation(Aggregation):
     name, values = "majority", "0, 0.5 (a tie), 1"
@@ -180,6 +184,7 @@ class _LatentClass(Aggregation):
             rel += [dict(observer=w, category=key, reliability=r.get(w, np.nan)) for w in ids]
         return Aggregated(ref, pd.DataFrame(rel, columns=["observer", "category", "reliability"]))
 
+
 @register_aggregation
 class DawidSkeneAggregation(_LatentClass):
     name = "dawid_skene"
@@ -201,6 +206,7 @@ class DawidSkeneAggregation(_LatentClass):
         # P(a correct label)
         return {w: float(prior.get(0, 0) * at(w, 0) + prior.get(1, 0) * at(w, 1)) for w in workers}
 
+# %% ../../nbs/28_aggregation.ipynb #2702f4d8
 @register_aggregation
 class OneCoinAggregation(_LatentClass):
     name = "one_coin"
@@ -219,6 +225,7 @@ def aggregation_policy(name: str) -> Aggregation:
                           key="dataset.aggregation")
     return AGGREGATIONS[name]()
 
+# %% ../../nbs/28_aggregation.ipynb #06eaeb2a
 def aggregate(ds: Dataset, policy: str = "mean", adjudication: pd.DataFrame | None = None) -> Dataset:
     "`ds` with the reference of aggregation `policy` (and what it did in its provenance); `mean` returns `ds` itself."
     agg = aggregation_policy(policy)

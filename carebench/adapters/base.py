@@ -69,6 +69,7 @@ class Provenance:
         return {"adapter": self.adapter, "options": self.options, **self.extra, "inputs": self.inputs,
                 "notes": self.notes, "dropped": self.dropped, "leakage": self.leakage}
 
+# %% ../../nbs/22_adapter.ipynb #2e04c06f
 def load_checked(adapter: DatasetAdapter, options, label_space: LabelSpace) -> Dataset:
     "Load with `adapter`, then run the contract's leakage check and write its provenance record."
     ds = adapter.load(options, label_space)

@@ -58,6 +58,7 @@ def fhir_files(path: Path) -> list[Path]:
     if problem := file_problem(path): raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(path))
     return [path]
 
+# %% ../../nbs/2b_fhir.ipynb #29874e88
 def element_path(loc) -> str:
     ("A validation error's location as a FHIR element path: `('code', 'coding', 0, 'system')` -> "
      "`code.coding[0].system`.")
@@ -93,6 +94,7 @@ class Skips:
                  n in sorted(self.unused.items())]
                 + [f"{prefix}: {n} left out (on_invalid: skip): {r}" for r, n in sorted(self.counts.items())])
 
+# %% ../../nbs/2b_fhir.ipynb #d768e82e
 def _model(rtype: str):
     try: from fhir.resources.R4B import get_fhir_model_class     # lazy: pydantic models of every resource type
     except ImportError:
@@ -100,6 +102,7 @@ def _model(rtype: str):
                           None, "dataset.adapter") from None
     try: return get_fhir_model_class(rtype)
     except (ValueError, KeyError): return None
+
 
 def validate_resource(data, where: Location):
     ("A resource (a JSON object) as its `fhir.resources` model; a `FhirError` names the resource and the failing "
@@ -140,6 +143,7 @@ class Resource:
             else f"{self.model.get_resource_type()} (no id)"
         )
 
+# %% ../../nbs/2b_fhir.ipynb #9f5c72b9
 def _json(text: str, where: Location):
     try: return json.loads(text, parse_float=Decimal)
     except json.JSONDecodeError as e:
@@ -147,6 +151,7 @@ def _json(text: str, where: Location):
     except RecursionError: raise FhirError("the JSON is nested too deeply", where) from None
     # e.g. an integer of 5,000 digits
     except ValueError as e: raise FhirError(f"unreadable JSON value ({str(e)[:120]})", where) from None
+
 
 def _resource(data, where: Location, full_url, keep, skips: Skips) -> list:
     """A resource as a validated `Resource` (in a list; none when it is left out). A resource whose type no snapshot
@@ -158,6 +163,7 @@ def _resource(data, where: Location, full_url, keep, skips: Skips) -> list:
     try: return [Resource(validate_resource(data, where), where, full_url)]
     except FhirError as e:
         skips.skip(f"{rtype if isinstance(rtype, str) and rtype else 'a resource'} fails FHIR validation", e); return []
+
 
 def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> list:
     "A Bundle's resources (its envelope validated without them), or the resource itself (`_resource`)."
@@ -176,6 +182,7 @@ def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> l
             else: out += _resource(e["resource"], where, e.get("fullUrl"), keep, skips)
         return out
     return _resource(data, where, None, keep, skips)
+
 
 def read_resources(path: Path, keep=None, skips: Skips | None = None) -> list[Resource]:
     """Every resource of the FHIR files at `path` (Bundles unpacked), validated, in file order; with `keep` (resource
@@ -206,6 +213,7 @@ def codings_of(concept) -> tuple:
     return tuple(Coding(c.system or "", c.code or "", c.display or "")
                  for c in (concept.coding or ())), concept.text or ""
 
+# %% ../../nbs/2b_fhir.ipynb #02f75d50
 def concept_text(concept, term: Terminology, where: Location, element: str) -> str:
     "A CodeableConcept rendered through the terminology; one with neither text nor code is a `FhirError` at `element`."
     codings, text = codings_of(concept)
@@ -214,6 +222,7 @@ def concept_text(concept, term: Terminology, where: Location, element: str) -> s
         raise FhirError("the concept has neither a text nor a code",
                         dataclasses.replace(where, element=element)) from None
 
+# %% ../../nbs/2b_fhir.ipynb #b6e12b57
 def number_text(v) -> str:
     """A number as a clinician writes it: as the data wrote it (`13.20`), unless it carries more than 4 decimals (a
     computed value: `168.80253764416227`), then to 4 significant digits (`168.8`), never in exponent form."""
@@ -222,10 +231,12 @@ def number_text(v) -> str:
     places = max(0, 4 - len(str(int(abs(d))))) if abs(d) >= 1 else 4 - d.adjusted() - 1
     return f"{round(d, places):f}"
 
+# %% ../../nbs/2b_fhir.ipynb #a56b8c96
 def unit_text(unit: str) -> str:
     "A unit as shown: UCUM's annotations in braces left out (`{score}` is no unit, `mg{total}` is `mg`)."
     return re.sub(r"\{[^{}]*\}", "", unit or "").strip()
 
+# %% ../../nbs/2b_fhir.ipynb #ba14a3fa
 def quantity_text(q) -> str:
     "A Quantity as written: `13.2 g/dL`, with a comparator (`<5 mg/L`) and a readable number."
     unit = unit_text(q.unit or q.code or "")
@@ -289,6 +300,7 @@ def _medication(m, r, term, res):
 def _category_codes(m) -> set:
     return {c.code for cat in (m.category or ()) for c in (cat.coding or ()) if c.code}
 
+
 def value_text(m, term, where) -> str:
     "An Observation's value after its name: ` 13.2 g/dL` for quantities and numbers, `: text` for text and concepts."
     if m.valueQuantity is not None: return " " + quantity_text(m.valueQuantity)
@@ -299,7 +311,9 @@ def value_text(m, term, where) -> str:
         return ": " + concept_text(m.valueCodeableConcept, term, where, "valueCodeableConcept")
     return ""
 
+# %% ../../nbs/2b_fhir.ipynb #10ade592
 SYSTOLIC, DIASTOLIC = "8480-6", "8462-4"                 # LOINC codes of a blood pressure's two components
+
 
 def components_text(m, term, where) -> str:
     """An Observation's components after its name when it has no value of its own: a blood pressure as written
@@ -314,6 +328,7 @@ def components_text(m, term, where) -> str:
              for i, c in enumerate(m.component or ())]
     return (": " + "; ".join(parts)) if parts else ""
 
+
 @fhir_field("Observation")
 def _observation(m, r, term, res):
     cats = _category_codes(m)
@@ -321,10 +336,12 @@ def _observation(m, r, term, res):
     value = value_text(m, term, _where(r)) or components_text(m, term, _where(r))
     return fld, concept_text(m.code, term, _where(r), "code") + value
 
+
 @fhir_field("DiagnosticReport")
 def _report(m, r, term, res):
     fld = "radiology" if _category_codes(m) & {"RAD", "imaging", "LP29684-5"} else "labs"
     return fld, concept_text(m.code, term, _where(r), "code") + (f": {m.conclusion}" if m.conclusion else "")
+
 
 def _series_text(m) -> str:
     "What an ImagingStudy's series say when it has no procedure code (Synthea's studies): `CR of Chest; US of Abdomen`."
@@ -336,6 +353,7 @@ def _series_text(m) -> str:
         if text and text not in out: out.append(text)
     return "; ".join(out)
 
+
 @fhir_field("ImagingStudy")
 def _imaging(m, r, term, res):
     if m.procedureCode: name = concept_text(m.procedureCode[0], term, _where(r), "procedureCode[0]")
@@ -346,14 +364,17 @@ def _imaging(m, r, term, res):
                         _where(r, "procedureCode"))
     return "radiology", name + (f": {m.description}" if m.description else "")
 
+
 @fhir_field("Procedure")
 def _procedure(m, r, term, res): return "procedures", concept_text(m.code, term, _where(r), "code")
+
 
 @fhir_field("ClinicalImpression")
 def _impression(m, r, term, res):
     text = m.summary or m.description
     if not text: raise FhirError("a ClinicalImpression needs a summary or a description", _where(r, "summary"))
     return "summary", text
+
 
 @fhir_field("Basic")
 # items only: no snapshot field
@@ -398,6 +419,7 @@ def not_a_fact(m) -> str | None:
     code = next((c.code for c in (vs.coding or ())), None) if vs is not None and getattr(vs, "coding", None) else None
     return code if code in ("refuted", "entered-in-error") else None
 
+# %% ../../nbs/2b_fhir.ipynb #5d4c8e39
 DATE_ELEMENTS = ("onsetDateTime", "recordedDate", "effectiveDateTime", "issued", "authoredOn", "performedDateTime",
                  "occurrenceDateTime", "started", "dateAsserted")
 
@@ -414,6 +436,7 @@ def record_dates(m) -> list:
             out.append(date(int(v[:4]), int(v[5:7]) if len(v) > 4 else 1, 1))
     return out
 
+# %% ../../nbs/2b_fhir.ipynb #d8e204cc
 def demographics(patient, index: date | None) -> str:
     ("`62-year-old female`: the age at the index date (the record's last date) and the administrative sex, as far as "
      "known.")
@@ -423,11 +446,13 @@ def demographics(patient, index: date | None) -> str:
         return f"{index.year - born.year - ((index.month, index.day) < (born.month, born.day))}-year-old {who}"
     return who if who != "patient" else ""
 
+# %% ../../nbs/2b_fhir.ipynb #f522bcd0
 def collapse(texts: list) -> list:
     "Repeated entries of a field once, in order of first appearance, with their count: `Simvastatin 10 MG (×33)`."
     counts = Counter(texts)
     return [t if counts[t] == 1 else f"{t} (×{counts[t]})" for t in dict.fromkeys(texts)]
 
+# %% ../../nbs/2b_fhir.ipynb #39296d55
 def _index(resources: list, skips: Skips) -> tuple:
     """Resources by `Type/id` (the first of each id; a repeat with other content is an error or skipped), what a
     reference may name (`Type/id` first, then an entry's fullUrl), and how many identical repeats were read once."""

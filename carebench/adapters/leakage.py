@@ -41,6 +41,7 @@ class Leak:
     patient_id: str
     fields: tuple[str, ...]
 
+# %% ../../nbs/21_leakage.ipynb #f256087e
 def find_leaks(ds: Dataset) -> list[Leak]:
     "Every evaluation pair whose item occurs in its own patient's snapshot."
     patients = {p.id: p for p in ds.patients}
@@ -82,6 +83,7 @@ def withhold_items(ds: Dataset) -> tuple:
         patients.append(Patient(p.id, tuple(snap)) if cut else p)
     return (dataclasses.replace(ds, patients=tuple(patients)) if withheld else ds), withheld
 
+# %% ../../nbs/21_leakage.ipynb #94c17389
 def withheld_notes(prefix: str, withheld: dict) -> list:
     "One note per field of the entries `withhold_items` left out."
     return [f"{prefix}: {n} {f} entr(ies) withheld from their own patient's snapshot (they hold one of that patient's "

@@ -60,6 +60,7 @@ def shifted_config(config: Config) -> Config:
         raise ConfigError("no shift section: name the shifted dataset under shift.dataset", config.source, "shift")
     return dataclasses.replace(config, dataset=config.shift.dataset, shift=None)
 
+# %% ../../nbs/25_load.ipynb #b729e555
 def load_shifted(config: Config | str | Path) -> Dataset:
     "The shifted dataset of a config, loaded and checked like the main one."
     if not isinstance(config, Config): config = load_config(config)

@@ -30,7 +30,9 @@ __all__ = ['TRAIN', 'LONG_CONDITIONS', 'LongColumns', 'LabelTableOptions', 'Long
 
 # %% ../../nbs/29_long.ipynb #e59dd47e
 TRAIN = "train"
+
 LONG_CONDITIONS = (CONTEXT_FREE, CORRECT_CONTEXT, TRAIN)
+
 
 @dataclass(frozen=True)
 class LongColumns:
@@ -42,6 +44,7 @@ class LongColumns:
     category: str = "category"
     label: str = "label"
 
+# %% ../../nbs/29_long.ipynb #bb780454
 @dataclass(frozen=True, kw_only=True)
 class LabelTableOptions:
     ("The `dataset` keys of every adapter whose labels are a long table (long, fhir, omop): its columns and the pair "
@@ -59,6 +62,7 @@ class LabelTableOptions:
         c = dataclasses.astuple(self.columns)
         if len(set(c)) != len(c): raise ValueError(f"column names must differ, got {list(c)}")
 
+# %% ../../nbs/29_long.ipynb #47eabb94
 @dataclass(frozen=True)
 class LongOptions(LabelTableOptions):
     "The `dataset` keys of the long adapter: the table, the snapshots, and the label-table keys."

@@ -282,6 +282,7 @@ def _text_frame(df: pd.DataFrame, nulls: list) -> pd.DataFrame:
 DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
                  "allow_community_extensions": False, "enable_external_access": False}
 
+
 def _file_engine(sqlalchemy, url, backend: str):
     ("A read-only engine for a SQLite or DuckDB URL naming a file: the file must exist and be a regular file, "
      "nothing is created.")
@@ -317,6 +318,7 @@ def _file_engine(sqlalchemy, url, backend: str):
     return sqlalchemy.create_engine("sqlite://",
                                     creator=lambda: sqlite3.connect(target, uri=True, check_same_thread=False))
 
+
 def database_engine(url: str):
     """A SQLAlchemy engine for `url` that reads and never writes: a SQLite or DuckDB file is opened read-only and must
     exist (a missing one is an `InputFileError` naming it, never created); DuckDB runs with `DUCKDB_CONFIG` (no
@@ -327,6 +329,7 @@ def database_engine(url: str):
     if backend in ("sqlite", "duckdb"): return _file_engine(sqlalchemy, url, backend)
     return sqlalchemy.create_engine(url)
 
+# %% ../../nbs/2c_omop.ipynb #73b30f2d
 class DatabaseSource:
     "OMOP tables in a database, through SQLAlchemy (a URL's credentials never appear in messages or the manifest)."
     def __init__(self, url: str, schema: str | None = None):
@@ -356,6 +359,7 @@ class DatabaseSource:
             df = pd.DataFrame([tuple(r) for r in res], columns=list(res.keys()), dtype=object)
         return _text_frame(df, [None] * df.shape[1])
 
+# %% ../../nbs/2c_omop.ipynb #7e2b89f0
 def omop_source(options: OmopOptions):
     ("The folder or database the options name (`url_env`: the URL is read from that environment variable, never "
      "written anywhere).")
@@ -452,6 +456,7 @@ def read_concepts(source) -> tuple[dict, dict]:
                n in zip(ids, df["vocabulary_id"], df["concept_code"], df["concept_name"])}
     return codings, {int(c): k for c, k in zip(ids, df["concept_class_id"]) if k}
 
+# %% ../../nbs/2c_omop.ipynb #a5415d11
 def read_persons(source, how: str) -> dict:
     "person_id -> patient id (`person_id` as text, or `person_source_value`); ids and patient ids must be unique."
     df = read_table(source, "person",
@@ -470,7 +475,9 @@ def read_persons(source, how: str) -> dict:
 # %% ../../nbs/2c_omop.ipynb #d3476390
 VALUE_COLUMNS = {"measurement": ("value_as_number", "unit_source_value", "value_source_value"),
                   "observation": ("value_as_number", "unit_source_value", "value_as_string")}
+
 SUFFIX_COLUMNS = {"condition_occurrence": "condition_status_source_value", "drug_exposure": "sig"}
+
 
 def row_text(table: str, fld: str, name: str, r: dict) -> str:
     "A row's text: the concept's name, then what the table adds (status, sig, a value)."
@@ -485,6 +492,7 @@ def row_text(table: str, fld: str, name: str, r: dict) -> str:
         return f"{name} {value}" if num else f"{name}: {value}"
     return name
 
+# %% ../../nbs/2c_omop.ipynb #7a5dcff3
 def omop_snapshots(source, options: OmopOptions, term: Terminology) -> tuple[dict, list]:
     "Patient id -> `Patient` built from the clinical tables, and notes (tables absent)."
     (concepts, classes), persons = read_concepts(source), read_persons(source, options.patient_id)

@@ -15,7 +15,7 @@ from .terminology import STATUS_WORDS, split_conclusion, split_parenthesis, spli
 from .omop import OMOP_TABLES, SUFFIX_COLUMNS, VALUE_COLUMNS
 
 # %% auto #0
-__all__ = ['OMOP_DOMAINS', 'omop_rows', 'write_omop', 'integer_column']
+__all__ = ['OMOP_DOMAINS', 'omop_rows', 'integer_column', 'write_omop']
 
 # %% ../../nbs/2h_omop_writer.ipynb #4e90176d
 def omop_rows(fld: str, text: str) -> tuple:
@@ -42,7 +42,17 @@ def omop_rows(fld: str, text: str) -> tuple:
     if fld == "social_history": return "observation", text, "Observable Entity", {}
     raise ValueError(f"snapshot field {fld!r} has no OMOP table (fields: {', '.join(SNAPSHOT_FIELDS)})")
 
+# %% ../../nbs/2h_omop_writer.ipynb #6e2d45a8
+def integer_column(name: str) -> bool:
+    "Whether an OMOP column holds integer ids (`person_id`, `concept_id`, `*_concept_id`, a table's primary key)."
+    return name in ("person_id",
+                    "concept_id") or name.endswith("_concept_id") or name in {v[0] for v in OMOP_TABLES.values()}
+
 # %% ../../nbs/2h_omop_writer.ipynb #94cc5c40
+OMOP_DOMAINS = {"condition_occurrence": "Condition", "drug_exposure": "Drug", "measurement": "Measurement",
+                "procedure_occurrence": "Procedure", "observation": "Observation"}
+
+
 def write_omop(ds: Dataset, folder, fmt: Literal["csv", "parquet"] = "csv") -> dict:
     """Write `ds` as OMOP CDM tables into `folder/omop/` (CSV or Parquet) and the labels as `folder/labels.csv`.
     Returns the config's `dataset` section (paths relative to `folder`)."""
@@ -81,11 +91,3 @@ def write_omop(ds: Dataset, folder, fmt: Literal["csv", "parquet"] = "csv") -> d
     return dict(adapter="omop", tables="omop", labels="labels.csv", patient_id="person_source_value",
                 concept_routes={"Allergy": "allergies", "Imaging": "radiology"},
                 observers_per_pair=ds.observers_per_pair)
-
-def integer_column(name: str) -> bool:
-    "Whether an OMOP column holds integer ids (`person_id`, `concept_id`, `*_concept_id`, a table's primary key)."
-    return name in ("person_id",
-                    "concept_id") or name.endswith("_concept_id") or name in {v[0] for v in OMOP_TABLES.values()}
-
-OMOP_DOMAINS = {"condition_occurrence": "Condition", "drug_exposure": "Drug", "measurement": "Measurement",
-                "procedure_occurrence": "Procedure", "observation": "Observation"}

@@ -34,6 +34,7 @@ class TableNames:
     context_free: str = "context_free"
     correct_context: str = "correct_context"
 
+# %% ../../nbs/23_paired_context.ipynb #8b10eed7
 @dataclass(frozen=True)
 class ColumnNames:
     "Headers of the three id columns."

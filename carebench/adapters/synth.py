@@ -135,6 +135,7 @@ class Twist:
     remove: tuple[str, ...] = ()
     sex: str | None = None    # "F" or "M" when the cue only fits one sex
 
+# %% ../../nbs/24_synth.ipynb #035bd4b5
 @dataclass(frozen=True)
 class ItemSpec:
     "A catalogue item: text variants, context-free categories, possible twists."
@@ -554,7 +555,9 @@ def write_synthetic(out, params: SynthParams = SynthParams(), fmt: str = "xlsx")
 
 # %% ../../nbs/24_synth.ipynb #45ebbcda
 SHIFT_KEYS = {"vocabulary": "vocabulary_shift", "length": "length_shift", "prevalence": "prevalence_shift"}
+
 DEFAULT_SHIFT = "vocabulary=0.5,length=1.5,prevalence=1"
+
 
 def parse_shift(text: str) -> dict:
     ("A shift spec `vocabulary=0.5,length=1.5,prevalence=1` as `SynthParams` fields (a `ValueError` names what is "
@@ -569,6 +572,7 @@ def parse_shift(text: str) -> dict:
     if not out: raise ValueError(f"shift: name at least one of {', '.join(SHIFT_KEYS)}")
     return out
 
+# %% ../../nbs/24_synth.ipynb #2fec86c9
 def write_shift_pair(out, params: SynthParams = SynthParams(), shift: dict | None = None, fmt: str = "xlsx") -> dict:
     "Write `source/`, `shifted/` (seed + 1, `shift` applied) and a `config.yaml` for the pair into `out`."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)

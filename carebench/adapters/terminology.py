@@ -27,6 +27,7 @@ class Coding:
     code: str
     display: str = ""
 
+# %% ../../nbs/2a_terminology.ipynb #2a412675
 @dataclass(frozen=True)
 class TerminologyOptions:
     "The `terminology` keys of the FHIR and OMOP adapters: two optional user-supplied CSV tables."
@@ -65,6 +66,7 @@ def read_displays(path: Path) -> dict:
                                    Location(file=str(path), row=i + 2, column="display"))
     return out
 
+# %% ../../nbs/2a_terminology.ipynb #2c93fe21
 def read_map(path: Path) -> dict:
     ("(source system, source code) -> [(target system, target code, target display or '')] from a map table, in its "
      "order.")
@@ -137,8 +139,11 @@ class Terminology:
 # %% ../../nbs/2a_terminology.ipynb #41e8ebea
 # clinical status code → words
 STATUS_WORDS = {"resolved": "resolved", "inactive": "inactive", "remission": "in remission"}
+
 _VALUE = re.compile(r"^(.+) (-?[0-9]+(?:\.[0-9]+)?) (\S+)$")
+
 _PARENTHESIS = re.compile(r"^(.+) \(([^()]+)\)$")
+
 
 def exact_number(s: str):
     ("The number `s` as an int or a float that is written back as `s` (JSON, a database's REAL column), or None "
@@ -146,21 +151,25 @@ def exact_number(s: str):
     if re.fullmatch(r"-?[0-9]+", s): return int(s) if str(int(s)) == s else None
     return float(s) if repr(float(s)) == s else None
 
+# %% ../../nbs/2a_terminology.ipynb #084ee273
 def split_value(text: str):
     "`Hemoglobin 13.2 g/dL` → (name, number, unit) when the number is exact, else None."
     m = _VALUE.match(text)
     return (m.group(1), m.group(2), m.group(3)) if m and exact_number(m.group(2)) is not None else None
 
+# %% ../../nbs/2a_terminology.ipynb #3876e8a8
 def split_parenthesis(text: str):
     "`Latex (contact dermatitis)` → (name, what is in parentheses), else None."
     m = _PARENTHESIS.match(text)
     return (m.group(1), m.group(2)) if m else None
 
+# %% ../../nbs/2a_terminology.ipynb #0124398f
 def split_conclusion(text: str):
     "`Chest X-ray: no acute process` → (name, conclusion), else None."
     name, sep, rest = text.partition(": ")
     return (name, rest) if sep and name and rest else None
 
+# %% ../../nbs/2a_terminology.ipynb #e834967c
 def split_status(text: str) -> tuple:
     "`Iron deficiency anemia, resolved` → (name, status code); (text, None) without a known status."
     for code, words in STATUS_WORDS.items():

@@ -198,6 +198,7 @@ class RunSection:
     "The `run` section: where run folders go (None: `runs/` beside the config file)."
     out: Path | None = None
 
+# %% ../../nbs/03_config.ipynb #df8d60a5
 @dataclass(frozen=True)
 class SlurmConfig:
     "Slurm resources of one job (one model of one track)."
@@ -213,6 +214,7 @@ class SlurmConfig:
         if self.gpus_per_node < 0 or self.cpus_per_task < 1 or self.mem_gb <= 0:
             raise ValueError("invalid Slurm resources")
 
+# %% ../../nbs/03_config.ipynb #571d776b
 @dataclass(frozen=True)
 class ExecutorConfig:
     ("The `executor` section: where a run's jobs (one per model and track) run: in this process, a local process pool, "
@@ -235,9 +237,14 @@ class Section:
     example: str = ""
     order: int = 100
 
+
 SECTIONS: dict[str, Section] = {}
+
+# %% ../../nbs/03_config.ipynb #8521c79d
 ENTRY_POINT_GROUP = "carebench.tracks"
+
 _DISCOVERED = []
+
 
 def register_into(registry: dict, name: str, obj) -> bool:
     """Put `obj` in a registry (adapters, backends, tracks, sections) under `name`, unless it is a notebook's re-run
@@ -248,6 +255,7 @@ def register_into(registry: dict, name: str, obj) -> bool:
     registry[name] = obj
     return True
 
+# %% ../../nbs/03_config.ipynb #e2bfd7db
 def register_section(name: str, cls: type, run_keys=(), shift: bool = False, example: str = "",
                      order: int = 100) -> Section:
     "Register the dataclass of a track's config section under its top-level key."
@@ -256,6 +264,7 @@ def register_section(name: str, cls: type, run_keys=(), shift: bool = False, exa
     register_into(SECTIONS, name, Section(name, cls, cls(), tuple(run_keys), shift, example, order))
     return SECTIONS[name]
 
+# %% ../../nbs/03_config.ipynb #92db65bb
 def section_classes() -> dict:
     ("Every registered section; the installed tracks (entry points of group `carebench.tracks`) are imported once, on "
      "first use.")
@@ -274,6 +283,7 @@ def shift_tracks() -> tuple:
     "The tracks a `shift` section evaluates when it names none: every registered section declared `shift`, in order."
     return tuple(s.name for s in sorted(section_classes().values(), key=lambda s: (s.order, s.name)) if s.shift)
 
+# %% ../../nbs/03_config.ipynb #ca023f1e
 def example_sections() -> str:
     "The registered tracks' blocks of the config `carebench synth` writes, in order (YAML text)."
     return "".join(s.example for s in sorted(section_classes().values(), key=lambda s: (s.order, s.name)))
@@ -433,6 +443,7 @@ def read_yaml(path) -> dict:
 # %% ../../nbs/03_config.ipynb #8ed98b04
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+
 def check_values(data, file=None, key: str = ""):
     """Checks on every value of a raw config, whatever its section: `*_env` keys hold the name of an environment
     variable (never a token), whose value is registered as a secret; no URL carries a user name or password. Neither
@@ -455,6 +466,7 @@ def check_values(data, file=None, key: str = ""):
                           "name it "
                           "with api_key_env (the value is not shown)", file, key)
 
+# %% ../../nbs/03_config.ipynb #1a260341
 def load_config(path) -> Config:
     "Load and validate a config file; relative paths inside it resolve against its folder."
     path = Path(path).resolve()

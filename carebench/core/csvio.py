@@ -65,11 +65,13 @@ def column_text(s) -> "pyarrow.Array | None":
 # below this, pandas writes the table (importing Arrow's compute kernels costs more than it saves)
 FAST_ROWS = 20_000
 
+
 def release_arrow_memory():
     "Hand memory Arrow's allocator keeps for reuse back to the system (after reading or writing a large table)."
     import pyarrow as pa
     pa.default_memory_pool().release_unused()
 
+# %% ../../nbs/08_csvio.ipynb #70fe4423
 def release_memory():
     """After a phase that built and dropped many objects (loading a dataset): hand the C allocator's free pages back to
     the system (glibc's `malloc_trim`, where there is one), so that Arrow's allocator, which cannot reuse them, does not
@@ -79,6 +81,7 @@ def release_memory():
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError): pass                   # not glibc: nothing to do
 
+# %% ../../nbs/08_csvio.ipynb #94cff885
 def csv_blocks(frame, rows: int = 65_536):
     """The CSV text of a data frame without its index, as bytes in blocks of `rows` rows (header first), each block
     built by Arrow; `None` when some column is of a kind left to pandas."""
@@ -99,6 +102,7 @@ def csv_blocks(frame, rows: int = 65_536):
         release_arrow_memory()
     return blocks()
 
+# %% ../../nbs/08_csvio.ipynb #9441b059
 def write_csv(path, frame):
     ("Atomically write a data frame as UTF-8 CSV without its index, as `frame.to_csv(path, index=False)` would, "
      "streamed to disk.")

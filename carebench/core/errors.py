@@ -56,34 +56,64 @@ class DataError(CareBenchError):
 
 # %% ../../nbs/00_errors.ipynb #cfb2b396
 class InputFileError(DataError): "An input file or folder is missing, unreadable, of an unknown format, or malformed."
+
+# %% ../../nbs/00_errors.ipynb #f0f17019
 class MissingTableError(DataError): "A configured table (sheet or CSV file) is absent."
+
+# %% ../../nbs/00_errors.ipynb #474737b3
 class EmptyTableError(DataError): "A table has a header but no data rows (or none left after dropping)."
+
+# %% ../../nbs/00_errors.ipynb #7bfeb323
 class MissingColumnError(DataError): "A configured id column (patient, observer, item) is absent from a table."
+
+# %% ../../nbs/00_errors.ipynb #a05005b4
 class CategoryColumnError(DataError): "A category column is missing, unknown, or duplicated."
 
 # %% ../../nbs/00_errors.ipynb #2f096128
 class LabelValueError(DataError): "A label cell holds something other than 0 or 1."
+
+# %% ../../nbs/00_errors.ipynb #59d443db
 class MissingValueError(DataError): "An id cell (patient, observer, item) is empty."
+
+# %% ../../nbs/00_errors.ipynb #a47489ff
 class DuplicateRowError(DataError): "Two rows share patient, observer and item but disagree on labels."
+
+# %% ../../nbs/00_errors.ipynb #b16c1856
 class NearDuplicateIdError(DataError): ("Two spellings of one id differ only by surrounding whitespace or Unicode "
                                         "normalization.")
 
 # %% ../../nbs/00_errors.ipynb #c45713af
 class ConditionMismatchError(DataError): "The (patient, observer, item) rows of the two labelled conditions differ."
+
+# %% ../../nbs/00_errors.ipynb #39fff3ca
 class ObserverCountError(DataError): "A (patient, item) pair does not have the configured number of observers."
 
 # %% ../../nbs/00_errors.ipynb #a8969f63
 class SnapshotError(DataError): "The snapshots file is malformed (not an object of patients with text fields)."
+
+# %% ../../nbs/00_errors.ipynb #311a1019
 class MissingSnapshotError(DataError): "A patient of an evaluation table has no snapshot."
+
+# %% ../../nbs/00_errors.ipynb #0d64dfe3
 class LeakageError(DataError): "An item's text appears in the snapshot shown with it."
+
+# %% ../../nbs/00_errors.ipynb #d33083b2
 class LongFormatError(DataError): ("A long-format row names an unknown condition, or a (patient, observer, item, "
                                    "condition) lacks a category.")
+
+# %% ../../nbs/00_errors.ipynb #4e85ad9f
 class AdjudicationError(DataError): ("An adjudication row names no evaluation pair, condition or category, or a "
                                      "disagreement has no adjudication.")
+
+# %% ../../nbs/00_errors.ipynb #a08ed8cf
 class TerminologyError(DataError): ("A terminology table (display names, or a map between code systems) lacks a "
                                     "column, a value, or is contradictory.")
+
+# %% ../../nbs/00_errors.ipynb #ed0c4695
 class FhirError(DataError): ("A FHIR file is not JSON/NDJSON of resources, a resource fails validation, or it names no "
                              "known patient.")
+
+# %% ../../nbs/00_errors.ipynb #4fb2b6bc
 class OmopError(DataError): ("An OMOP CDM table or column is missing, a value has the wrong type, or a row names an "
                              "unknown person or concept.")
 

@@ -20,6 +20,7 @@ __all__ = ['EXECUTORS', 'JobError', 'Job', 'run_inline', 'run_local', 'run_slurm
 class JobError(CareBenchError):
     "A job of a run failed; the message names it."
 
+# %% ../../nbs/06_executors.ipynb #0b2e9af7
 @dataclass(frozen=True)
 class Job:
     "One unit of work: a module-level function, its arguments and a name for messages and logs."
@@ -38,6 +39,7 @@ def run_inline(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
         except Exception as e: raise JobError(f"job {j.name!r} failed: {type(e).__name__}: {e}") from e
     return out
 
+# %% ../../nbs/06_executors.ipynb #80eee81c
 def run_local(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
     "Run the jobs in a pool of spawned processes."
     workers = settings.workers or min(len(jobs), os.cpu_count() or 1)

@@ -49,6 +49,7 @@ def current_umask() -> int:
     mask = os.umask(0o022); os.umask(mask)
     return mask
 
+# %% ../../nbs/04_runs.ipynb #cf237be8
 def atomic_write(path, data) -> Path:
     """Write `data` (text, bytes, or a function that writes into the binary file object it is given: a large table
     streams to disk instead of being built in memory first) to `path` through a temporary file in the same folder and a
@@ -121,6 +122,7 @@ class RunFolderError(CareBenchError):
     """A run folder's own files are missing, not regular files, damaged, changed after the run, or point outside the
     folder."""
 
+# %% ../../nbs/04_runs.ipynb #311ca1eb
 def confined_path(root, rel, what: str) -> Path:
     """`root/rel`, refused (`RunFolderError` starting with `what`, naming `rel`) unless `rel` is a non-empty relative
     path that stays inside `root` once `..` and symbolic links are resolved."""
@@ -133,7 +135,6 @@ def confined_path(root, rel, what: str) -> Path:
         raise RunFolderError(f"{what}: {rel[:200]!r} is outside the run folder {root}; a run folder's artifacts "
                              "stay inside it")
     return path
-
 
 # %% ../../nbs/04_runs.ipynb #6300137c
 def output_folder(path, root=None) -> Path:
@@ -162,7 +163,9 @@ def output_folder(path, root=None) -> Path:
 
 # %% ../../nbs/04_runs.ipynb #fee95374
 ROLE = re.compile(r"^[a-z][A-Za-z0-9_.\-]*$")   # a lowercase kind, then e.g. a model slug
+
 BOOKKEEPING = ("run_manifest", "artifact_index")  # the folder's own records: rewritten as a run goes, so never hashed
+
 
 def read_json_file(path) -> dict:
     ("A JSON object from a run folder's file; a `RunFolderError` naming the file when it is not a regular file or not "
@@ -174,6 +177,7 @@ def read_json_file(path) -> dict:
     if not isinstance(data, dict): raise RunFolderError(f"{path}: expected a JSON object")
     return data
 
+# %% ../../nbs/04_runs.ipynb #c0fde4b8
 class RunFolder:
     "A run's folder with its manifest, resolved config and role → path artifact index."
     MANIFEST, CONFIG, INDEX = "run_manifest.json", "resolved_config.yaml", "artifact_index.json"
@@ -300,6 +304,7 @@ def verify_artifacts(run: RunFolder) -> list:
 class RunInputsError(RunFolderError):
     "A run folder was made from other input files than the ones a step was given."
 
+# %% ../../nbs/04_runs.ipynb #a66c134a
 def check_run_inputs(run: RunFolder, inputs: dict) -> list:
     """Refuse (`RunInputsError` naming the input) a run folder made from other inputs: each of `inputs` (role → path,
     e.g. a config's dataset files) must be an input the run's manifest recorded, with the same sha256 now (its path may
@@ -318,4 +323,3 @@ def check_run_inputs(run: RunFolder, inputs: dict) -> list:
                                  f"the run read {rec.get('path')} with {str(rec.get('sha256'))[:12]}…: the run was "
                                  "made from another dataset")
     return roles
-

@@ -9,14 +9,18 @@ import re
 from urllib.parse import quote
 
 # %% auto #0
-__all__ = ['MIN_SECRET_LENGTH', 'SECRET_WORDS', 'REDACTED', 'register_secret', 'redact_values', 'is_secret_key',
+__all__ = ['MIN_SECRET_LENGTH', 'REDACTED', 'SECRET_WORDS', 'register_secret', 'redact_values', 'is_secret_key',
            'looks_like_token', 'url_userinfo', 'redact_text', 'redact_secrets', 'quote_value']
 
 # %% ../../nbs/0b_secrets.ipynb #a8871306
 _SECRET_VALUES: set = set()
+
 # the same, longest first: rebuilt on each registration, read without a lock by any thread
 _SECRET_ORDER: tuple = ()
+
 MIN_SECRET_LENGTH = 8
+REDACTED = "<redacted>"
+
 
 def register_secret(value) -> None:
     ("Remember a secret's literal value (a token from an environment variable) so that `redact_text` removes it "
@@ -27,6 +31,7 @@ def register_secret(value) -> None:
     _SECRET_VALUES.update(s for s in (v, value, json.dumps(v)[1:-1], quote(v, safe="")) if len(s) >= MIN_SECRET_LENGTH)
     _SECRET_ORDER = tuple(sorted(_SECRET_VALUES, key=len, reverse=True))
 
+# %% ../../nbs/0b_secrets.ipynb #15db877d
 def redact_values(text):
     ("`text` with the literal value of every registered secret replaced by `<redacted>` (longest first); "
      "other text untouched.")
@@ -35,11 +40,11 @@ def redact_values(text):
         if v in text: text = text.replace(v, REDACTED)
     return text
 
-
 # %% ../../nbs/0b_secrets.ipynb #e3c92543
 SECRET_WORDS = {"token", "secret", "password", "passwd", "apikey", "authorization", "credential", "credentials",
                 "bearer", "cookie"}
-REDACTED = "<redacted>"
+
+
 
 def is_secret_key(key) -> bool:
     ("Whether a config key names a secret: one of its `_`/`-` words is a secret word (or `api key`); `*_env` keys name "
@@ -48,18 +53,23 @@ def is_secret_key(key) -> bool:
     words = re.split(r"[_\-\s.]+", key.lower())
     return bool(SECRET_WORDS & set(words)) or any(a == "api" and b == "key" for a, b in zip(words, words[1:]))
 
+# %% ../../nbs/0b_secrets.ipynb #4d5c4938
 _TOKEN_PREFIX = re.compile(
     r"^(sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29|eyJ)[-_.]?[A-Za-z0-9]", re.I
 )
+
 _USERINFO = re.compile(r"^([a-z][a-z0-9+.\-]*://)([^/?#]*)@", re.I)
+
 # every pattern starts only where a run of its characters starts and scans that run once:
 # redaction stays linear in the text
 _TOKEN_IN_TEXT = re.compile(
     r"(?i)\b(?:sk|pk|rk|hf|ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|AKIA|ASIA|AIza|ya29)[-_.][A-Za-z0-9_\-.]{8,}"
     r"|(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-.]+|(?i:bearer)\s+\S+"
 )
+
 _SECRET_PARAM = re.compile(r"(?i)([?&;](?:[a-z_\-]{0,40}(?:key|token|secret|password|passwd|sig|signature|auth)"
                            r"[a-z_\-]{0,40})=)[^&;#\s]*")
+
 
 def looks_like_token(value) -> bool:
     ("Whether a text looks like a credential: a known token prefix, `Bearer …`, or an unbroken run of 20+ mixed "
@@ -70,11 +80,14 @@ def looks_like_token(value) -> bool:
     return any(re.search(r"[A-Za-z]", run) and re.search(r"\d", run)
                for run in re.findall(r"[A-Za-z0-9]{20,}", v[:4096]))
 
+# %% ../../nbs/0b_secrets.ipynb #fe25aa79
 def url_userinfo(value) -> bool:
     "Whether a text is a URL carrying a user name or password (`scheme://user:pass@host`)."
     return isinstance(value, str) and _USERINFO.match(value.strip()) is not None
 
+# %% ../../nbs/0b_secrets.ipynb #7014ff45
 _URL_CREDENTIALS = re.compile(r"(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{0,31}://)[^/?#\s@]*@", re.I)
+
 
 def redact_text(text: str) -> str:
     """`text` with anything credential-like replaced: the literal value of every registered secret (`register_secret`),
@@ -85,6 +98,7 @@ def redact_text(text: str) -> str:
     t = _SECRET_PARAM.sub(lambda m: m.group(1) + REDACTED, t)
     return _TOKEN_IN_TEXT.sub(REDACTED, t)
 
+# %% ../../nbs/0b_secrets.ipynb #081bd0b6
 def redact_secrets(obj):
     """Copy of `obj` with the values of secret-looking keys replaced (keys ending in `_env` name a variable and stay,
     unless their value looks like a token), values that carry a known token prefix replaced, and credentials removed
@@ -100,6 +114,7 @@ def redact_secrets(obj):
         return redact_text(obj)
     return obj
 
+# %% ../../nbs/0b_secrets.ipynb #03be7134
 def quote_value(value, key: str = "", limit: int = 60) -> str:
     """A config or input value as it may appear in a message: redacted when its key names a secret or a variable, or
     when it looks like a token; otherwise its `repr`, cut to `limit` characters (built from a bounded prefix, never the

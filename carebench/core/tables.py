@@ -227,6 +227,7 @@ def first_fields(path: Path) -> tuple[str, list]:
     sep = max((",", "\t", "|"), key=line.count) if any(s in line for s in ",\t|") else ","
     return sep, [x.strip().strip('"') for x in line.split(sep)]
 
+# %% ../../nbs/0a_tables.ipynb #1364b8a4
 def read_delimited(path: Path, names: list | None = None) -> pd.DataFrame:
     """A delimited table as text, its delimiter sniffed; with `names`, a table without a header row
     (`attrs["first_row"]` is then 1: its data starts on its first line)."""

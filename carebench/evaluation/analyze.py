@@ -44,6 +44,7 @@ def model_slug(model: str, taken=()) -> str:
     while slug.lower() in seen: slug, k = f"{base}-{k}", k + 1
     return slug
 
+# %% ../../nbs/27_analyze.ipynb #635b014a
 def model_slugs(models, reserved=()) -> dict:
     ("model → a folder name unique among all of them (and not one of `reserved`), in order: `org/m` and `org_m` get "
      "two folders.")
@@ -57,6 +58,7 @@ def complete_pairs(mats: dict) -> np.ndarray:
     "The pairs a model scored under all three conditions (the pairs its endpoints use)."
     return ~np.isnan(np.hstack([mats[c] for c in (CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT)])).any(1)
 
+# %% ../../nbs/27_analyze.ipynb #20aedc46
 def endpoint_input(ds: Dataset, mats: dict, pairs=None, canonical: bool = True) -> EndpointInput:
     """The statistics engine's input from a dataset and one model's aligned score matrices (optionally only the `pairs`
     mask); `canonical=False` keeps the pairs' order (patients renumbered 0..P−1), so that two models' inputs line up row
@@ -228,6 +230,7 @@ def check_sensitivity(config: Config):
         raise ConfigError(f"unknown aggregation {quote_value(unknown[0])} (known: {', '.join(AGGREGATIONS)})",
                           config.source, "analysis.aggregation_sensitivity")
 
+# %% ../../nbs/27_analyze.ipynb #07c7facb
 def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd.DataFrame, dict]:
     """Every endpoint of every model in `kept` (model → (matrices, complete pairs, endpoint names)) under the run's own
     aggregation policy and each of `analysis.aggregation_sensitivity` that can run, with the main analysis's resamples;

@@ -39,10 +39,12 @@ class ScoreValidationError(DataError):
 # %% ../../nbs/26_scores.ipynb #2c660cad
 TEXT_COLUMNS = tuple(c for c in (*SCORE_COLUMNS, *OPTIONAL_COLUMNS) if c != "score")
 
+
 def _text(v) -> str:
     "A Parquet cell as text: text as is, whole numbers without `.0`, missing as `\"\"`."
     if v is None or (isinstance(v, float) and np.isnan(v)): return ""
     return str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v)
+
 
 def _text_column(s: pd.Series) -> pd.Series:
     ("A Parquet column as text (`_text` of every cell), over whole columns where the type allows: text stays, numbers "
@@ -53,7 +55,9 @@ def _text_column(s: pd.Series) -> pd.Series:
         return s.astype(str)
     return s.map(_text)
 
+
 ARROW_BYTES = 16 * 2 ** 20       # CSV files from this size on are read by Arrow
+
 
 def _arrow_csv(path: Path, categories) -> pd.DataFrame | None:
     """The file through Arrow's multi-threaded reader, or `None` where Arrow refuses it or might read it otherwise than
@@ -76,6 +80,7 @@ def _arrow_csv(path: Path, categories) -> pd.DataFrame | None:
     release_arrow_memory()                                   # the reader's buffers, kept by Arrow's allocator otherwise
     return df
 
+
 def read_csv_text(path: Path, categories=TEXT_COLUMNS) -> pd.DataFrame:
     """Every cell of a CSV file as text; the columns named in `categories` (default: the long format's text columns) as
     categories (a code per cell, each distinct text once: a tenth of the memory of three million strings). Files from
@@ -87,6 +92,7 @@ def read_csv_text(path: Path, categories=TEXT_COLUMNS) -> pd.DataFrame:
         df = df.astype({c: "category" for c in categories if c in df.columns})
     return df
 
+# %% ../../nbs/26_scores.ipynb #b665880c
 def concat_scores(frames: list) -> pd.DataFrame:
     """Score frames one below the other; a text column that is categorical in every frame stays categorical (the union
     of their categories), instead of becoming one string object per cell."""
@@ -101,6 +107,7 @@ def concat_scores(frames: list) -> pd.DataFrame:
         else: out[c] = pd.concat(cols, ignore_index=True)
     return pd.DataFrame(out)
 
+# %% ../../nbs/26_scores.ipynb #c3651547
 def read_scores(path) -> pd.DataFrame:
     """Read a long score file (CSV as text, or Parquet) with a `row` column holding spreadsheet row numbers. The text
     columns are categorical (they compare, select and print as text)."""
@@ -141,6 +148,7 @@ def read_scores(path) -> pd.DataFrame:
     release_arrow_memory(); release_memory()
     return df
 
+
 def _codes_of(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     ("Integer codes of a text column's cells (−1: missing) and its distinct texts: a categorical's own, else one hash "
      "pass.")
@@ -149,11 +157,13 @@ def _codes_of(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     codes, values = pd.factorize(s)
     return codes.astype(np.int64), np.asarray(values, dtype=object)
 
+
 def _lookup(s: pd.Series, values) -> np.ndarray:
     "Position of each cell's text among `values` (distinct texts; −1: not there), looked up once per distinct text."
     codes, distinct = _codes_of(s)
     at = np.append(pd.Index(list(values), dtype=object).get_indexer(distinct), -1)
     return at[codes]                                          # code −1 (missing) picks the appended −1
+
 
 def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
     "Cell by cell, whether two text columns hold the same text (categories of each compared once)."
@@ -186,6 +196,7 @@ class ScoreCells:
     category: np.ndarray
     score: np.ndarray
 
+# %% ../../nbs/26_scores.ipynb #84b37a7b
 def score_cells(df: pd.DataFrame, ds: Dataset) -> ScoreCells:
     """Locate every score row in the dataset's (pairs × categories) grid, with no loop over rows: patient and item ids
     become integer codes, a pair is the pair of codes, looked up among the dataset's pairs."""
@@ -203,6 +214,7 @@ def score_cells(df: pd.DataFrame, ds: Dataset) -> ScoreCells:
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(float)
     return ScoreCells(pair, _lookup(df["category"], ds.categories).astype(np.int32), score)
 
+# %% ../../nbs/26_scores.ipynb #2ee82753
 def _row_key(codes) -> np.ndarray:
     """One integer per row for a tuple of integer codes (an iterable of code arrays, taken one at a time): equal tuples,
     equal integers. Mixed radix; renumbered in between only where the product of the ranges could overflow."""
@@ -214,6 +226,7 @@ def _row_key(codes) -> np.ndarray:
             key = pd.factorize(key)[0].astype(np.int64); radix = int(key.max(initial=0)) + 1
         key, radix = (c, size) if key is None else (key * size + c, radix * size)
     return key
+
 
 def _duplicates(df: pd.DataFrame, shuf: np.ndarray, donor: pd.Series) -> pd.DataFrame:
     "Rows that repeat an earlier row's model, condition, patient, item, category and (shuffled scores only) donor."
@@ -232,6 +245,7 @@ def _duplicates(df: pd.DataFrame, shuf: np.ndarray, donor: pd.Series) -> pd.Data
     same = " (same model, condition, patient, item, category and donor)"
     return _problem_rows(df.assign(first=first_row), dup, "duplicate", "score",
                          lambda d: "duplicate of row " + d["first"].astype(str) + same)
+
 
 def validate_scores(df: pd.DataFrame, ds: Dataset, cells: ScoreCells | None = None) -> pd.DataFrame:
     """Every problem of a score frame against the dataset, as a validation table (empty when the scores are valid). Each

@@ -96,6 +96,7 @@ class RunView:
         from carebench.adapters.load import load_dataset
         return load_dataset(load_config(self.run.artifact("resolved_config")))
 
+# %% ../../nbs/2f_view.ipynb #0d36df0c
 def load_run(path) -> RunView:
     "Open a run folder for reporting (pages show every value whole: hashes, commands and paths are not cut to fit)."
     pd.set_option("display.max_colwidth", None)
@@ -111,6 +112,7 @@ def breakable(text, long: int = 24) -> str:
 # %% ../../nbs/2f_view.ipynb #ad33f245
 def _plain(v) -> bool: return v is None or (isinstance(v, float) and math.isnan(v))
 
+
 COLUMN_NAMES = {"n_pairs": "pairs", "n_patients": "patients", "n_cells": "cells", "ci_level": "CI level",
                 "mean_abs_change": "mean |change|", "sign_agreement_rate": "sign agreement",
                 "sign_agreement_rate_full_context": "sign agreement, whole context",
@@ -124,6 +126,7 @@ COLUMN_NAMES = {"n_pairs": "pairs", "n_patients": "patients", "n_cells": "cells"
                 "validation_patients": "validation patients",
                 "n_cases": "cases", "epochs_run": "epochs run", "best_epoch": "best epoch",
                 "best_valid_loss": "best validation loss", "adapter_sha256": "adapter sha256"}
+
 
 def _column_format(col: pd.Series, digits: int):
     """How one column's cells are written: integers as integers (counts), other numbers to `digits` decimals (tiny ones
@@ -145,8 +148,10 @@ def _column_format(col: pd.Series, digits: int):
         return str(v)
     return fmt, bool(nums) and len(nums) == len(vals)
 
+
 # a page shows at most this many rows of a table (a browser chokes on 50,000); the caption says so
 MAX_ROWS = 2000
+
 
 class Table:
     """A table as a page shows it: no index column and no empty header row (the index becomes ordinary columns), numbers
@@ -207,6 +212,7 @@ class Table:
         return (self.caption + "\n" if self.caption else "") + (shown.to_string(index=False) + more if len(self.frame)
                                                                 else self.empty)
 
+# %% ../../nbs/2f_view.ipynb #02820070
 def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "nothing to show",
           collapsed: bool | int = False, max_rows: int | None = MAX_ROWS) -> Table:
     """Show `df` on a page (see `Table`); `empty` is said instead of an empty table, `collapsed` folds the table under
@@ -219,6 +225,7 @@ def _plt():
     import matplotlib.pyplot as plt
     return plt
 
+
 # The report's one style: white axes under a light grid, paper-sized type, titles on the left, a colour-blind-aware
 # cycle.
 _STYLE = {"figure.facecolor": "white", "axes.facecolor": "white", "axes.edgecolor": "#cccccc", "axes.linewidth": 1.0,
@@ -230,12 +237,14 @@ _STYLE = {"figure.facecolor": "white", "axes.facecolor": "white", "axes.edgecolo
           "axes.prop_cycle": ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c",
                               "#ccb974", "#64b5cd"]}
 
+
 def _style():
     "pyplot with the report's style applied (matplotlib only: a page imports no plotting library beyond it)."
     plt = _plt()
     from cycler import cycler
     plt.rcParams.update({**_STYLE, "axes.prop_cycle": cycler(color=_STYLE["axes.prop_cycle"])})
     return plt
+
 
 class Figure:
     """A figure as a page shows it: one PNG and, under it, the caption that says what to read from it (the same in
@@ -264,6 +273,7 @@ class Figure:
 
     def __repr__(self) -> str: return f"Figure: {self.caption}"
 
+# %% ../../nbs/2f_view.ipynb #bed5d291
 def category_names(view) -> dict:
     "Category key → display name, in the label space's order: every table and figure uses these names, in this order."
     return {r["key"]: r.get("name") or r["key"] for r in view.adapter.get("label_space") or []}
@@ -303,6 +313,7 @@ def _step_hist(ax, groups: list, bins):
 class ReportParameterError(CareBenchError, ValueError):
     "A report template was given a parameter value that the run does not have."
 
+# %% ../../nbs/2f_view.ipynb #077bdbcc
 def pick(view: RunView, model: str | None = None, condition: str | None = None) -> tuple:
     """The model (default: the run's first) and condition a page shows, checked against the run: a wrong `-p` value of
     papermill ends with one message listing what the run has, not a KeyError deep in a cell."""

@@ -45,6 +45,7 @@ class GenerationConfig:
             raise ValueError("need 0 <= temperature <= 10, 0 < top_p <= 1, 1 <= max_new_tokens <= 131,072 "
                              "and 0 <= seed < 2**63")
 
+# %% ../../nbs/34_backends.ipynb #456b6f56
 @dataclass(frozen=True)
 class ModelConfig:
     "One model: its id, backend, revision and scoring mode; other keys are the backend's options."
@@ -67,6 +68,7 @@ class Request:
     prompt: Prompt
     meta: dict = field(default_factory=dict)
 
+# %% ../../nbs/34_backends.ipynb #50c2b11a
 @dataclass
 class Reply:
     """A backend's answer: `text` (json mode) or `scores` (logprob mode), or a failure (`error_kind`, `error`); for the
@@ -90,6 +92,7 @@ class BackendContext:
     dataset: Dataset | None = None
     allow_remote: bool = False
 
+# %% ../../nbs/34_backends.ipynb #33362883
 class Backend:
     "Base class: subclasses set `name` and `Options`, and implement `generate`."
     name: ClassVar[str] = ""
@@ -142,6 +145,7 @@ def hub_offline():
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     if (const := sys.modules.get("huggingface_hub.constants")) is not None: const.HF_HUB_OFFLINE = True
 
+# %% ../../nbs/34_backends.ipynb #9e25cb94
 def local_model_problem(path) -> str | None:
     """Why `path` is not a local model folder (None when it is): it must be a folder holding a `config.json`.
     Nothing is opened."""
@@ -154,6 +158,7 @@ def local_model_problem(path) -> str | None:
     if problem := file_problem(p/"config.json"): return f"holds no model config (config.json: {problem})"
     return None
 
+# %% ../../nbs/34_backends.ipynb #97cbb649
 def in_hub_cache(model_id: str, revision: str | None = None, cache_dir=None) -> Path | None:
     """The folder of a hub id (`org/name`) already in this machine's Hugging Face cache (holding its config.json),
     else None: such a model is loaded from there, offline."""
@@ -164,6 +169,7 @@ def in_hub_cache(model_id: str, revision: str | None = None, cache_dir=None) -> 
         return Path(found).parent if isinstance(found, str) else None
     except Exception: return None         # not installed, or not a valid repo id: not cached
 
+# %% ../../nbs/34_backends.ipynb #6f0edcb9
 def check_local_model(model: ModelConfig, opts, key: str, config_file=None):
     "A `ConfigError` naming `<key>.path` unless the model entry's `path` (else its id) is a local model folder."
     path = getattr(opts, "path", None)
@@ -175,15 +181,16 @@ def check_local_model(model: ModelConfig, opts, key: str, config_file=None):
     raise ConfigError(f"{what}: the {model.backend} backend reads a model from a local folder holding config.json; "
                       "models are never downloaded", config_file, f"{key}.path")
 
-
 # %% ../../nbs/34_backends.ipynb #72af0c88
 BACKENDS: dict[str, type] = {}
+
 
 def register_backend(cls):
     "Class decorator: make backend `cls` available under `cls.name`."
     register_into(BACKENDS, cls.name, cls)
     return cls
 
+# %% ../../nbs/34_backends.ipynb #1ec6153f
 def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, config_file=None) -> tuple:
     """The backend class a model entry names and its validated options, after the class's own `check` (no model is
     loaded): what `carebench validate` and the start of `carebench run` check. Errors name
@@ -211,6 +218,7 @@ def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, con
         raise ConfigError(e.detail, config_file, where) from None
     return cls, opts
 
+# %% ../../nbs/34_backends.ipynb #c7a29220
 def make_backend(model: ModelConfig, reasoning, ctx: BackendContext, index: int = 0, config_file=None) -> Backend:
     """The backend a model entry names, with its options validated (errors name `reasoning.models[i].<key>`);
     `reasoning` is the section holding the default `generation` (the reasoning track's)."""

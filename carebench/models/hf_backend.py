@@ -123,6 +123,7 @@ class PrefixTask:
     inner: bool
     level: int
 
+# %% ../../nbs/36_transformers.ipynb #5e6d5049
 def prefix_plan(seqs: list) -> list:
     """The prefix tree of distinct token sequences as tasks, parents before children: a shared segment wherever two or
     more sequences agree, then one task per branch; every sequence ends in a leaf of at least one token."""

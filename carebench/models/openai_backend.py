@@ -143,6 +143,7 @@ def _cached(usage: dict) -> int:
     if not isinstance(details, dict): raise BadAnswer("usage.prompt_tokens_details is not an object")
     return _count(details, "cached_tokens", "usage.prompt_tokens_details.")
 
+
 def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
     """The server's own error text (`error.message`, `message` or `detail` of a JSON body, else the body), on one line,
     at most `limit` characters, secrets redacted; a message that quotes the prompt (any 24 characters of what was sent)
@@ -162,6 +163,7 @@ def server_message(raw: bytes, sent: str, limit: int = 200) -> str:
     text = redact_text(text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
+# %% ../../nbs/38_openai.ipynb #5ccd14b8
 def redirect_target(location, base: str) -> str:
     "Where a redirect points, as `scheme://host[:port]` only (no user, password, path or query string)."
     try:
@@ -170,17 +172,18 @@ def redirect_target(location, base: str) -> str:
         return f"{u.scheme}://{u.hostname}{port}" if u.hostname else "an unnamed place"
     except ValueError: return "an unreadable address"
 
-
 # %% ../../nbs/38_openai.ipynb #e2ddcd89
 class BadAnswer(Exception):
     "An answer of the wrong shape or types: a `bad_response` failure of that call alone, never of its batch."
 
+# %% ../../nbs/38_openai.ipynb #dd019c08
 def _count(usage: dict, key: str, where: str = "usage.") -> int:
     v = usage.get(key)
     if v is None: return 0
     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2 ** 53:
         raise BadAnswer(f"{where}{key} is not a whole number of tokens")
     return v
+
 
 def answer_parts(ans, logprobs: bool = False) -> tuple:
     """`(text or {token: logprob} of the first generated token, prompt tokens, completion tokens, cached prompt
@@ -211,7 +214,6 @@ def answer_parts(ans, logprobs: bool = False) -> tuple:
             raise BadAnswer("a top_logprobs entry is not a token text with a log-probability <= 0")
         out[tok] = float(lp)
     return (out, *counts)
-
 
 # %% ../../nbs/38_openai.ipynb #5611c7b7
 @register_backend

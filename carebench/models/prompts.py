@@ -137,6 +137,7 @@ class PromptFormat:
         return (f"wording {self.wording}, {self.separator} fields, {self.layout} answer, "
                 f"categories {'shuffled' if self.category_order else 'in order'}")
 
+# %% ../../nbs/30_prompts.ipynb #1b0525dc
 def sample_formats(k: int, seed: int, label_space: LabelSpace) -> tuple:
     """`k` distinct prompt formats: format 0 is the default (the run's main prompt), formats 1…k−1 drawn with the seed
     (a wording other than the configured one, a separator, a layout, a category order)."""

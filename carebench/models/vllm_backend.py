@@ -37,6 +37,7 @@ def score_schema(keys) -> dict:
     return {"type": "object", "properties": {k: {"type": "number", "minimum": 0, "maximum": 1} for k in keys},
             "required": list(keys), "additionalProperties": False}
 
+# %% ../../nbs/37_vllm.ipynb #3d23a1d2
 def yes_probability(top: dict) -> float:
     ("P(yes)/(P(yes)+P(no)) from a {token text: logprob} mapping of the next token's top candidates (NaN if neither "
      "appears).")

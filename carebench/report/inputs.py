@@ -129,6 +129,7 @@ def delta_ref_pairs(view: RunView) -> pd.DataFrame:
                         ).sort_values(["category", "patient_id"], key=lambda s: s.map(order) if s.name == "category"
                                       else s, kind="stable").reset_index(drop=True)
 
+# %% ../../nbs/43_input.ipynb #cad711bc
 def delta_ref_audit(view: RunView) -> pd.DataFrame:
     ("Per category: shifts up and down by how many observers, and changes that cancel (Δ_ref = 0 although observers "
      "changed).")

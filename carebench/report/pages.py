@@ -38,6 +38,7 @@ def source_digest() -> str:
         h.update(f.relative_to(root).as_posix().encode()); h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
+# %% ../../nbs/40_report.ipynb #7100f016
 def example_run(folder=None) -> Path:
     """A finished run of the bundled example (dry_run): the default of every report template. It is made once per state
     of the code and reused; processes that ask at the same time (report pages, notebooks under test) wait for one to
@@ -63,21 +64,25 @@ def mock_models(view: RunView) -> list:
     "The models of the run whose scores come from the `dry_run` mock."
     return [r["id"] for r in view.manifest.get("models", []) if r.get("backend") == "dry_run"]
 
+# %% ../../nbs/40_report.ipynb #276abcd8
 def track_models(view: RunView, track: str) -> list:
     "The models of the run that come from `track` (in the run's order)."
     return [r["id"] for r in view.manifest.get("models", []) if r.get("track") == track]
 
+# %% ../../nbs/40_report.ipynb #707f31c5
 def track_hint(view: RunView, model: str, figure: str) -> str:
     "The sentence the model's track adds under a shared figure (`Track.hints`); empty for a track not installed here."
     from carebench.tracks.track import registered_tracks
     track = next((r.get("track") for r in view.manifest.get("models", []) if r.get("id") == model), None)
     return getattr(registered_tracks().get(track), "hints", {}).get(figure, "")
 
+# %% ../../nbs/40_report.ipynb #bada76c0
 def failed_models(view: RunView) -> list:
     "Models every call of which failed: they have no scores and no endpoints, and every page says so."
     return [c["model"] for c in view.manifest.get("calls", []) if c.get("n_requests")
             and c.get("n_failed", 0) >= c["n_requests"]]
 
+# %% ../../nbs/40_report.ipynb #54ababdc
 def banner(view: RunView, models=None) -> str:
     """A Markdown banner for the top of every page: run id, protocol, and the dry-run warning where it applies: on a
     page about `models` (a list; `[]` for a page of no model, e.g. the representation track's) only when one of them is
@@ -110,6 +115,7 @@ def _by_category(view: RunView, df: pd.DataFrame) -> pd.DataFrame:
     out.index = pd.Index([names.get(k, k) for k in order], name="category")
     return out
 
+
 def dataset_table(view: RunView) -> pd.DataFrame:
     "Patients, pairs, observers, training items and disagreement, from the adapter manifest."
     c = view.adapter.get("counts", {})
@@ -120,6 +126,7 @@ def dataset_table(view: RunView) -> pd.DataFrame:
              v in c.get("disagreement_rate", {}).items()]
     return pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")
 
+# %% ../../nbs/40_report.ipynb #51c983d2
 def delta_ref_table(view: RunView) -> pd.DataFrame:
     ("Per category (display names, label-space order): pairs whose reference label went up, down, and either (non-zero "
      "Δ_ref).")
@@ -154,6 +161,7 @@ def aggregation_table(view: RunView) -> pd.DataFrame:
     rows += [("note", n) for n in a.get("notes", [])]
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
 
+# %% ../../nbs/40_report.ipynb #63910e91
 def observer_reliability(view: RunView) -> pd.DataFrame:
     """Each observer's estimated reliability (latent-class policies), most reliable first: the mean over categories, the
     lowest and its category, the highest; empty for other policies. Every category's value is in the adapter
@@ -167,6 +175,7 @@ def observer_reliability(view: RunView) -> pd.DataFrame:
                         "highest": g.max()})
     return out.sort_values("mean", ascending=False)
 
+# %% ../../nbs/40_report.ipynb #52221e68
 def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
     ("Per model and endpoint, the estimate under each aggregation policy and the largest move from the run's own; "
      "empty if none.")
@@ -180,21 +189,26 @@ def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
 def _endpoints(view, model) -> dict:
     return {k: v for k, v in view.endpoints["models"][model].items() if k not in NON_ENDPOINT_KEYS}
 
+
 def _validity(view, model, name) -> dict:
     "The design-matched simulation's worst null rejection rate and power for one endpoint (empty when none was run)."
     v = (view.endpoints["models"][model].get("validity") or {}).get("endpoints", {}).get(name)
     if not v: return {}
     return {"simulated false-positive rate": v["false_positive_rate"], "simulated power": v["power"]}
 
+
 def _n(name: str, o: dict) -> str:
     "What an endpoint's estimate averages over: cells, or (class correspondence) the categories that are its points."
     if name == "class_correspondence": return f"{len(o.get('mean_delta_ref') or {})} categories"
     return "–" if o.get("n_cells") is None else f"{int(o['n_cells']):,} cells"
 
+
 RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "chance", "p (one-sided)", "n", "formats (min–max)",
                   "format SD")
+
 DESIGN_COLUMNS = ("patients", "smallest attainable p", "confirmatory", "underpowered", "simulated false-positive rate",
                   "simulated power")
+
 
 def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.DataFrame:
     """The overall result of every endpoint of a model: role, estimate, CI, chance level, one-sided p, what it counts,
@@ -219,11 +233,13 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
     keep = {"result": RESULT_COLUMNS, "design": DESIGN_COLUMNS}.get(part)
     return t if keep is None else t[[c for c in keep if c in t.columns]]
 
+# %% ../../nbs/40_report.ipynb #632166dc
 def endpoint_definitions(view: RunView, model: str) -> str:
     "Markdown: what each endpoint of the table estimates (the registry's statistic), one line each."
     return "\n".join(f"- **{_label(n)}** ({r.get('role')}): {r.get('statistic')}" for n,
                      r in _endpoints(view, model).items())
 
+# %% ../../nbs/40_report.ipynb #c1f43bf2
 def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame:
     ("One endpoint per category (display names, label-space order): estimate, CI, p, BH-adjusted p, cells, "
      "confirmatory flag.")
@@ -251,12 +267,14 @@ def condition_table(view: RunView, model: str, condition: str) -> pd.DataFrame:
         )
     return _by_category(view, cats)
 
+# %% ../../nbs/40_report.ipynb #8df7c019
 def call_table(view: RunView, model: str) -> pd.DataFrame:
     ("Calls per condition with failures by kind (from call_summary.csv); empty for a model that makes no calls (Tracks "
      "1 and 2).")
     c = view.calls
     if not len(c) or not (c["model"] == model).any(): return pd.DataFrame()
     return c[c["model"] == model].drop(columns="model").set_index("condition")
+
 
 NO_CALLS = ("This model makes no language-model calls: its scores are predictions of a fitted track (the "
             "representation or the adaptation track) for patients it was not fitted on, so there are no calls, tokens "
@@ -451,6 +469,7 @@ def contrast_table(view: RunView) -> pd.DataFrame:
                              "ci_high": "CI high", "p_a_greater": "p (A > B)",
                              "min_attainable_p": "smallest attainable p"}).set_index(["endpoint", "model A", "model B"])
 
+# %% ../../nbs/40_report.ipynb #5f8b77e9
 def plot_contrasts(view: RunView) -> Figure | None:
     "A − B with its interval for every pair of models, one panel per endpoint; the dashed line is no difference."
     plt = _style()
@@ -488,6 +507,7 @@ def failure_table(view: RunView) -> pd.DataFrame:
     if len(e): t = t.join(e.groupby(["model", "error_kind"]).size().unstack(fill_value=0), how="left").fillna(0)
     return t
 
+# %% ../../nbs/40_report.ipynb #3467b8d0
 def failure_messages(view: RunView, per_kind: int = 3) -> pd.DataFrame:
     "Per model and failure kind, the most frequent messages (at most `per_kind`) with their counts."
     e = view.errors
@@ -512,6 +532,7 @@ def comparison_table(view: RunView) -> pd.DataFrame:
                          "p (one-sided)": o.get("p_value"), "fixed sequence": decisions.get(name)})
     return pd.DataFrame(rows).set_index(["model", "endpoint"]) if rows else pd.DataFrame()
 
+# %% ../../nbs/40_report.ipynb #e4c0c368
 def models_table(view: RunView) -> pd.DataFrame:
     "One row per model: its track, backend, pairs left out of its endpoints and failed calls."
     recs = {r["id"]: r for r in view.manifest.get("models", [])}
@@ -520,6 +541,7 @@ def models_table(view: RunView) -> pd.DataFrame:
              "failed calls": int((view.errors["model"] == m).sum()) if len(view.errors) else 0} for m in view.models]
     return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
 
+# %% ../../nbs/40_report.ipynb #7ac832d6
 def plot_comparison(view: RunView) -> Figure | None:
     ("Every endpoint some model reports (the family in its order, then the registry's), every model side by side with "
      "its interval.")

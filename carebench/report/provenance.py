@@ -21,6 +21,7 @@ def dry_run_text(m: dict) -> str:
     if not mocks: return "no" + (" (old manifest: yes)" if m.get("dry_run") else "")
     return f"yes for {', '.join(mocks)} (mock scores)" + (f"; no for {', '.join(real)}" if real else "")
 
+# %% ../../nbs/44_provenance.ipynb #2ad89467
 def provenance_table(view: RunView) -> pd.DataFrame:
     "Run id, command, code version, seeds, package versions and the sha256 of every input."
     m = view.manifest
@@ -39,6 +40,7 @@ def provenance_table(view: RunView) -> pd.DataFrame:
              for i in (m.get("shift") or {}).get("inputs", [])]
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
 
+# %% ../../nbs/44_provenance.ipynb #9124226e
 def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> pd.DataFrame:
     """What the run cost (TRIPOD-LLM's compute item): per reasoning-track model and condition the requests, distinct
     prompts, the share served from the response cache, calls asked, failures, prompt and generated tokens, wall time and

@@ -18,7 +18,9 @@ def shift_name(view: RunView) -> str:
     "What the run calls its shifted dataset (empty when the run has none)."
     return (view.manifest.get("shift") or {}).get("name", "") if view.has("dataset_shift") else ""
 
+# %% ../../nbs/45_shift_page.ipynb #1be837be
 def _shift(view: RunView) -> dict: return view._json("dataset_shift") if view.has("dataset_shift") else {}
+
 
 def shift_sizes_table(view: RunView) -> pd.DataFrame:
     "Patients, pairs, items, observers per pair and training items of both datasets."
@@ -30,6 +32,7 @@ def shift_sizes_table(view: RunView) -> pd.DataFrame:
         .rename_axis("size")
     )
 
+# %% ../../nbs/45_shift_page.ipynb #f19c5688
 def shift_prevalence_table(view: RunView) -> pd.DataFrame:
     ("Per category: the reference's mean label context-free and with the chart, and the share of non-zero Δ_ref, in "
      "both datasets.")
@@ -48,6 +51,7 @@ def shift_prevalence_table(view: RunView) -> pd.DataFrame:
         )
     )
 
+# %% ../../nbs/45_shift_page.ipynb #e78154cd
 def shift_length_table(view: RunView) -> pd.DataFrame:
     ("Snapshot length per patient (entries, words, fields): mean and median in both datasets, and the ratio of the "
      "means.")
@@ -64,6 +68,7 @@ def shift_length_table(view: RunView) -> pd.DataFrame:
         else pd.DataFrame()
     )
 
+# %% ../../nbs/45_shift_page.ipynb #9db20668
 def shift_vocabulary_table(view: RunView) -> pd.DataFrame:
     ("Word types of the evaluation items and of the snapshots in both datasets, their Jaccard overlap and the shifted "
      "words' coverage.")
@@ -139,6 +144,7 @@ def plot_shift(view: RunView) -> Figure | None:
                   "resamplings; "
                   "a bar clear of the dashed line says the endpoint does not hold its level under the shift.")
 
+# %% ../../nbs/45_shift_page.ipynb #e764169f
 def plot_prevalence_shift(view: RunView) -> Figure | None:
     ("Per category, the reference's mean label with the chart in both datasets (bars), the categories in the label "
      "space's order.")

@@ -35,6 +35,7 @@ __all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', '
 class ReportError(CareBenchError):
     "A report page could not be executed or the site could not be built."
 
+# %% ../../nbs/41_site.ipynb #d1040c61
 @dataclass(frozen=True)
 class Page:
     "One page of the site: output name, title, template stem, papermill parameters, sidebar section (None: top level)."
@@ -44,6 +45,7 @@ class Page:
     params: dict = field(default_factory=dict)
     section: str | None = None
 
+# %% ../../nbs/41_site.ipynb #a54ba629
 def page_plan(view: RunView) -> list:
     "The pages of a run's report, in navigation order."
     pages = [Page("index", "Overview", "overview")]
@@ -72,6 +74,7 @@ def source_root() -> Path:
     "The source checkout holding `reports/` and `_quarto.yml` (`$CAREBENCH_REPORTS` names another `reports/` folder)."
     return Path(carebench.__file__).resolve().parents[1]
 
+# %% ../../nbs/41_site.ipynb #6c50933d
 def templates_dir() -> Path:
     "Where the report templates are."
     d = Path(os.environ.get("CAREBENCH_REPORTS") or source_root()/"reports")
@@ -83,6 +86,7 @@ def templates_dir() -> Path:
 # %% ../../nbs/41_site.ipynb #7b039962
 _RESOURCE = re.compile(r"(?P<package>[A-Za-z_][\w.]*):(?P<name>[^/\\:]+\.ipynb)")
 
+
 def template_path(tdir: Path, template: str) -> Path:
     """A page's template: `package:name.ipynb`, a notebook shipped inside a package (a track's room, built in or
     installed from another package, brings its pages this way); a path ending in `.ipynb`; else `<template>.ipynb` among
@@ -91,14 +95,13 @@ def template_path(tdir: Path, template: str) -> Path:
     if m: return Path(str(importlib.resources.files(m["package"]) / m["name"]))
     return Path(template) if str(template).endswith(".ipynb") else Path(tdir)/f"{template}.ipynb"
 
+# %% ../../nbs/41_site.ipynb #d7b698e3
 def page_templates() -> list:
     "Every report template: the shared ones (`reports/`), then each registered track's pages, in the registry's order."
     from carebench.tracks.track import registered_tracks, track_names
     tdir, tracks = templates_dir(), registered_tracks()
     own = [template_path(tdir, page[2]) for name in track_names() for page in getattr(tracks[name], "pages", ())]
     return sorted(tdir.glob("*.ipynb")) + own
-
-
 
 # %% ../../nbs/41_site.ipynb #0d8ce611
 _KERNEL_START = ("Kernel died before replying to kernel_info", "Kernel didn't respond")
@@ -154,6 +157,7 @@ def navigation(plan: list, ext: str = ".html", prefix: str = "") -> list:
             sections[p.section]["contents"].append(entry)
     return out
 
+# %% ../../nbs/41_site.ipynb #eadaad3a
 def quarto_project(view: RunView, plan: list) -> dict:
     "The run's `_quarto.yml`: the site settings of the top-level `_quarto.yml` and the pages of this run."
     top = source_root()/"_quarto.yml"

@@ -44,12 +44,14 @@ def null_rates(study: dict) -> pd.DataFrame:
     t = rj[rj["null"]].pivot_table(index=["scenario", "n_patients"], columns="quantity", values="rate")
     return t[[q for q in FAMILY if q in t.columns]]
 
+# %% ../../nbs/42_validity.ipynb #91b6cad2
 def power_table(study: dict) -> pd.DataFrame:
     "Rejection rates under the alternative scenarios (planted gaps), by endpoint and number of patients."
     rj = study["rejections"]
     alt = rj[rj["scenario"].map(lambda s: s in SCENARIOS and not SCENARIOS[s].is_null)]
     return alt.pivot_table(index=["scenario", "quantity"], columns="n_patients", values="rate")
 
+# %% ../../nbs/42_validity.ipynb #e915cd8e
 def coverage_table(study: dict) -> pd.DataFrame:
     "The smallest coverage over scenarios of each quantity's interval, by number of patients."
     return study["coverage"].pivot_table(index="quantity", columns="n_patients", values="coverage", aggfunc="min")
@@ -105,6 +107,7 @@ def plot_power(study: dict):
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/42_validity.ipynb #f42ff195
 def plot_coverage(study: dict):
     ("Coverage of every interval against the scenario's population value: the smallest over scenarios, by number of "
      "patients.")

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable
 import numpy as np
-from statistics import NormalDist
 from threadpoolctl import threadpool_limits
 from ..core.config import AnalysisConfig, quote_value
 from ..core.errors import ConfigError
@@ -20,16 +19,15 @@ from .bootstrap import BootstrapDraws, cluster_sums, ratio_bootstrap
 from .measures import around, average_ranks, effective_epsilon, finite_number, odds_ratios
 from .measures import row_correlations, to_jsonable
 from .multiplicity import bh_adjust, holm_adjust
-from .signflip import SignFlips, signflip_test
+from .signflip import SignFlips, signflip_power, signflip_test
 
 # %% auto #0
 __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'EndpointInput', 'Estimate',
-           'EndpointResult', 'Resampling', 'confirmatory_flags', 'signflip_power', 'Cells', 'Endpoint',
-           'register_endpoint', 'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells',
-           'directional_alignment', 'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells',
-           'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'within_bounds',
-           'run_endpoints', 'family_decisions', 'register_mean_endpoint', 'unregister_endpoint', 'results_to_dict',
-           'demo_input']
+           'EndpointResult', 'Resampling', 'confirmatory_flags', 'Cells', 'Endpoint', 'register_endpoint',
+           'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells', 'directional_alignment',
+           'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells', 'brier_contrast_cells',
+           'brier_improvement', 'direction_counts', 'mantel_haenszel', 'within_bounds', 'run_endpoints',
+           'family_decisions', 'register_mean_endpoint', 'unregister_endpoint', 'results_to_dict', 'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -183,25 +181,12 @@ def _sums(inp: EndpointInput, values, mask=None):
     S, n = cluster_sums(values, inp.cluster, inp.n_patients, mask)
     return np.hstack([S, S.sum(1, keepdims=True)]), np.hstack([n, n.sum(1, keepdims=True)])
 
+
 def confirmatory_flags(inp: EndpointInput, settings: AnalysisConfig) -> np.ndarray:
     "Confirmatory flag per category and overall (C+1): enough non-zero Δ_ref cells and enough patients having them."
     moved, _ = _sums(inp, inp.nonzero.astype(float))        # per patient: how many of its cells have Δ_ref ≠ 0
     enough_cells = moved.sum(0) >= settings.confirmatory_min_nonzero
     return enough_cells & ((moved > 0).sum(0) >= settings.confirmatory_min_patients)
-
-def signflip_power(S, n, effect: float, alpha: float, floor) -> np.ndarray:
-    """Normal approximation of the one-sided cluster sign-flip test's power when the true mean contrast is `effect`: the
-    sum of patient contrasts shifts by effect·Σn against its spread sqrt(Σ(S_p − θ̂ n_p)²); 0 when the floor exceeds
-    α."""
-    S, n = np.asarray(S, float), np.asarray(n, float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        theta = S.sum(0) / n.sum(0)
-        spread = np.sqrt(((S - np.nan_to_num(theta) * n) ** 2).sum(0))
-        z = effect * n.sum(0) / spread
-    normal = NormalDist()
-    cdf = np.frompyfunc(normal.cdf, 1, 1)
-    power = np.where(spread > 0, cdf(z - normal.inv_cdf(1 - alpha)).astype(float), np.where(n.sum(0) > 0, 1.0, np.nan))
-    return np.where(np.asarray(floor) > alpha, 0.0, power)
 
 # %% ../../nbs/15_endpoints.ipynb #20a01223
 def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, described: list | None = None) -> list:
@@ -250,6 +235,7 @@ class Cells:
     mask: np.ndarray | None = None
     parts: tuple = ()
 
+# %% ../../nbs/15_endpoints.ipynb #3075983c
 @dataclass(frozen=True)
 class Endpoint:
     "A registered endpoint: its function `(EndpointInput, Resampling) -> EndpointResult` and its metadata."
@@ -265,16 +251,25 @@ class Endpoint:
     bounds: tuple = (-math.inf, math.inf)   # the range the parameter can take: interval end points are kept inside it
     part_bounds: dict = field(default_factory=dict)   # the same for named values with an interval (`ci_<name>`)
 
+
 ENDPOINTS: dict[str, Endpoint] = {}
+
+# %% ../../nbs/15_endpoints.ipynb #e8e0fabe
 MEAN_CONTRASTS: dict = {}   # every endpoint with `cells`: name -> (inp, ε) -> (values, mask)
+
 CONTRASTS: dict = {}        # the paired ones among them (model contrasts, perturbation effects)
+
 FAMILY: list = []   # the confirmatory fixed sequence: the endpoints registered with a `family` position, in order
+
 PRIMARY = "context_specificity"                         # registered with role "primary", first of the family
+
 NON_ENDPOINT_KEYS = ("data", "family", "validity")      # other keys of a model's results
+
 
 def _values_mask(cells: Callable, inp, eps) -> tuple:
     c = cells(inp, eps)
     return c.values, c.mask
+
 
 def register_endpoint(name: str, label: str = "", formula: str = "", null_value: float = 0.0,
                       role: str = "confirmatory", cells: Callable | None = None, paired: bool = False,
@@ -300,6 +295,7 @@ def specificity_cells(inp: EndpointInput, eps: float) -> Cells:
     xm, xs = R * inp.delta_model, inp.donor_mean(lambda d: R * d)
     return Cells(xm - xs, inp.nonzero, (("mean_alignment", xm), ("mean_alignment_shuffled", xs)))
 
+# %% ../../nbs/15_endpoints.ipynb #a71b9d17
 @register_endpoint("context_specificity", label="context specificity", formula="mean sign(Δ_ref)·(Δ_model − Δ_shuf)",
                    role="primary", cells=specificity_cells, paired=True, family=1, bounds=(-2, 2),
                    part_bounds={"mean_alignment": (-1, 1), "mean_alignment_shuffled": (-1, 1)})
@@ -338,6 +334,7 @@ def alignment_cells(inp: EndpointInput, eps: float) -> Cells:
                                                 ("sign_agreement_rate_shuffled", agree_s),
                                                 ("mean_alignment", R * inp.delta_model)))
 
+# %% ../../nbs/15_endpoints.ipynb #5790f7ab
 @register_endpoint("directional_alignment", label="directional alignment",
                    formula="sign agreement, correct − donor's chart", cells=alignment_cells, paired=True, family=2,
                    bounds=(-1, 1), part_bounds={"sign_agreement_rate": (0, 1), "sign_agreement_rate_shuffled": (0, 1),
@@ -368,6 +365,7 @@ def sensitivity_cells(inp: EndpointInput, eps: float) -> Cells:
     return Cells(a - b, None, (("mean_abs_delta", a), ("mean_abs_delta_shuffled", b), ("unchanged_rate", ua),
                                ("unchanged_rate_shuffled", ub)))
 
+# %% ../../nbs/15_endpoints.ipynb #0bf9e320
 @register_endpoint("context_sensitivity", label="context sensitivity", formula="mean |Δ_model| − mean |Δ_shuf|",
                    cells=sensitivity_cells, family=3, bounds=(-1, 1),
                    part_bounds=dict.fromkeys(("mean_abs_delta", "mean_abs_delta_shuffled", "unchanged_rate",
@@ -430,6 +428,7 @@ def brier_cells(inp: EndpointInput) -> tuple:
     bs = np.nanmean(np.where(np.isnan(inp.s_donors), np.nan, (np.nan_to_num(inp.s_donors) - y[None]) ** 2), 0)
     return (inp.s_free - y) ** 2, (inp.s_correct - y) ** 2, bs, (y == 0) | (y == 1)
 
+# %% ../../nbs/15_endpoints.ipynb #f7935952
 def brier_contrast_cells(inp: EndpointInput, eps: float) -> Cells:
     """Brier(shuffled) − Brier(correct) on the cells where the observers agree, the three Brier scores and
     Brier(free) − Brier(correct)."""
@@ -437,6 +436,7 @@ def brier_contrast_cells(inp: EndpointInput, eps: float) -> Cells:
     return Cells(bs - bc, agree, (("brier_free", bf), ("brier_correct", bc), ("brier_shuffled", bs),
                                   ("improvement_over_free", bf - bc)))
 
+# %% ../../nbs/15_endpoints.ipynb #b9fc779b
 @register_endpoint("brier_improvement", label="Brier improvement", formula="Brier(shuffled) − Brier(correct)",
                    cells=brier_contrast_cells, family=4, bounds=(-1, 1),
                    part_bounds={**dict.fromkeys(("brier_free", "brier_correct", "brier_shuffled"), (0, 1)),

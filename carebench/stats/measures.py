@@ -14,11 +14,13 @@ __all__ = ['FLOAT_TOL', 'effective_epsilon', 'sign_eps', 'direction_tables', 'ma
 # %% ../../nbs/14_measures.ipynb #afab87a4
 FLOAT_TOL = 1e-9
 
+
 def effective_epsilon(eps: float) -> float:
     """The threshold actually compared with: ε less a rounding tolerance, so that a change of exactly ε on a score grid
     (0.12 − 0.11 = 0.00999…) counts as a change, as |Δ| < ε (unchanged) intends."""
     return eps - FLOAT_TOL
 
+# %% ../../nbs/14_measures.ipynb #8563a84d
 def sign_eps(x, eps: float) -> np.ndarray:
     "The sign of `x`, with |x| < ε counted as 0 (unchanged): the one ε of the config, everywhere."
     x = np.asarray(x, float)
@@ -78,10 +80,12 @@ def odds_ratios(a, b, c, d, pooled: bool):
 # %% ../../nbs/14_measures.ipynb #03e042b2
 import math
 
+
 def finite_number(x) -> bool:
     "Whether `x` is a finite int or float (not a bool, None, NaN or infinity)."
     return isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
 
+# %% ../../nbs/14_measures.ipynb #9909dcd0
 def around(ci, estimate):
     "The interval `ci` (low, high) stretched to hold `estimate`; as it is when either is missing or not a number."
     if not (isinstance(ci, tuple) and len(ci) == 2 and finite_number(estimate) and all(map(finite_number, ci))):
@@ -137,6 +141,7 @@ def brier(score, label) -> float:
     "Brier score: mean squared difference between scores in [0, 1] and 0/1 labels."
     return float(np.mean((np.asarray(score, float) - np.asarray(label, float)) ** 2))
 
+# %% ../../nbs/14_measures.ipynb #59b7d98b
 def ece(score, label, n_bins: int = 10) -> float:
     "Expected calibration error with equal-width bins: Σ_b (n_b / N) |mean label − mean score| in bin b."
     s, y = np.asarray(score, float), np.asarray(label, float)
@@ -144,6 +149,7 @@ def ece(score, label, n_bins: int = 10) -> float:
     gap = np.bincount(b, weights=y - s, minlength=n_bins)
     return float(np.abs(gap).sum() / len(s))
 
+# %% ../../nbs/14_measures.ipynb #229f2c94
 def binary_entropy(p) -> np.ndarray:
     "Entropy in bits of a Bernoulli(p): 0 at p ∈ {0, 1}, 1 at p = 0.5."
     p = np.clip(np.asarray(p, float), 0, 1)

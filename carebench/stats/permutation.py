@@ -48,6 +48,7 @@ def n_arrangements(sizes, cap: int):
         if total > cap: return None
     return total
 
+# %% ../../nbs/12_permutation.ipynb #753ce79d
 def enumerate_arrangements(sizes, width: int) -> np.ndarray:
     "Every arrangement as local indices (total × P × width); padding slots keep their place."
     per = [list(itertools.permutations(range(int(s)))) for s in sizes]

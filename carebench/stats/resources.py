@@ -23,6 +23,7 @@ def resampling_memory(settings: AnalysisConfig, items_per_patient, n_categories:
     return {"n_bootstrap": min(2 * B * P, 64 * 2 ** 20) + 24 * 256 * P + 8 * B * 64 * C1,
             "n_permutations": flips * -(-P // 8) + 24 * min(flips, flip_block(P)) * P + 24 * flips * C1}
 
+# %% ../../nbs/1a_resources.ipynb #9e64a8a5
 def check_analysis(settings: AnalysisConfig, items_per_patient, n_categories: int, n_target_cells: int, names=None):
     """What can be checked before any model is asked: every endpoint name is registered, and the resampling fits in
     `analysis.max_memory_gb`. A `ConfigError` names the key to change."""

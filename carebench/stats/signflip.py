@@ -6,11 +6,12 @@
 from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
+from statistics import NormalDist
 
 import numpy as np
 
 # %% auto #0
-__all__ = ['signflip_patterns', 'flip_block', 'SignFlips', 'TestResult', 'signflip_test']
+__all__ = ['signflip_patterns', 'flip_block', 'SignFlips', 'TestResult', 'signflip_test', 'signflip_power']
 
 # %% ../../nbs/11_signflip.ipynb #8c424000
 def signflip_patterns(n_clusters: int, n_flips: int, rng: np.random.Generator | None = None):
@@ -26,6 +27,7 @@ def flip_block(n_clusters: int) -> int:
     "Patterns per block: about 2^20 signs (8 MB as floats), whatever the number of patients."
     return max(16, 2 ** 20 // max(n_clusters, 1))
 
+# %% ../../nbs/11_signflip.ipynb #517ff94e
 @dataclass(frozen=True)
 class SignFlips:
     "Sign patterns as bits, one row of ⌈P/8⌉ bytes per pattern (bit 1: that patient's contribution is flipped to −1)."
@@ -105,3 +107,18 @@ def signflip_test(S, patterns, exact: bool | None = None, alpha: float = 0.05) -
     floor = 2.0 ** -(np.abs(S) > 0).sum(0)
     floor = floor if exact else np.maximum(floor, 1 / (B + 1))
     return TestResult(p, floor, exact, floor > alpha, null)
+
+# %% ../../nbs/11_signflip.ipynb #7aeb3a1c
+def signflip_power(S, n, effect: float, alpha: float, floor) -> np.ndarray:
+    """Normal approximation of the one-sided cluster sign-flip test's power when the true mean contrast is `effect`: the
+    sum of patient contrasts shifts by effect·Σn against its spread sqrt(Σ(S_p − θ̂ n_p)²); 0 when the floor exceeds
+    α."""
+    S, n = np.asarray(S, float), np.asarray(n, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta = S.sum(0) / n.sum(0)
+        spread = np.sqrt(((S - np.nan_to_num(theta) * n) ** 2).sum(0))
+        z = effect * n.sum(0) / spread
+    normal = NormalDist()
+    cdf = np.frompyfunc(normal.cdf, 1, 1)
+    power = np.where(spread > 0, cdf(z - normal.inv_cdf(1 - alpha)).astype(float), np.where(n.sum(0) > 0, 1.0, np.nan))
+    return np.where(np.asarray(floor) > alpha, 0.0, power)

@@ -74,8 +74,10 @@ class Scenario:
     @property
     def is_null(self) -> bool: return bool(self.nulls)
 
+
 SCENARIOS: dict[str, Scenario] = {}
 
+# %% ../../nbs/16_simulate.ipynb #83c3170c
 def register_scenario(s: Scenario) -> Scenario:
     "Add a scenario to the registry (its name is its key)."
     SCENARIOS[s.name] = s
@@ -163,6 +165,7 @@ COVERAGE = ("context_specificity", "directional_alignment", "context_sensitivity
 
 PART_OF = {"mean_abs_delta": "context_sensitivity", "sign_agreement_rate": "directional_alignment"}
 
+
 def coverage_cells(inp: EndpointInput, eps: float, names=COVERAGE) -> dict:
     """Per quantity of `names`: (values, mask) from the registered endpoints' own per-cell contrasts (`Endpoint.cells`)
     or their parts (`PART_OF`): the study averages exactly what the endpoints average."""
@@ -172,14 +175,17 @@ def coverage_cells(inp: EndpointInput, eps: float, names=COVERAGE) -> dict:
         out.update({n: (v, c.mask) for n, v in ((name, c.values), *c.parts)})
     return {n: out[n] for n in names}
 
+# %% ../../nbs/16_simulate.ipynb #e6786863
 def population_values(inp: EndpointInput, eps: float) -> dict:
     "The quantities whose intervals the study checks, as plain means over the cells of one (large) dataset."
     return {q: float((v[mask] if mask is not None else v).mean())
             for q, (v, mask) in coverage_cells(inp, effective_epsilon(eps)).items()}
 
+# %% ../../nbs/16_simulate.ipynb #98466eb7
 @lru_cache(maxsize=64)
 def _population(s: Scenario, alignment: float, eps: float, seed: int) -> tuple:
     return tuple(sorted(population_values(generate(s, 4000, np.random.default_rng(seed), alignment), eps).items()))
+
 
 def truth(s: Scenario, eps: float = 0.01, seed: int = 0) -> dict:
     "Population values of scenario `s` (its planted alignment solved for its gap first); contrasts are 0 under a null."
@@ -352,6 +358,7 @@ def markdown_table(df: pd.DataFrame) -> str:
                                                       for r in df.itertuples(index=False)]
     return "\n".join(f"| {r} |" for r in rows)
 
+# %% ../../nbs/16_simulate.ipynb #61426274
 def study_summary_markdown(study: dict) -> str:
     "The headline of a study: the worst null rejection rate per tested endpoint and size, power and coverage."
     rj, cov, st = study["rejections"], study["coverage"], study["settings"]
@@ -382,6 +389,7 @@ def study_summary_markdown(study: dict) -> str:
               ""]
     return "\n".join(lines)
 
+# %% ../../nbs/16_simulate.ipynb #b44db7e2
 def write_study(study: dict, folder) -> Path:
     "Write a study into `folder` (created); returns the folder."
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
@@ -394,6 +402,7 @@ def write_study(study: dict, folder) -> Path:
     atomic_write(folder/"summary.md", study_summary_markdown(study))
     return folder
 
+# %% ../../nbs/16_simulate.ipynb #6063c4b8
 def read_study(folder) -> dict:
     "A study written by `write_study`."
     folder = Path(folder)

@@ -23,6 +23,7 @@ class Learner(Protocol):
     def fit(self, train: list, choice: dict): ...
     def predict(self, model, rows: np.ndarray, context: list | None) -> np.ndarray: ...
 
+# %% ../../nbs/3d_crossfit.ipynb #4f1291a0
 @dataclass
 class CrossFit:
     "Held-out predictions of every pair under the three conditions, the choices per outer fold and the inner losses."

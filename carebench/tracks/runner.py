@@ -63,6 +63,7 @@ class Preflight:
         "Track → the models it will score."
         return {n: t.model_names() for n, t in self.instances.items()}
 
+# %% ../../nbs/3f_runner.ipynb #cb0293dc
 def _select(config: Config, tracks, require_track: bool) -> list:
     "The tracks to run, in output order: those named (each must be registered), else those configured."
     if not tracks:

@@ -23,10 +23,12 @@ def tag(side: str, ids) -> np.ndarray:
     "Patient ids of one side as the union's ids."
     return np.array([f"{side}{SEP}{p}" for p in ids], dtype=object)
 
+# %% ../../nbs/3e_shift.ipynb #dfe37a31
 def untag(ids) -> np.ndarray:
     "The union's ids back as the dataset's own."
     return np.array([str(p).split(SEP, 1)[1] for p in ids], dtype=object)
 
+# %% ../../nbs/3e_shift.ipynb #04e21705
 @dataclass
 class ShiftData:
     "Two datasets as one set of pairs (A's first, then B's), with what a learner reads from a `Dataset`."
@@ -63,6 +65,7 @@ def shift_fold(data: ShiftData, inner: int, seed: int = 0) -> list:
     test = tuple(sorted(dict.fromkeys(data.pair_patient[data.a.n_pairs:])))
     return [(Fold(train, test), grouped_folds(train, min(inner, len(train)), seed, "inner-shift"))]
 
+# %% ../../nbs/3e_shift.ipynb #db2740e9
 def shift_donors(data: ShiftData, donor_map: pd.DataFrame) -> list:
     ("Per pair of the union: donor ids per slot; A's pairs get none (they are not predicted), B's their own donors, "
      "tagged.")

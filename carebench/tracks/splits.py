@@ -20,6 +20,7 @@ class Fold:
     train: tuple
     test: tuple
 
+# %% ../../nbs/3c_splits.ipynb #0c045338
 def grouped_folds(patients, k: int | None, seed: int = 0, stream: str = "outer") -> list:
     "k folds of patients (seeded, balanced), or leave-one-patient-out when `k` is None or ≥ the number of patients."
     pts = sorted(dict.fromkeys(patients))
@@ -38,6 +39,7 @@ def nested_folds(patients, outer: int | None, inner: int, seed: int = 0) -> list
         out.append((f, grouped_folds(f.train, min(inner, len(f.train)), seed, f"inner-{i}")))
     return out
 
+# %% ../../nbs/3c_splits.ipynb #10e08c8e
 def check_folds(nested) -> None:
     ("Assert that no patient is on both sides of any outer or inner fold, and inner folds use outer-training patients "
      "only.")

@@ -33,6 +33,7 @@ class RunContext:
     options: dict = field(default_factory=dict)
     reserved: set = field(default_factory=set)       # model names taken by tracks checked before this one
 
+# %% ../../nbs/3a_track.ipynb #b04a42bf
 @dataclass
 class Merged:
     "A track's contribution to the run after its jobs: scores in the long format and manifest fields."
@@ -148,10 +149,10 @@ def registered_tracks() -> dict:
     section_classes()
     return TRACKS
 
+# %% ../../nbs/3a_track.ipynb #5d8ae598
 def track_names() -> list:
     "Registered tracks, in output order."
     return sorted(registered_tracks(), key=lambda n: (TRACKS[n].order, n))
-
 
 # %% ../../nbs/3a_track.ipynb #92974450
 def configured_tracks(config: Config) -> list:

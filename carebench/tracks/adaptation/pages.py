@@ -17,6 +17,7 @@ def _curve(view: RunView) -> pd.DataFrame:
     return (view._csv("adaptation_learning_curve").set_index("share") if view.has("adaptation_learning_curve")
             else pd.DataFrame())
 
+
 def learning_curve_table(view: RunView) -> pd.DataFrame:
     """The adaptation track's learning curve: held-out quality at each share of the outer folds' training patients
     (empty without the track). Training patients are a mean over the outer folds: a whole number, or one decimal."""
@@ -25,6 +26,7 @@ def learning_curve_table(view: RunView) -> pd.DataFrame:
         d["n_train_patients"] = [f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}" for v in d["n_train_patients"]]
     return d
 
+# %% ../../../nbs/tracks/adaptation/3s_adaptation_pages.ipynb #5603808b
 def plot_learning_curve(view: RunView) -> Figure:
     ("Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training "
      "patients.")
@@ -56,6 +58,7 @@ def plot_learning_curve(view: RunView) -> Figure:
                   "the observers' "
                   "direction (above the dashed line: with them).")
 
+# %% ../../../nbs/tracks/adaptation/3s_adaptation_pages.ipynb #40a4bc1d
 def fits_table(view: RunView) -> pd.DataFrame:
     ("Every model the adaptation track fitted: training and validation patients, epochs, validation losses, adapter "
      "and its sha256.")

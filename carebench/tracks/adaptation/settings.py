@@ -32,6 +32,7 @@ class LoraSettings:
                                                 or not all(str(m).strip() for m in self.target_modules)):
             raise ValueError("target_modules must name at least one module (or be null)")
 
+# %% ../../../nbs/tracks/adaptation/3q_adaptation_settings.ipynb #80a313f0
 @dataclass(frozen=True)
 class AdaptationConfig:
     "The `adaptation` section (Track 2): LoRA fine-tuning of a pretrained model inside patient-grouped outer folds."

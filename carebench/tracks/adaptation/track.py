@@ -37,7 +37,9 @@ def chart_text(patient) -> str:
     "A patient's snapshot as text: one `field: text` block per non-empty field, in the snapshot's order."
     return "\n".join(f"{name}: {text}" for name, text in snapshot_fields(patient))
 
+# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #8166ebf0
 _TARGETS = {"query": ["query", "value"], "q_proj": ["q_proj", "v_proj"], "c_attn": ["c_attn"]}
+
 
 class BaseModel:
     ("The pretrained body and its tokenizer, loaded once per job; every fine-tuning starts from its initial adapter "
@@ -315,6 +317,7 @@ class AdaptationResult:
     fits: list
     learning_curve: pd.DataFrame
 
+# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #c92d7c96
 def _curve_row(ds, share, n_train, free, correct, rows, eps) -> dict:
     "Held-out quality at one training share: Brier with and without the chart, and agreement with Δ_ref."
     R, dm = np.sign(ds.delta_ref[rows]), correct - free
@@ -324,6 +327,7 @@ def _curve_row(ds, share, n_train, free, correct, rows, eps) -> dict:
                 brier_correct=float(((correct - ds.y_correct[rows]) ** 2)[ok_c].mean()),
                 mean_alignment=float((R * dm)[nz].mean()) if nz.any() else None,
                 sign_agreement_rate=float((R * dm >= eps)[nz].mean()) if nz.any() else None)
+
 
 def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: float = 0.01, adapters=None,
           quiet: bool = True, base: BaseModel | None = None) -> AdaptationResult:
@@ -361,6 +365,7 @@ def model_name(s: AdaptationConfig) -> str:
     name = m.name if m.name != "all-MiniLM-L6-v2" or not m.path else m.path.rstrip("/").split("/")[-1]
     return f"{name}+lora_{s.family}"
 
+# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #2f061510
 def adaptation_job(config, run_path, quiet: bool = True) -> dict:
     ("The adaptation track as one job of a run: scores, learning curve, fits and adapters under RUN/jobs/adaptation/; "
      "returns its "

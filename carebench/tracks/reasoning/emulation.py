@@ -48,9 +48,11 @@ def emulation_model(config: Config) -> ModelConfig:
         if m.id == em.model: return m
     raise ConfigError(f"no model {em.model!r} under reasoning.models", config.source, "reasoning.emulation.model")
 
+# %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #e87aaf18
 def _with_persona(rc, rater) -> "PromptConfig":
     "The prompt settings with the rater's (or adjudicator's) persona before the system text."
     return dataclasses.replace(rc.prompt, system=rater.persona.strip() + "\n\n" + (rc.prompt.system or DEFAULT_SYSTEM))
+
 
 def plan_emulation(ds: Dataset, model: ModelConfig, backend, config: Config) -> list:
     """Every rater's request per pair and labelled condition (rater, then condition, then pair: a patient's prompts
@@ -76,6 +78,7 @@ def plan_emulation(ds: Dataset, model: ModelConfig, backend, config: Config) -> 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #5d41d6f9
 MAX_CALLS = 20_000      # the default of `reasoning.emulation.max_calls`
 
+
 def emulation_calls(ds: Dataset, config: Config) -> dict:
     """The calls an emulation plans, counted without building a prompt: raters × labelled conditions × pairs, and
     with an adjudicator at most one more per (pair, labelled condition)."""
@@ -84,6 +87,7 @@ def emulation_calls(ds: Dataset, config: Config) -> dict:
     adjudication = len(LABELLED_CONDITIONS) * ds.n_pairs if em.adjudicator is not None else 0
     return dict(raters=raters, adjudication=adjudication, total=raters + adjudication)
 
+# %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #f6ab6b4c
 def check_emulation_calls(ds: Dataset, config: Config) -> dict:
     """Refuse an emulation that would make more calls than `reasoning.emulation.max_calls` (default 20,000): a
     `ConfigError` naming the key, before any prompt is built, backend started or folder written. The counts
@@ -98,11 +102,11 @@ def check_emulation_calls(ds: Dataset, config: Config) -> dict:
                           config.source, "reasoning.emulation.max_calls")
     return n
 
-
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #f58d770d
 class EmulationError(CareBenchError):
     "An emulation that cannot give an emulated reference: no rater answered both conditions of any pair."
 
+# %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #884e5e29
 def prompt_tokens_estimate(reqs: list, sample: int = 64) -> int:
     """About how many prompt tokens `reqs` carry: the characters of up to `sample` of them (evenly spread), at four a
     token."""
@@ -111,7 +115,6 @@ def prompt_tokens_estimate(reqs: list, sample: int = 64) -> int:
     chars = sum(sum(len(str(m.get("content", ""))) for m in r.prompt.messages) + sum(map(len, r.prompt.questions))
                 for r in picked)
     return round(chars / len(picked) * len(reqs) / 4)
-
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #a32f09d2
 ADJUDICATION_NOTE = ("Other raters labelled this EHR item independently (1: it belongs to the category, 0: it does "
@@ -162,6 +165,7 @@ class Emulation:
     cost: dict
     adjudicated: dict | None = None
 
+# %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #7e20377f
 def _ask(reqs: list, backend, model: ModelConfig, config: Config, cache, quiet: bool, desc: str) -> tuple:
     ("Ask what the cache does not hold yet (the reasoning track's `ask_missing`); the final records, token usage and "
      "keys asked.")
@@ -172,12 +176,14 @@ def _ask(reqs: list, backend, model: ModelConfig, config: Config, cache, quiet: 
                                   config, cache, quiet, desc)
     return cache.get(list(unique)), usage, asked
 
+
 def _say_plan(reqs: list, size: dict, n_raters: int, n_pairs: int) -> None:
     "The emulation's plan on stderr before the first call: calls, adjudication calls at most, prompt tokens."
     adj = f", then up to {size['adjudication']:,} adjudication calls" if size["adjudication"] else ""
     print(f"emulation: {len(reqs):,} calls planned ({n_raters:,} raters × {len(LABELLED_CONDITIONS)} "
           f"conditions × {n_pairs:,} pairs{adj}), about {prompt_tokens_estimate(reqs):,} prompt tokens; calls "
           "in the response cache are not asked again", file=sys.stderr)
+
 
 def _adjudications(adj: list, final: dict, keys, em, n: int) -> tuple:
     """The adjudicator's labels (condition → pairs × categories, NaN where it did not decide), its score rows and its
@@ -193,10 +199,12 @@ def _adjudications(adj: list, final: dict, keys, em, n: int) -> tuple:
                  for k, v, d in zip(keys, s, split) if d]
     return adjudicated, rows, failed
 
+
 def _no_rater_answered(failed: int, calls: int, model: str, backend: str, kinds: Counter) -> EmulationError:
     return EmulationError(f"no rater answered: {failed:,} of {calls:,} calls of {model} ({backend}) failed "
                           f"({', '.join(f'{k}: {v:,}' for k, v in kinds.most_common())}), and no rater answered both "
                           "conditions of any pair; each call's error is in the response cache")
+
 
 def ask_raters(ds: Dataset, config: Config, cache_path=None, quiet: bool = True) -> Emulation:
     """Plan, resume, ask and collect every rater's labels through the cache (finished calls are never asked again);

@@ -26,11 +26,13 @@ def emulation_summary(view: RunView) -> pd.DataFrame:
                  "can replace an observer": "yes" if s["verdicts"][r["id"]]["passes"] else "no"}) for r in s["raters"]]
     return pd.DataFrame(rows).set_index("rater")
 
+# %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #76d5237b
 def emulation_cost(view: RunView) -> pd.DataFrame:
     "What the emulation cost: model, calls, from the cache, failed, tokens, seconds, device."
     c = json.loads(view.run.artifact("emulation").read_text())["cost"]
     return pd.DataFrame([(k.replace("_", " "), v) for k, v in c.items()], columns=["field", "value"]).set_index("field")
 
+# %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #85be4820
 def emulation_agreement(view: RunView, pooled: bool = True) -> pd.DataFrame:
     """The agreement table (`emulation_agreement.csv`): pooled over categories, each comparison's sign agreement, κ and
     ICC with intervals; or (`pooled=False`) per category, the emulated-vs-human and human-vs-human estimates side by
@@ -43,11 +45,13 @@ def emulation_agreement(view: RunView, pooled: bool = True) -> pd.DataFrame:
     t = a[(a["category"] != "all") & (a["measure"] == "sign_agreement")]
     return t.pivot_table(index="category", columns="comparison", values="estimate", sort=False)
 
+# %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #78507334
 def emulation_endpoints_table(view: RunView) -> pd.DataFrame:
     "Every model endpoint against the human and the emulated reference, side by side (empty without model scores)."
     e, t = _estimates_by(view, "emulation_endpoints", "reference")
     return pd.DataFrame() if e is None else t.assign(difference=t.get("emulated") - t.get("human"))
 
+# %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #b21472c8
 def plot_emulation_agreement(view: RunView):
     ("Sign agreement of Δ per category: emulated vs human reference beside human observer vs human observer, with "
      "intervals.")
@@ -84,6 +88,7 @@ def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
                              "min_attainable_p": "smallest attainable p",
                              "n_pairs_changed": "pairs changed"}).set_index(["perturbation", "endpoint"])
 
+# %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #69ca2c10
 def plot_field_importance(view: RunView, model: str, endpoint: str = "Context specificity") -> Figure | None:
     ("What leaving out each snapshot field (`drop:FIELD`) changes in `endpoint`, most costly first, with "
      "patient-cluster intervals.")
@@ -127,6 +132,7 @@ def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
         "effect_within_spread": "effect within range",
         "n_patients": "patients"}).set_index("endpoint")
 
+# %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #887993c2
 def plot_format_spread(view: RunView, model: str) -> Figure | None:
     ("Every endpoint's estimate under each prompt format with its interval (the main format filled), the endpoint's "
      "null dashed.")
@@ -157,6 +163,7 @@ def plot_format_spread(view: RunView, model: str) -> Figure | None:
                   "endpoint's "
                   "null. An effect no larger than the spread of the dots is not a finding about the chart.")
 
+# %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #63e10e82
 def replicate_table(view: RunView, model: str) -> pd.DataFrame:
     ("The test–retest null of one model: |Δ| between replicates of the context-free condition, beside the run's "
      "|Δ_model| and |Δ_shuf|.")
@@ -170,4 +177,3 @@ def replicate_table(view: RunView, model: str) -> pd.DataFrame:
     counts = ("replicates", "cells", "patients")
     return pd.DataFrame({model: [int(v) if k in counts else float(v) for k, v in d.items()]},
                         index=pd.Index(d.index, name="measure"), dtype=object)
-

@@ -66,7 +66,9 @@ class Perturbation:
     def apply(self, item: str, shown: Shown, rng, pool: tuple = ()): raise NotImplementedError
     def __repr__(self) -> str: return f"Perturbation({self.spec})"
 
+# %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #9f795f08
 PERTURBATIONS: dict[str, type] = {}
+
 
 def register_perturbation(cls: type) -> type:
     "Class decorator: register a `Perturbation` subclass under its `name`."
@@ -78,8 +80,10 @@ def register_perturbation(cls: type) -> type:
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #fe72a21a
 def _texts(value) -> tuple: return (value,) if isinstance(value, str) else tuple(value)
 
+
 def _has(shown: Shown, field: str) -> bool:
     return any(n == field and any(t.strip() for t in _texts(v)) for n, v in shown.snapshot)
+
 
 class _FieldFilter(Perturbation):
     ("The chart with some fields kept (`keep(name)`); not applicable when the patient's chart has no text in the named "
@@ -90,12 +94,14 @@ class _FieldFilter(Perturbation):
         if not _has(shown, self.field): return None
         return item, Shown(shown.id, tuple((n, v) for n, v in shown.snapshot if self.keep(n)))
 
+
 @register_perturbation
 class DropField(_FieldFilter):
     "The chart without one field."
     name = "drop"
     def keep(self, name): return name != self.field
 
+# %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #1c112bb7
 @register_perturbation
 class OnlyField(_FieldFilter):
     "That field alone."
@@ -113,9 +119,11 @@ class ShuffleFields(Perturbation):
         while order == sorted(order): order = list(rng.permutation(len(order)))
         return item, Shown(shown.id, tuple(shown.snapshot[i] for i in order))
 
+# %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #2b955617
 _BOILERPLATE = ("Patient was seen in clinic. Vital signs were recorded. The visit was documented in the electronic "
                 "record. "
                 "Follow-up as scheduled. ")
+
 
 @register_perturbation
 class IrrelevantText(Perturbation):
@@ -132,6 +140,7 @@ class IrrelevantText(Perturbation):
         while len(filler) < len(text): filler = filler + " " + filler
         return item, Shown(shown.id, (*shown.snapshot, ("additional_notes", filler[:max(len(text), 1)].rstrip())))
 
+# %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #e65202db
 @register_perturbation
 class NegateField(Perturbation):
     "One field's entries stated as absent: each entry becomes \"No …\" (not applicable without text in the field)."
@@ -156,6 +165,7 @@ _ABBREVIATIONS = {"mg": "milligrams", "mcg": "micrograms", "ml": "millilitres", 
                   "ptsd": "post-traumatic stress disorder", "std": "sexually transmitted disease",
                   "sti": "sexually transmitted infection"}
 
+
 @register_perturbation
 class ItemCase(Perturbation):
     ("The item lower-cased, upper-cased or title-cased (the seed chooses one that differs; not applicable when none "
@@ -165,6 +175,7 @@ class ItemCase(Perturbation):
         forms = [f for f in dict.fromkeys((item.lower(), item.upper(), item.title())) if f != item]
         return (forms[int(rng.integers(len(forms)))], shown) if forms else None
 
+# %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #2f016652
 @register_perturbation
 class ItemPunctuation(Perturbation):
     "The item without its punctuation, or with a closing full stop when it has none."
@@ -174,6 +185,7 @@ class ItemPunctuation(Perturbation):
         if bare != item and bare: return bare, shown
         return (item.rstrip() + ".", shown) if item.strip() else None
 
+# %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #22664297
 @register_perturbation
 class ItemAbbreviation(Perturbation):
     ("Abbreviations in the item expanded (mg → milligrams, HIV → human immunodeficiency virus, …), or contracted when "
@@ -209,6 +221,7 @@ def parse_perturbations(specs, fields) -> list:
     if dup: raise ValueError(f"perturbation {dup!r} is listed twice")
     return out
 
+# %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #acc2c436
 def perturb(p: Perturbation, item: str, patient, seed: int, pool: tuple = ()):
     "Apply `p` to one pair: `(item, Shown)` or `None` (not applicable); deterministic in (seed, spec, patient, item)."
     return p.apply(item, Shown.of(patient) if not isinstance(patient, Shown) else patient,

@@ -25,6 +25,7 @@ DEFAULT_PERSONAS = (
      "You are a health-information privacy officer with clinical training, who classifies record items for consent."),
 )
 
+
 @dataclass(frozen=True)
 class RaterConfig:
     ("One emulated observer: an `id` and a `persona` (who the rater is: specialty, role), put before the task's system "
@@ -36,6 +37,7 @@ class RaterConfig:
         if not str(self.id).strip() or not str(self.persona).strip():
             raise ValueError("a rater needs an id and a persona")
 
+# %% ../../../nbs/tracks/reasoning/3g_reasoning_settings.ipynb #e69bb227
 @dataclass(frozen=True)
 class EmulationConfig:
     """`reasoning.emulation`: K rater agents (personas) of one model, each labelling every evaluation pair context-free
@@ -60,6 +62,7 @@ class EmulationConfig:
         if not 0 < self.threshold < 1 or not 0 <= self.epsilon < 1 or not 0 < self.q < 1:
             raise ValueError("need 0 < threshold < 1, 0 <= epsilon < 1 and 0 < q < 1")
 
+# %% ../../../nbs/tracks/reasoning/3g_reasoning_settings.ipynb #c305a3fc
 @dataclass(frozen=True)
 class ReasoningConfig:
     "The `reasoning` section (Track 3)."
@@ -91,4 +94,3 @@ class ReasoningConfig:
         ids = [m.id for m in self.models]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup: raise ValueError(f"model id {dup[0]!r} appears twice")
-

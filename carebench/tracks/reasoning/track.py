@@ -47,16 +47,19 @@ REPAIR = ("Your answer could not be used ({reason}). Reply with only a JSON obje
           "number "
           "from 0 to 1.")
 
+
 def repair_key(model: ModelConfig, rc: ReasoningConfig) -> dict | None:
     ("What the repair request adds to a json-mode call's cache key (a repaired answer is another answer); None in "
      "logprob mode.")
     return {"attempts": rc.repair_attempts,
             "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} if model.scoring_mode == "json" else None
 
+# %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #49ee6268
 def snapshot_field_names(ds: Dataset) -> list:
     "The snapshot fields of a dataset's patients, in order of first appearance (what `drop:*` and `only:*` expand to)."
     return list(dict.fromkeys(f for p in ds.patients for f in p.fields))
 
+# %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #7daad4ea
 def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: Backend, config: Config) -> list:
     """Every request of one model: three conditions per pair (one per donor slot when shuffled) under each prompt format
     (`meta["format"]`, 0 the main prompt), then the correct context under each configured perturbation where it applies
@@ -190,9 +193,11 @@ class ModelScores:
     formats: pd.DataFrame | None = None       # prompt formats 1…K−1: the three conditions again (a `format` column)
     replicates: pd.DataFrame | None = None    # replicates 1…R−1 of the context-free condition (a `replicate` column)
 
+# %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #95b619f0
 def _variant(meta: dict) -> tuple:
     "(condition, perturbation, format, replicate) of a request: what the compute accounting groups by."
     return meta["condition"], meta.get("perturbation") or "", meta.get("format", 0), meta.get("replicate", 0)
+
 
 def _compute(model: str, device: str, reqs: list, asked: set, usage: dict, seconds: dict, failed: set) -> pd.DataFrame:
     """Per condition (and perturbation, format, replicate): requests, distinct prompts, from the cache, asked, failed,
@@ -218,6 +223,7 @@ def _compute(model: str, device: str, reqs: list, asked: set, usage: dict, secon
                          seconds=round(sum(seconds.get(k, 0.0) for k in ks), 3), device=device,
                          cache_hit_rate=round((len(ks) - n_asked) / len(ks), 4) if ks else None))
     return pd.DataFrame(rows)
+
 
 class _Rows:
     """A long table of scores gathered request by request: each request's own fields once, its scores as (category,
@@ -251,6 +257,7 @@ class _Rows:
                     out[c] = pd.Categorical.from_codes(np.repeat(codes, n), values)
         return pd.DataFrame(out, columns=self.columns)
 
+
 def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, config: Config, cache: ResponseCache,
                 quiet: bool = True, desc: str = "", since: float | None = None) -> tuple:
     """Ask the calls `todo` (keys of `unique`) in batches claimed through the cache (shared with other processes,
@@ -270,6 +277,7 @@ def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, config: C
             bar.update(len(claimed) + len(settled))
     return asked, usage, seconds
 
+# %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #53194e34
 def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: Backend, config: Config,
                 cache: ResponseCache, quiet: bool = True) -> ModelScores:
     "Plan, resume, ask, parse and collect one model's scores under the three conditions, counting what the calls cost."

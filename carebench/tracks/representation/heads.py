@@ -19,6 +19,7 @@ def pca_basis(X: np.ndarray, k: int | None):
     k = vt.shape[0] if k is None else min(k, vt.shape[0])
     return mean, vt[:k].T
 
+# %% ../../../nbs/tracks/representation/3n_heads.ipynb #aaf3400a
 def project(X: np.ndarray, basis) -> np.ndarray:
     "Coordinates of rows of X on a basis from `pca_basis`."
     mean, axes = basis
@@ -81,17 +82,20 @@ class RidgeStats:
         W, b0 = self.fit_stack(groups, lambdas)
         return list(zip(W, b0))
 
+# %% ../../../nbs/tracks/representation/3n_heads.ipynb #30687b02
 def fit_stack(stats, groups, lambdas):
     "Stacked solutions from any solver: its `fit_stack`, or its per-penalty `fit` stacked (benchmark baselines)."
     if hasattr(stats, "fit_stack"): return stats.fit_stack(groups, lambdas)
     models = stats.fit(groups, lambdas)
     return np.stack([m[0] for m in models]), np.stack([m[1] for m in models])
 
+# %% ../../../nbs/tracks/representation/3n_heads.ipynb #c05da157
 def predict(X: np.ndarray, model) -> np.ndarray:
     "Clipped ridge predictions of one model `(W, intercept)`."
     W, b0 = model
     return np.clip(X @ W + b0, 0.0, 1.0)
 
+# %% ../../../nbs/tracks/representation/3n_heads.ipynb #c209b4e5
 def predict_stack(X: np.ndarray, W: np.ndarray, b0: np.ndarray) -> np.ndarray:
     "Clipped predictions of every stacked model (K × n × C) with one matrix product."
     K, p, C = W.shape

@@ -16,11 +16,13 @@ __all__ = ['fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'r
 def _secondary(view: RunView) -> dict:
     return view._json("representation_secondary") if view.has("representation_secondary") else {}
 
+
 def _heads(view: RunView) -> pd.DataFrame:
     d = pd.DataFrame(_secondary(view).get("fusion_heads", []))
     if d.empty: return d
     d["head"] = d["fusion"] + d["rank"].map(lambda r: "" if _plain(r) else f" r={int(r)}")
     return d
+
 
 def fusion_table(view: RunView) -> pd.DataFrame:
     """One row per fusion head (and rank): the penalty λ with the best mean inner-fold Brier, that Brier, the worst over
@@ -33,6 +35,7 @@ def fusion_table(view: RunView) -> pd.DataFrame:
                         "chosen (outer folds)": best["chosen_in_outer_folds"].astype(int)})
     return out.sort_values("inner Brier at best λ")
 
+# %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #2fe2d821
 def plot_fusion(view: RunView) -> Figure:
     "Mean inner-fold Brier of every head over the λ grid (lower is better); the heads the outer folds chose are marked."
     plt = _style()
@@ -55,12 +58,14 @@ def plot_fusion(view: RunView) -> Figure:
                   f"{', '.join(f'{h} ({n})' for h, n in chosen[chosen > 0].items())}: a head that "
                   "wins only at one end of the grid would ask for a wider grid.")
 
+# %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #d12b8622
 def secondary_table(view: RunView, key: str) -> pd.DataFrame:
     ("One of the representation track's secondary tables: `agreement`, `repeated_vs_novel`, `ablation`, or "
      "`calibration` (one row).")
     v = _secondary(view).get(key)
     return pd.DataFrame([v] if isinstance(v, dict) else (v or []))
 
+# %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #d4ad9067
 def plot_ablation(view: RunView) -> Figure:
     "Per snapshot field: mean absolute change of the correct-context score when that field is blanked."
     plt = _style()
@@ -86,6 +91,7 @@ def _reference_long(view: RunView) -> pd.DataFrame:
                          "item": np.repeat(ds.pair_item.astype(str), C),
                          "category": np.tile(np.array(ds.categories, dtype=object), n),
                          "y_free": ds.y_free.ravel(), "y_correct": ds.y_correct.ravel()})
+
 
 def reliability_table(view: RunView, model: str, bins: int = 10, n_boot: int = 500) -> pd.DataFrame:
     """Reliability of one model's scores: per condition (context-free scores against the context-free reference,
@@ -114,6 +120,7 @@ def reliability_table(view: RunView, model: str, bins: int = 10, n_boot: int = 5
                              observed=gb["observed"].mean(), ci_low=lo, ci_high=hi, patients=int((cnt > 0).sum())))
     return pd.DataFrame(rows)
 
+# %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #4ddf5dae
 def plot_reliability(view: RunView, model: str) -> Figure:
     ("Reliability diagram: observed share of yes against the mean score per bin, both conditions, with patient-cluster "
      "intervals.")

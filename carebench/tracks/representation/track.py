@@ -48,6 +48,7 @@ class Track1Inputs:
     contexts: dict               # patient id -> (field names, field vectors)
     donors: list                 # per pair: donor patient ids (one per slot)
 
+# %% ../../../nbs/tracks/representation/3o_representation.ipynb #5923b03f
 def track1_inputs(ds: Dataset, donors: pd.DataFrame | list, encoder: TextEncoder) -> Track1Inputs:
     """Embed every item and every evaluation patient's snapshot fields, and collect labels and donors (the donor map, or
     the donors of each pair as a list: the shift evaluation's union of two datasets, `3e_shift`)."""
@@ -67,6 +68,7 @@ def head_configs(s: RepresentationConfig) -> list:
     "Every (fusion, rank) the inner folds choose from."
     return [(f, r) for f in s.fusions for r in (s.ranks if f == "lowrank_bilinear" else (None,))]
 
+# %% ../../../nbs/tracks/representation/3o_representation.ipynb #ca1bb422
 @dataclass
 class CVResult:
     "Held-out predictions of every pair, and what was chosen where."
@@ -186,6 +188,7 @@ def model_name(s: RepresentationConfig) -> str:
     name = e.name if e.name != "all-MiniLM-L6-v2" or not e.path else e.path.rstrip("/").split("/")[-1]
     return f"{name}+ridge_fusion"
 
+# %% ../../../nbs/tracks/representation/3o_representation.ipynb #91cbcb4c
 def long_scores(ds: Dataset, res: CVResult, model: str, donors: list) -> pd.DataFrame:
     "The representation track's held-out predictions in the common long format (shuffled rows carry their donor)."
     return held_out_scores(ds, res.s_free, res.s_correct, res.s_shuffled, model, donors, "representation")
