@@ -515,4 +515,8 @@ from . import study_commands  # noqa: E402,F401  (registers simulate, plan and b
 
 # %% ../nbs/50_cli.ipynb #fa8eac20
 #| eval: false
-if __name__ == "__main__": sys.exit(main())
+# run as `python -m carebench.cli`, this file is `__main__`, not the module the study commands registered into:
+# the package's own `main` reads the registry that holds every command
+if __name__ == "__main__":
+    from carebench.cli import main as package_main
+    sys.exit(package_main())

@@ -145,3 +145,12 @@ def test_shifted_pair_runs_offline_to_a_shift_page(tmp_path):
     assert "Jaccard overlap" in text and "Context specificity" in text and "Traceback" not in text
     m = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
     assert m["shift"]["n_patients"] == 8 and m["representation_shift"]["n_pairs_shifted"] == 80
+
+
+def test_every_command_runs_as_a_module():
+    "`python -m carebench.cli` knows the study commands too (they register into the package's module, not `__main__`)."
+    import subprocess, sys
+    for command in ("simulate", "plan", "bench"):
+        r = subprocess.run([sys.executable, "-m", "carebench.cli", command, "--help"], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0 and f"usage: carebench {command}" in r.stdout, (command, r.stderr)
