@@ -5,34 +5,34 @@
 # %% ../../nbs/2b_fhir.ipynb #64babffb
 from __future__ import annotations
 import dataclasses
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
-from ..core.errors import CareBenchError, ConfigError, FhirError, InputFileError, Location
-from ..core.inputs import file_problem, folder_files, head_problem
+from ..core.errors import FhirError, Location
 from ..core.vocab import LabelSpace
 from .base import register_adapter
+from .chart import (ChartOptions, Entry, age_text, chart_fields, chart_notes, fit_snapshots,
+                                      index_dates, number_text, patient_index, unit_text)
 from .dataset import Dataset, Patient
+from .fhir_read import Resource, Skips, _model, fhir_files, read_resources
 from .leakage import withheld_notes, withhold_items
-from .long import LabelTableOptions, assemble_long, read_long
+from .long import assemble_long, read_long
 from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions
 
 # %% auto #0
-__all__ = ['FHIR_FIELDS', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC', 'DATE_ELEMENTS', 'FhirOptions', 'fhir_files',
-           'element_path', 'Skips', 'validate_resource', 'Resource', 'read_resources', 'codings_of', 'concept_text',
-           'number_text', 'unit_text', 'quantity_text', 'fhir_field', 'value_text', 'components_text', 'patient_ids',
-           'not_a_fact', 'record_dates', 'demographics', 'collapse', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
+__all__ = ['FHIR_FIELDS', 'SOCIAL_FINDING', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC', 'DATE_ELEMENTS', 'FhirOptions',
+           'codings_of', 'concept_text', 'quantity_text', 'fhir_field', 'value_text', 'components_text', 'patient_ids',
+           'not_a_fact', 'record_dates', 'demographics', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 @dataclass(frozen=True)
-class FhirOptions(LabelTableOptions):
-    "The `dataset` keys of the FHIR adapter (and the label-table keys of `LabelTableOptions`)."
+class FhirOptions(ChartOptions):
+    ("The `dataset` keys of the FHIR adapter (and the chart keys of `ChartOptions`: `index_date`, `snapshot`; the "
+     "label-table keys of `LabelTableOptions`).")
     bundles: Path
     labels: Path
     items: Path | None = None
@@ -41,170 +41,21 @@ class FhirOptions(LabelTableOptions):
     # a resource that fails validation, conflicts with another of the same id or cannot be rendered: an error (`error`),
     # or left out and counted by reason in the adapter manifest (`skip`)
     on_invalid: Literal["error", "skip"] = "error"
+    # a resource type, or `Type/category` (an Observation's category code), -> the snapshot field it goes to, or `none`
+    routes: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        super().__post_init__()
+        for k, v in self.routes.items():
+            if not isinstance(v, str) or not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", v):
+                raise ValueError(f"routes send {k!r} to {v!r}: a field name (lower case, digits, _) or 'none'")
+            if not re.fullmatch(r"[A-Z][A-Za-z]+(/[^/\s]{1,64})?", str(k)):
+                raise ValueError(f"routes: {k!r} is no resource type (`Condition`) or `Type/category`")
 
     @property
     def path(self) -> Path: return self.labels          # the long table, as `assemble_long` reads it
     @property
     def snapshots(self) -> Path: return self.bundles    # where the leakage check says snapshots come from
-
-# %% ../../nbs/2b_fhir.ipynb #db03e2d6
-def fhir_files(path: Path) -> list[Path]:
-    "The FHIR files at `path`: the file itself, or a folder's `.json` and `.ndjson` files in name order."
-    path = Path(path)
-    if path.is_dir():
-        files = folder_files(path, (".json", ".ndjson"), "FHIR file")   # regular files only: a FIFO is an error
-        if not files: raise InputFileError("the folder holds no .json or .ndjson FHIR file", file=str(path))
-        return files
-    if problem := file_problem(path): raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(path))
-    return [path]
-
-# %% ../../nbs/2b_fhir.ipynb #29874e88
-def element_path(loc) -> str:
-    ("A validation error's location as a FHIR element path: `('code', 'coding', 0, 'system')` -> "
-     "`code.coding[0].system`.")
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-# %% ../../nbs/2b_fhir.ipynb #fafa4186
-@dataclass
-class Skips:
-    """What `on_invalid: skip` left out, counted by reason (a reason names the resource type and what was wrong with
-    it), with the place of the first of each; and the resources read without validation because no snapshot field uses
-    their type. With `on_invalid: error` a problem is raised instead of counted."""
-    on_invalid: str = "error"
-    counts: Counter = field(default_factory=Counter)
-    first: dict = field(default_factory=dict)
-    unused: Counter = field(default_factory=Counter)
-
-    def skip(self, reason: str, error: CareBenchError) -> None:
-        "Raise `error`, or (with `skip`) count it under `reason`."
-        if self.on_invalid != "skip": raise error
-        self.counts[reason] += 1
-        self.first.setdefault(reason, str(error))
-
-    def report(self) -> dict:
-        "For the adapter manifest."
-        return dict(on_invalid=self.on_invalid, skipped=dict(self.counts), first=self.first, not_used=dict(self.unused))
-
-    def notes(self, prefix: str) -> list:
-        "One sentence per reason, for the notes every adapter reports."
-        return ([f"{prefix}: {n} {t} resource(s) not used (no snapshot field; not validated)" for t,
-                 n in sorted(self.unused.items())]
-                + [f"{prefix}: {n} left out (on_invalid: skip): {r}" for r, n in sorted(self.counts.items())])
-
-# %% ../../nbs/2b_fhir.ipynb #d768e82e
-def _model(rtype: str):
-    try: from fhir.resources.R4B import get_fhir_model_class     # lazy: pydantic models of every resource type
-    except ImportError:
-        raise ConfigError("the fhir adapter validates resources with fhir.resources: pip install 'carebench[formats]'",
-                          None, "dataset.adapter") from None
-    try: return get_fhir_model_class(rtype)
-    except (ValueError, KeyError): return None
-
-
-def validate_resource(data, where: Location):
-    ("A resource (a JSON object) as its `fhir.resources` model; a `FhirError` names the resource and the failing "
-     "element.")
-    if not isinstance(data, dict):
-        raise FhirError(f"expected a resource (a JSON object), got {type(data).__name__}", where)
-    rtype, rid = data.get("resourceType"), data.get("id")
-    if not isinstance(rtype, str) or not rtype:
-        raise FhirError("no resourceType", dataclasses.replace(where, element="resourceType"))
-    name = f"{rtype}/{rid}" if isinstance(rid, str) and rid else f"{rtype} (no id)"
-    model = _model(rtype)
-    if model is None:
-        raise FhirError(f"unknown resourceType {rtype[:60]!r}",
-                        dataclasses.replace(where, resource=name, element="resourceType"))
-    from pydantic import ValidationError
-    try: return model.model_validate(data)
-    except RecursionError:
-        raise FhirError("the resource is nested too deeply to validate",
-                        dataclasses.replace(where, resource=name)) from None
-    except ValidationError as e:
-        err = e.errors()[0]
-        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise FhirError(f"fails FHIR validation: {err['msg'][:160]}{more}",
-                        dataclasses.replace(where, resource=name, element=element_path(err["loc"]) or None)) from None
-
-# %% ../../nbs/2b_fhir.ipynb #ec3d16ce
-@dataclass
-class Resource:
-    "A validated resource, where it was read, and its Bundle entry's fullUrl."
-    model: object
-    where: Location
-    full_url: str | None = None
-    @property
-    def key(self) -> str:
-        return (
-            f"{self.model.get_resource_type()}/{self.model.id}"
-            if self.model.id
-            else f"{self.model.get_resource_type()} (no id)"
-        )
-
-# %% ../../nbs/2b_fhir.ipynb #9f5c72b9
-def _json(text: str, where: Location):
-    try: return json.loads(text, parse_float=Decimal)
-    except json.JSONDecodeError as e:
-        raise FhirError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", where) from None
-    except RecursionError: raise FhirError("the JSON is nested too deeply", where) from None
-    # e.g. an integer of 5,000 digits
-    except ValueError as e: raise FhirError(f"unreadable JSON value ({str(e)[:120]})", where) from None
-
-
-def _resource(data, where: Location, full_url, keep, skips: Skips) -> list:
-    """A resource as a validated `Resource` (in a list; none when it is left out). A resource whose type no snapshot
-    field uses (not in `keep`) is counted, not validated; one that fails validation is an error or, with `skip`,
-    counted."""
-    rtype = data.get("resourceType") if isinstance(data, dict) else None
-    if keep is not None and isinstance(rtype, str) and rtype and rtype not in keep and _model(rtype) is not None:
-        skips.unused[rtype] += 1; return []                      # a FHIR type no snapshot field reads: counted only
-    try: return [Resource(validate_resource(data, where), where, full_url)]
-    except FhirError as e:
-        skips.skip(f"{rtype if isinstance(rtype, str) and rtype else 'a resource'} fails FHIR validation", e); return []
-
-
-def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> list:
-    "A Bundle's resources (its envelope validated without them), or the resource itself (`_resource`)."
-    skips = skips if skips is not None else Skips()
-    if isinstance(data, dict) and data.get("resourceType") == "Bundle":
-        entries = data.get("entry", [])
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise FhirError("a Bundle's entry must be a list of objects",
-                            dataclasses.replace(where, resource="Bundle", element="entry"))
-        validate_resource({**data, "entry": [{k: v for k, v in e.items() if k != "resource"} for e in entries]}, where)
-        out = []
-        for e in entries:
-            if "resource" not in e: continue
-            if isinstance(e["resource"], dict) and e["resource"].get("resourceType") == "Bundle":
-                out += _unbundle(e["resource"], where, keep, skips)  # nested
-            else: out += _resource(e["resource"], where, e.get("fullUrl"), keep, skips)
-        return out
-    return _resource(data, where, None, keep, skips)
-
-
-def read_resources(path: Path, keep=None, skips: Skips | None = None) -> list[Resource]:
-    """Every resource of the FHIR files at `path` (Bundles unpacked), validated, in file order; with `keep` (resource
-    types), the others are only counted in `skips`, and with `skips.on_invalid == "skip"` an invalid one is counted."""
-    out, skips = [], (skips if skips is not None else Skips())
-    for f in fhir_files(path):
-        if problem := head_problem(f, json=True):
-            raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(f))
-        try: text = f.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=str(f)) from None
-        except OSError as e:
-            raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=str(f)) from None
-        if f.suffix.lower() == ".ndjson":
-            # lines end at \n only: U+2028 inside a string is text
-            for n, line in enumerate(text.split("\n"), 1):
-                if line.strip():
-                    out += _unbundle(_json(line, Location(str(f), row=n)), Location(str(f), row=n), keep, skips)
-        else: out += _unbundle(_json(text, Location(str(f))), Location(str(f)), keep, skips)
-    if not out:
-        raise FhirError("no FHIR resource found" + (" that a snapshot uses" if skips.unused or skips.counts else ""),
-                        file=str(path))
-    return out
 
 # %% ../../nbs/2b_fhir.ipynb #ce566b7c
 def codings_of(concept) -> tuple:
@@ -221,20 +72,6 @@ def concept_text(concept, term: Terminology, where: Location, element: str) -> s
     except ValueError:
         raise FhirError("the concept has neither a text nor a code",
                         dataclasses.replace(where, element=element)) from None
-
-# %% ../../nbs/2b_fhir.ipynb #b6e12b57
-def number_text(v) -> str:
-    """A number as a clinician writes it: as the data wrote it (`13.20`), unless it carries more than 4 decimals (a
-    computed value: `168.80253764416227`), then to 4 significant digits (`168.8`), never in exponent form."""
-    d = Decimal(str(v))
-    if d.is_nan() or d.is_infinite() or d.as_tuple().exponent >= -4: return str(v)
-    places = max(0, 4 - len(str(int(abs(d))))) if abs(d) >= 1 else 4 - d.adjusted() - 1
-    return f"{round(d, places):f}"
-
-# %% ../../nbs/2b_fhir.ipynb #a56b8c96
-def unit_text(unit: str) -> str:
-    "A unit as shown: UCUM's annotations in braces left out (`{score}` is no unit, `mg{total}` is `mg`)."
-    return re.sub(r"\{[^{}]*\}", "", unit or "").strip()
 
 # %% ../../nbs/2b_fhir.ipynb #ba14a3fa
 def quantity_text(q) -> str:
@@ -255,11 +92,28 @@ def fhir_field(*types):
 
 def _where(r: Resource, element=None) -> Location: return dataclasses.replace(r.where, resource=r.key, element=element)
 
+def _category_codes(m) -> set:
+    "The codes of a resource's categories (a list of concepts, one concept, or none)."
+    cats = getattr(m, "category", None)
+    cats = [] if cats is None else cats if isinstance(cats, list) else [cats]
+    return {c.code for cat in cats for c in (cat.coding or ()) if c.code}
+
+# a social finding (SNOMED CT's semantic tag `(finding)` with one of these words): the social history, not a disease
+SOCIAL_FINDING = re.compile(r"employ|education|school|housing|homeless|criminal|incarcerat|abuse|violence|isolation|"
+                            r"social|transport|stress|labor force|income|refugee|insurance|partner|lives alone|"
+                            r"tobacco|smok|alcohol|drug use|misuses|risk activity", re.I)
+
+def _social(m) -> bool:
+    "A Condition that is a social fact: categorized `social-history`/`sdoh`, or a social finding (Synthea's)."
+    if _category_codes(m) & {"social-history", "sdoh"}: return True
+    names = [c.display or "" for c in (m.code.coding or ())] + [m.code.text or ""] if m.code else []
+    return any(n.rstrip().endswith("(finding)") and SOCIAL_FINDING.search(n) for n in names)
+
 @fhir_field("Condition")
 def _condition(m, r, term, res):
     status = next((c.code for c in (m.clinicalStatus.coding or ())), None) if m.clinicalStatus else None
-    return "medical_history", concept_text(m.code, term, _where(r),
-                                           "code") + (f", {STATUS_WORDS[status]}" if status in STATUS_WORDS else "")
+    return "social_history" if _social(m) else "medical_history", concept_text(
+        m.code, term, _where(r), "code") + (f", {STATUS_WORDS[status]}" if status in STATUS_WORDS else "")
 
 @fhir_field("AllergyIntolerance")
 def _allergy(m, r, term, res):
@@ -297,10 +151,6 @@ def _medication(m, r, term, res):
     return "medication_history", name + (f" {text}" if text else "") + (f", {mark}" if mark else "")
 
 # %% ../../nbs/2b_fhir.ipynb #ef24945e
-def _category_codes(m) -> set:
-    return {c.code for cat in (m.category or ()) for c in (cat.coding or ()) if c.code}
-
-
 def value_text(m, term, where) -> str:
     "An Observation's value after its name: ` 13.2 g/dL` for quantities and numbers, `: text` for text and concepts."
     if m.valueQuantity is not None: return " " + quantity_text(m.valueQuantity)
@@ -380,10 +230,53 @@ def _impression(m, r, term, res):
 # items only: no snapshot field
 def _basic(m, r, term, res): return None, concept_text(m.code, term, _where(r), "code")
 
+# %% ../../nbs/2b_fhir.ipynb #53527e59
+class _Note(str):
+    "A clinical note's text: capped at `snapshot.note_chars` when it reaches a snapshot."
+
+def _attachment_text(attachments) -> str:
+    "The plain text of the first text attachment (decoded from base64), whitespace runs as one space."
+    for a in attachments:
+        if a is None or not a.data or not (a.contentType or "text/plain").startswith("text/"): continue
+        raw = a.data if isinstance(a.data, bytes) else str(a.data).encode()
+        return " ".join(raw.decode("utf-8", errors="replace").split())
+    return ""
+
+@fhir_field("DocumentReference")
+def _document(m, r, term, res):
+    kind = concept_text(m.type, term, _where(r), "type") if m.type else m.description or "Note"
+    text = _attachment_text(c.attachment for c in (m.content or ()))
+    return "notes", _Note(f"{kind}: {text}" if text else kind)
+
+@fhir_field("Immunization")
+def _immunization(m, r, term, res): return "immunizations", concept_text(m.vaccineCode, term, _where(r), "vaccineCode")
+
+@fhir_field("Encounter")
+def _encounter(m, r, term, res):
+    kind = concept_text(m.type[0], term, _where(r), "type[0]") if m.type else (
+        (m.class_fhir.display or m.class_fhir.code) if m.class_fhir else None) or "Encounter"
+    reasons = [concept_text(c, term, _where(r), f"reasonCode[{k}]") for k, c in enumerate(m.reasonCode or ())]
+    return "encounters", kind + (f" for {', '.join(reasons)}" if reasons else "")
+
+@fhir_field("CarePlan")
+def _care_plan(m, r, term, res):
+    names = [concept_text(c, term, _where(r), f"category[{k}]") for k, c in enumerate(m.category or ())
+             if not {x.code for x in (c.coding or ())} & {"assess-plan"} and (c.text or c.coding)]
+    name = names[0] if names else m.title or m.description
+    if not name: raise FhirError("a CarePlan needs a category, a title or a description", _where(r, "category"))
+    return "care_plans", name + (f", {m.status}" if m.status in ("completed", "revoked", "on-hold") else "")
+
+@fhir_field("Device")
+def _device(m, r, term, res):
+    name = concept_text(m.type, term, _where(r), "type") if m.type else next(
+        (d.name for d in (m.deviceName or ()) if d.name), None)
+    if not name: raise FhirError("a Device needs a type or a deviceName", _where(r, "type"))
+    return "devices", name
+
 # %% ../../nbs/2b_fhir.ipynb #fe9bc4c1
 def _subject(m):
     "The element naming a resource's patient, and the reference it holds."
-    name = "patient" if m.get_resource_type() == "AllergyIntolerance" else "subject"
+    name = "patient" if m.get_resource_type() in ("AllergyIntolerance", "Immunization", "Device") else "subject"
     ref = getattr(m, name, None)
     return name, (ref.reference if ref is not None else None)
 
@@ -421,13 +314,14 @@ def not_a_fact(m) -> str | None:
 
 # %% ../../nbs/2b_fhir.ipynb #5d4c8e39
 DATE_ELEMENTS = ("onsetDateTime", "recordedDate", "effectiveDateTime", "issued", "authoredOn", "performedDateTime",
-                 "occurrenceDateTime", "started", "dateAsserted")
+                 "occurrenceDateTime", "started", "dateAsserted", "date", "created")
 
 def record_dates(m) -> list:
-    "The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s."
+    ("The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s, the most "
+     "specific first: an entry of the chart is dated by the first.")
     values = [getattr(m, k, None) for k in DATE_ELEMENTS]
     values += [getattr(getattr(m, k, None), "end", None) or getattr(getattr(m, k, None), "start", None)
-               for k in ("effectivePeriod", "performedPeriod", "onsetPeriod")]
+               for k in ("effectivePeriod", "performedPeriod", "onsetPeriod", "period")]
     out = []
     for v in values:
         if isinstance(v, datetime): out.append(v.date())
@@ -438,19 +332,9 @@ def record_dates(m) -> list:
 
 # %% ../../nbs/2b_fhir.ipynb #d8e204cc
 def demographics(patient, index: date | None) -> str:
-    ("`62-year-old female`: the age at the index date (the record's last date) and the administrative sex, as far as "
-     "known.")
-    born, sex = getattr(patient, "birthDate", None), getattr(patient, "gender", None)
-    who = {"female": "female", "male": "male"}.get(sex, "patient")
-    if isinstance(born, date) and index is not None and index >= born:
-        return f"{index.year - born.year - ((index.month, index.day) < (born.month, born.day))}-year-old {who}"
-    return who if who != "patient" else ""
-
-# %% ../../nbs/2b_fhir.ipynb #f522bcd0
-def collapse(texts: list) -> list:
-    "Repeated entries of a field once, in order of first appearance, with their count: `Simvastatin 10 MG (×33)`."
-    counts = Counter(texts)
-    return [t if counts[t] == 1 else f"{t} (×{counts[t]})" for t in dict.fromkeys(texts)]
+    "`62-year-old female`: a Patient's age at the index date and administrative sex, as far as known (`age_text`)."
+    born = getattr(patient, "birthDate", None)
+    return age_text(born if isinstance(born, date) else None, getattr(patient, "gender", None), index)
 
 # %% ../../nbs/2b_fhir.ipynb #39296d55
 def _index(resources: list, skips: Skips) -> tuple:
@@ -470,17 +354,11 @@ def _index(resources: list, skips: Skips) -> tuple:
         if r.full_url: by_url.setdefault(r.full_url, r)
     return by_key, {**by_url, **by_key}, repeats
 
-def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | None = None) -> tuple[dict, list]:
-    """Patient id -> `Patient` with the snapshot built from `resources`, and notes (resource types not used, repeats). A
-    resource that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
-    (`skips.on_invalid == "skip"`) left out and counted."""
-    skips = skips if skips is not None else Skips()
-    pids = patient_ids(resources, how)
-    fields, unused, withheld = {pid: {} for pid in dict.fromkeys(pids.values())}, Counter(), Counter()
+def _entries(resources: list, pids: dict, term: Terminology, skips: Skips, routes: dict, note_chars: int) -> tuple:
+    """Patient id -> the `Entry`s of its resources, and what was not shown: resource types no field uses (or routed to
+    `none`), resources that state no fact, identical repeats."""
+    entries, unused, withheld = {pid: [] for pid in dict.fromkeys(pids.values())}, Counter(), Counter()
     by_key, refs, repeats = _index(resources, skips)
-    people = {pids[f"Patient/{r.model.id}"]: r.model for r in resources if r.model.get_resource_type() == "Patient"
-              and f"Patient/{r.model.id}" in pids}
-    last = {}                                                  # per patient, the dates of its resources shown
     for r in resources:
         if r.model.id and by_key[r.key] is not r: continue               # a repeat, read once
         t = r.model.get_resource_type()
@@ -499,17 +377,35 @@ def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | 
         try: fld, text = FHIR_FIELDS[t](r.model, r, term, refs)
         except FhirError as e:
             skips.skip(f"{t} cannot be rendered ({e.location.element or 'content'})", e); continue
-        snap = fields[pids[ref]]
-        last.setdefault(pids[ref], []).extend(record_dates(r.model))
-        if fld == "summary": snap[fld] = f"{snap[fld]} {text}" if fld in snap else text
-        else: snap.setdefault(fld, []).append(text)
-    for pid, snap in fields.items():
-        for fld, v in snap.items():
-            if isinstance(v, list): snap[fld] = collapse(v)
-        if demo := demographics(people.get(pid), max(last.get(pid, ()), default=None)):
-            snap["summary"] = f"{demo}. {snap['summary']}" if "summary" in snap else f"{demo}."
-    return {pid: Patient(pid, f) for pid, f in fields.items()}, _fhir_notes(unused, withheld, repeats)
+        fld = next((routes[f"{t}/{c}"] for c in sorted(_category_codes(r.model)) if f"{t}/{c}" in routes),
+                   routes.get(t, fld))
+        if fld == "none": unused[t] += 1; continue
+        if isinstance(text, _Note) and len(text) > note_chars: text = text[:note_chars].rsplit(" ", 1)[0] + " …"
+        dates = record_dates(r.model)
+        entries[pids[ref]].append(Entry(fld, str(text), dates[0] if dates else None))
+    return entries, unused, withheld, repeats
 
+def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | None = None,
+                   chart: ChartOptions | None = None, routes: dict | None = None,
+                   explicit: dict | None = None) -> tuple:
+    """Patient id -> `Patient` with the chart built from `resources` (`2i_chart`: dated against each patient's index
+    date, most recent first, repeats collapsed, age and sex in the summary), and notes (what was not shown). A
+    resource that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
+    (`skips.on_invalid == "skip"`) left out and counted. `explicit`: index dates the labels table gives."""
+    skips, chart = skips if skips is not None else Skips(), chart or ChartOptions()
+    pids = patient_ids(resources, how)
+    entries, unused, withheld, repeats = _entries(resources, pids, term, skips, routes or {}, chart.snapshot.note_chars)
+    people = {pids[f"Patient/{r.model.id}"]: r.model for r in resources if r.model.get_resource_type() == "Patient"
+              and f"Patient/{r.model.id}" in pids}
+    patients, later = {}, 0
+    for pid, es in entries.items():
+        index = patient_index(explicit or {}, chart, pid, es)
+        fields, n = chart_fields(es, index, chart.snapshot.dates)
+        later += n
+        if demo := demographics(people.get(pid), index):
+            fields["summary"] = f"{demo}. {fields['summary']}" if "summary" in fields else f"{demo}."
+        patients[pid] = Patient(pid, fields)
+    return patients, _fhir_notes(unused, withheld, repeats) + chart_notes("FHIR", later, {})
 def _fhir_notes(unused: Counter, withheld: Counter, repeats: int) -> list:
     "What the snapshots leave out, counted: resource types no field uses, resources that state no fact, repeats."
     notes = [f"FHIR: {n} {t} resource(s) not used (no snapshot field)" for t, n in sorted(unused.items())]
@@ -563,14 +459,16 @@ class FhirAdapter:
          "assembled.")
         term = Terminology(options.terminology)
         skips = Skips(options.on_invalid)
+        df, item_codes = resolve_items(read_long(options.labels, options.columns), options, term)
         # what a snapshot reads; the rest is only counted
         keep = {*FHIR_FIELDS, "Patient", "Medication"} - {"Basic"}
-        snaps, notes = fhir_snapshots(read_resources(options.bundles, keep, skips), options.patient_id, term, skips)
-        df, item_codes = resolve_items(read_long(options.labels, options.columns), options, term)
+        snaps, notes = fhir_snapshots(read_resources(options.bundles, keep, skips), options.patient_id, term, skips,
+                                      options, options.routes, index_dates(df, options, options.labels))
         ds, withheld = withhold_items(assemble_long(df, options, label_space, snaps, options.bundles))
+        ds, budget = fit_snapshots(ds, options.snapshot)
         prov = dict(ds.provenance)
-        prov.update(notes=skips.notes("FHIR") + withheld_notes("FHIR",
-                                                               withheld) + notes + term.notes("FHIR") + prov["notes"],
-                                                               terminology=term.report(),
+        notes += chart_notes("FHIR", 0, budget)
+        notes = skips.notes("FHIR") + withheld_notes("FHIR", withheld) + notes + term.notes("FHIR") + prov["notes"]
+        prov.update(notes=notes, terminology=term.report(), snapshot_budget=budget,
                     item_codes=item_codes, records={**skips.report(), "withheld_items": withheld})
         return dataclasses.replace(ds, provenance=prov)
