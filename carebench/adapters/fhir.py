@@ -15,8 +15,8 @@ from typing import Literal
 from ..core.errors import FhirError, Location
 from ..core.vocab import LabelSpace
 from .base import register_adapter
-from .chart import (ChartOptions, Entry, age_text, chart_fields, chart_notes, fit_snapshots,
-                                      index_dates, number_text, patient_index, unit_text)
+from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_dates,
+                                      number_text, patient_chart, unit_text)
 from .dataset import Dataset, Patient
 from .fhir_read import Resource, Skips, _model, fhir_files, read_resources
 from .leakage import withheld_notes, withhold_items
@@ -380,7 +380,7 @@ def _entries(resources: list, pids: dict, term: Terminology, skips: Skips, route
         fld = next((routes[f"{t}/{c}"] for c in sorted(_category_codes(r.model)) if f"{t}/{c}" in routes),
                    routes.get(t, fld))
         if fld == "none": unused[t] += 1; continue
-        if isinstance(text, _Note) and len(text) > note_chars: text = text[:note_chars].rsplit(" ", 1)[0] + " …"
+        if isinstance(text, _Note): text = cap_note(text, note_chars)
         dates = record_dates(r.model)
         entries[pids[ref]].append(Entry(fld, str(text), dates[0] if dates else None))
     return entries, unused, withheld, repeats
@@ -397,15 +397,10 @@ def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | 
     entries, unused, withheld, repeats = _entries(resources, pids, term, skips, routes or {}, chart.snapshot.note_chars)
     people = {pids[f"Patient/{r.model.id}"]: r.model for r in resources if r.model.get_resource_type() == "Patient"
               and f"Patient/{r.model.id}" in pids}
-    patients, later = {}, 0
-    for pid, es in entries.items():
-        index = patient_index(explicit or {}, chart, pid, es)
-        fields, n = chart_fields(es, index, chart.snapshot.dates)
-        later += n
-        if demo := demographics(people.get(pid), index):
-            fields["summary"] = f"{demo}. {fields['summary']}" if "summary" in fields else f"{demo}."
-        patients[pid] = Patient(pid, fields)
-    return patients, _fhir_notes(unused, withheld, repeats) + chart_notes("FHIR", later, {})
+    who = lambda pid: (lambda index: demographics(people.get(pid), index))      # age and sex at the index date
+    charts = {pid: patient_chart(pid, es, chart, explicit or {}, who(pid)) for pid, es in entries.items()}
+    notes = _fhir_notes(unused, withheld, repeats) + chart_notes("FHIR", sum(n for _, n in charts.values()), {})
+    return {pid: p for pid, (p, _) in charts.items()}, notes
 def _fhir_notes(unused: Counter, withheld: Counter, repeats: int) -> list:
     "What the snapshots leave out, counted: resource types no field uses, resources that state no fact, repeats."
     notes = [f"FHIR: {n} {t} resource(s) not used (no snapshot field)" for t, n in sorted(unused.items())]

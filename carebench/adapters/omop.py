@@ -4,32 +4,32 @@
 
 # %% ../../nbs/2c_omop.ipynb #6e0ae02e
 from __future__ import annotations
-from collections import Counter
 import dataclasses
-import os
 import re
 from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
 import pandas as pd
 
 from ..core.config import quote_value, redact_secrets
-from ..core.errors import ConfigError, InputFileError, Location, MissingColumnError, OmopError
-from ..core.tables import first_fields, read_delimited
-from ..core.inputs import file_problem, folder_files, head_problem
+from ..core.errors import Location, OmopError
 from ..core.vocab import SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
-from .dataset import Dataset, Patient
+from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_dates,
+                                      number_text, patient_chart, unit_text)
+from .dataset import Dataset
 from .leakage import withheld_notes, withhold_items
-from .long import LabelTableOptions, assemble_long, read_long
+from .long import assemble_long, read_long
+from .omop_read import FolderSource, _integers, omop_source, read_table
 from .terminology import Coding, Terminology, TerminologyOptions
 
 # %% auto #0
-__all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'CDM_COLUMNS', 'DUCKDB_CONFIG', 'VALUE_COLUMNS', 'SUFFIX_COLUMNS', 'OmopOptions',
-           'read_delimited_table', 'FolderSource', 'database_engine', 'DatabaseSource', 'omop_source', 'read_table',
-           'read_concepts', 'read_persons', 'row_text', 'omop_snapshots', 'OmopAdapter']
+__all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'DATE_COLUMNS', 'FEMALE', 'MALE', 'VALUE_COLUMNS', 'CONCEPT_COLUMNS', 'RANGE_COLUMNS',
+           'OPERATORS', 'SUFFIX_COLUMNS', 'OmopOptions', 'read_concepts', 'read_persons', 'omop_date', 'read_people',
+           'row_text', 'omop_snapshots', 'OmopAdapter']
 
 # %% ../../nbs/2c_omop.ipynb #6a945301
 OMOP_TABLES = {   # table -> (primary key, concept column, source value column, default field)
@@ -42,10 +42,14 @@ OMOP_TABLES = {   # table -> (primary key, concept column, source value column, 
     "observation": ("observation_id", "observation_concept_id", "observation_source_value", "social_history"),
 }
 DEFAULT_ROUTES = {t: v[3] for t, v in OMOP_TABLES.items()}
+DATE_COLUMNS = {"note": "note_date", "condition_occurrence": "condition_start_date",
+                "drug_exposure": "drug_exposure_start_date", "measurement": "measurement_date",
+                "procedure_occurrence": "procedure_date", "observation": "observation_date"}   # how a row is dated
 
 @dataclass(frozen=True)
-class OmopOptions(LabelTableOptions):
-    "The `dataset` keys of the OMOP adapter: `tables` (a folder) or `url` (a database), and the long labels table."
+class OmopOptions(ChartOptions):
+    ("The `dataset` keys of the OMOP adapter: `tables` (a folder) or `url` (a database), the long labels table, and "
+     "the chart keys (`index_date`, `snapshot`).")
     labels: Path
     tables: Path | None = None
     url: str | None = None                # without credentials (a config holding a password is refused) …
@@ -74,368 +78,6 @@ class OmopOptions(LabelTableOptions):
     @property
     def snapshots(self):
         return self.tables if self.tables is not None else redact_secrets(self.url) if self.url else f"${self.url_env}"
-
-# %% ../../nbs/2c_omop.ipynb #aee33eef
-# columns of the tables read, in the order of the CDM's DDL (OHDSI/CommonDataModel, inst/ddl): for headerless tables
-CDM_COLUMNS = {
-    "5.2": {
-        "person": ("person_id", "gender_concept_id", "year_of_birth", "month_of_birth", "day_of_birth",
-                   "birth_datetime", "race_concept_id", "ethnicity_concept_id", "location_id", "provider_id",
-                   "care_site_id", "person_source_value", "gender_source_value", "gender_source_concept_id",
-                   "race_source_value", "race_source_concept_id", "ethnicity_source_value",
-                   "ethnicity_source_concept_id",),
-        "concept": ("concept_id", "concept_name", "domain_id", "vocabulary_id", "concept_class_id",
-                    "standard_concept", "concept_code", "valid_start_date", "valid_end_date", "invalid_reason",),
-        "note": ("note_id", "person_id", "note_date", "note_datetime", "note_type_concept_id",
-                 "note_class_concept_id", "note_title", "note_text", "encoding_concept_id", "language_concept_id",
-                 "provider_id", "visit_occurrence_id", "note_source_value",),
-        "condition_occurrence": ("condition_occurrence_id", "person_id", "condition_concept_id",
-                                 "condition_start_date", "condition_start_datetime", "condition_end_date",
-                                 "condition_end_datetime", "condition_type_concept_id", "stop_reason", "provider_id",
-                                 "visit_occurrence_id", "condition_source_value", "condition_source_concept_id",
-                                 "condition_status_source_value", "condition_status_concept_id",),
-        "drug_exposure": ("drug_exposure_id", "person_id", "drug_concept_id", "drug_exposure_start_date",
-                          "drug_exposure_start_datetime", "drug_exposure_end_date", "drug_exposure_end_datetime",
-                          "verbatim_end_date", "drug_type_concept_id", "stop_reason", "refills", "quantity",
-                          "days_supply", "sig", "route_concept_id", "lot_number", "provider_id",
-                          "visit_occurrence_id", "drug_source_value", "drug_source_concept_id", "route_source_value",
-                          "dose_unit_source_value",),
-        "measurement": ("measurement_id", "person_id", "measurement_concept_id", "measurement_date",
-                        "measurement_datetime", "measurement_type_concept_id", "operator_concept_id",
-                        "value_as_number", "value_as_concept_id", "unit_concept_id", "range_low", "range_high",
-                        "provider_id", "visit_occurrence_id", "measurement_source_value",
-                        "measurement_source_concept_id", "unit_source_value", "value_source_value",),
-        "procedure_occurrence": ("procedure_occurrence_id", "person_id", "procedure_concept_id", "procedure_date",
-                                 "procedure_datetime", "procedure_type_concept_id", "modifier_concept_id", "quantity",
-                                 "provider_id", "visit_occurrence_id", "procedure_source_value",
-                                 "procedure_source_concept_id", "qualifier_source_value",),
-        "observation": ("observation_id", "person_id", "observation_concept_id", "observation_date",
-                        "observation_datetime", "observation_type_concept_id", "value_as_number", "value_as_string",
-                        "value_as_concept_id", "qualifier_concept_id", "unit_concept_id", "provider_id",
-                        "visit_occurrence_id", "observation_source_value", "observation_source_concept_id",
-                        "unit_source_value", "qualifier_source_value",),
-    },
-    "5.3": {
-        "person": ("person_id", "gender_concept_id", "year_of_birth", "month_of_birth", "day_of_birth",
-                   "birth_datetime", "race_concept_id", "ethnicity_concept_id", "location_id", "provider_id",
-                   "care_site_id", "person_source_value", "gender_source_value", "gender_source_concept_id",
-                   "race_source_value", "race_source_concept_id", "ethnicity_source_value",
-                   "ethnicity_source_concept_id",),
-        "concept": ("concept_id", "concept_name", "domain_id", "vocabulary_id", "concept_class_id",
-                    "standard_concept", "concept_code", "valid_start_date", "valid_end_date", "invalid_reason",),
-        "note": ("note_id", "person_id", "note_date", "note_datetime", "note_type_concept_id",
-                 "note_class_concept_id", "note_title", "note_text", "encoding_concept_id", "language_concept_id",
-                 "provider_id", "visit_occurrence_id", "visit_detail_id", "note_source_value",),
-        "condition_occurrence": ("condition_occurrence_id", "person_id", "condition_concept_id",
-                                 "condition_start_date", "condition_start_datetime", "condition_end_date",
-                                 "condition_end_datetime", "condition_type_concept_id", "condition_status_concept_id",
-                                 "stop_reason", "provider_id", "visit_occurrence_id", "visit_detail_id",
-                                 "condition_source_value", "condition_source_concept_id",
-                                 "condition_status_source_value",),
-        "drug_exposure": ("drug_exposure_id", "person_id", "drug_concept_id", "drug_exposure_start_date",
-                          "drug_exposure_start_datetime", "drug_exposure_end_date", "drug_exposure_end_datetime",
-                          "verbatim_end_date", "drug_type_concept_id", "stop_reason", "refills", "quantity",
-                          "days_supply", "sig", "route_concept_id", "lot_number", "provider_id",
-                          "visit_occurrence_id", "visit_detail_id", "drug_source_value", "drug_source_concept_id",
-                          "route_source_value", "dose_unit_source_value",),
-        "measurement": ("measurement_id", "person_id", "measurement_concept_id", "measurement_date",
-                        "measurement_datetime", "measurement_time", "measurement_type_concept_id",
-                        "operator_concept_id", "value_as_number", "value_as_concept_id", "unit_concept_id",
-                        "range_low", "range_high", "provider_id", "visit_occurrence_id", "visit_detail_id",
-                        "measurement_source_value", "measurement_source_concept_id", "unit_source_value",
-                        "value_source_value",),
-        "procedure_occurrence": ("procedure_occurrence_id", "person_id", "procedure_concept_id", "procedure_date",
-                                 "procedure_datetime", "procedure_type_concept_id", "modifier_concept_id", "quantity",
-                                 "provider_id", "visit_occurrence_id", "visit_detail_id", "procedure_source_value",
-                                 "procedure_source_concept_id", "modifier_source_value",),
-        "observation": ("observation_id", "person_id", "observation_concept_id", "observation_date",
-                        "observation_datetime", "observation_type_concept_id", "value_as_number", "value_as_string",
-                        "value_as_concept_id", "qualifier_concept_id", "unit_concept_id", "provider_id",
-                        "visit_occurrence_id", "visit_detail_id", "observation_source_value",
-                        "observation_source_concept_id", "unit_source_value", "qualifier_source_value",),
-    },
-    "5.4": {
-        "person": ("person_id", "gender_concept_id", "year_of_birth", "month_of_birth", "day_of_birth",
-                   "birth_datetime", "race_concept_id", "ethnicity_concept_id", "location_id", "provider_id",
-                   "care_site_id", "person_source_value", "gender_source_value", "gender_source_concept_id",
-                   "race_source_value", "race_source_concept_id", "ethnicity_source_value",
-                   "ethnicity_source_concept_id",),
-        "concept": ("concept_id", "concept_name", "domain_id", "vocabulary_id", "concept_class_id",
-                    "standard_concept", "concept_code", "valid_start_date", "valid_end_date", "invalid_reason",),
-        "note": ("note_id", "person_id", "note_date", "note_datetime", "note_type_concept_id",
-                 "note_class_concept_id", "note_title", "note_text", "encoding_concept_id", "language_concept_id",
-                 "provider_id", "visit_occurrence_id", "visit_detail_id", "note_source_value", "note_event_id",
-                 "note_event_field_concept_id",),
-        "condition_occurrence": ("condition_occurrence_id", "person_id", "condition_concept_id",
-                                 "condition_start_date", "condition_start_datetime", "condition_end_date",
-                                 "condition_end_datetime", "condition_type_concept_id", "condition_status_concept_id",
-                                 "stop_reason", "provider_id", "visit_occurrence_id", "visit_detail_id",
-                                 "condition_source_value", "condition_source_concept_id",
-                                 "condition_status_source_value",),
-        "drug_exposure": ("drug_exposure_id", "person_id", "drug_concept_id", "drug_exposure_start_date",
-                          "drug_exposure_start_datetime", "drug_exposure_end_date", "drug_exposure_end_datetime",
-                          "verbatim_end_date", "drug_type_concept_id", "stop_reason", "refills", "quantity",
-                          "days_supply", "sig", "route_concept_id", "lot_number", "provider_id",
-                          "visit_occurrence_id", "visit_detail_id", "drug_source_value", "drug_source_concept_id",
-                          "route_source_value", "dose_unit_source_value",),
-        "measurement": ("measurement_id", "person_id", "measurement_concept_id", "measurement_date",
-                        "measurement_datetime", "measurement_time", "measurement_type_concept_id",
-                        "operator_concept_id", "value_as_number", "value_as_concept_id", "unit_concept_id",
-                        "range_low", "range_high", "provider_id", "visit_occurrence_id", "visit_detail_id",
-                        "measurement_source_value", "measurement_source_concept_id", "unit_source_value",
-                        "unit_source_concept_id", "value_source_value", "measurement_event_id",
-                        "meas_event_field_concept_id",),
-        "procedure_occurrence": ("procedure_occurrence_id", "person_id", "procedure_concept_id", "procedure_date",
-                                 "procedure_datetime", "procedure_end_date", "procedure_end_datetime",
-                                 "procedure_type_concept_id", "modifier_concept_id", "quantity", "provider_id",
-                                 "visit_occurrence_id", "visit_detail_id", "procedure_source_value",
-                                 "procedure_source_concept_id", "modifier_source_value",),
-        "observation": ("observation_id", "person_id", "observation_concept_id", "observation_date",
-                        "observation_datetime", "observation_type_concept_id", "value_as_number", "value_as_string",
-                        "value_as_concept_id", "qualifier_concept_id", "unit_concept_id", "provider_id",
-                        "visit_occurrence_id", "visit_detail_id", "observation_source_value",
-                        "observation_source_concept_id", "unit_source_value", "qualifier_source_value",
-                        "value_source_value", "observation_event_id", "obs_event_field_concept_id",),
-    },
-}
-
-# %% ../../nbs/2c_omop.ipynb #d1276c92
-def read_delimited_table(p: Path, name: str, cdm_version: str | None = None) -> pd.DataFrame:
-    """A delimited OMOP table as text (`read_delimited`: the delimiter sniffed); one whose first row is data rather than
-    CDM column names is read in the column order of `cdm_version` (`CDM_COLUMNS`)."""
-    _, fields = first_fields(p)
-    if name not in CDM_COLUMNS["5.4"] or {f.lower() for f in fields} & {c for v in CDM_COLUMNS.values()
-                                                                        for c in v[name]}:
-        return read_delimited(p)
-    if cdm_version is None:
-        raise OmopError("the table has no header row (its first row is data): set dataset.cdm_version (5.2, 5.3 or "
-                        "5.4) to "
-                        "read it in that CDM version's column order", file=str(p), table=name, row=1)
-    names = CDM_COLUMNS[cdm_version][name]
-    if len(fields) not in (len(names), len(names) + 1) or (len(fields) > len(names) and fields[-1]):
-        raise OmopError(f"the first row has {len(fields)} fields, a CDM {cdm_version} {name} table has {len(names)} "
-                        f"columns "
-                        "(is dataset.cdm_version right?)", file=str(p), table=name, row=1)
-    return read_delimited(p, names)
-
-# %% ../../nbs/2c_omop.ipynb #ec712905
-class FolderSource:
-    """OMOP tables as files in a folder: `<table>.csv`, `.parquet` or `.pq`, one file per table (a table given twice
-    is an error: which one holds the data is not for the adapter to guess). Only regular files are read
-    (`folder_files`)."""
-    def __init__(self, folder: Path, cdm_version: str | None = None):
-        self.folder, self.cdm_version = Path(folder), cdm_version
-        if not self.folder.is_dir():
-            raise InputFileError("the OMOP tables folder does not exist or is not a folder", file=str(self.folder))
-        self.files = {}
-        for p in folder_files(self.folder, (".csv", ".tsv", ".txt", ".parquet", ".pq"), "OMOP table",
-                              stems={"person", "concept", *OMOP_TABLES}, fold_case=True):
-            stem = p.stem.lower()                                 # CONCEPT.csv (Eunomia, Athena) is the concept table
-            if stem in self.files:
-                raise OmopError(f"the {stem} table is there twice: {self.files[stem].name} and {p.name} (keep one)",
-                                file=str(self.folder), table=stem)
-            self.files[stem] = p
-    def file(self, name: str) -> Path | None: return self.files.get(name)
-    def where(self, name: str) -> str: return str(self.file(name) or self.folder/f"{name}.csv")
-    def read(self, name: str) -> pd.DataFrame | None:
-        p = self.file(name)
-        if p is None: return None
-        csv_file = p.suffix.lower() in (".csv", ".tsv", ".txt")
-        if problem := file_problem(p) or (csv_file and head_problem(p)):
-            raise InputFileError(f"cannot read the OMOP table ({problem})", file=str(p))
-        try:
-            if csv_file: return read_delimited_table(p, name, self.cdm_version)
-            import pyarrow.parquet as pq
-            table = pq.read_table(p)
-            df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order
-            binary = next((c for c in df.columns if df[c].map(lambda v: isinstance(v, (bytes, bytearray))).any()), None)
-            if binary is not None:
-                raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p),
-                                column=str(binary))
-            return _text_frame(df, [col.is_null().to_numpy() if col.null_count else None for col in table.columns])
-        except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
-            raise InputFileError(f"the OMOP table is not a readable {'CSV' if csv_file else 'Parquet'} file "
-                                 f"({type(e).__name__})", file=str(p)) from None
-
-def _cell(v) -> str:
-    """A database or Parquet value as the text a CSV would hold: integral numbers without a decimal point, a missing
-    value (NULL) empty, a NaN as `nan` (a value that is not a number, which the checks refuse, never a silent
-    blank)."""
-    if v is None or v is pd.NA or (isinstance(v, str) and v == ""): return ""
-    if isinstance(v, (float, np.floating)):
-        if np.isnan(v): return "nan"
-        return str(int(v)) if float(v).is_integer() else repr(float(v))
-    return str(v)
-
-def _text_frame(df: pd.DataFrame, nulls: list) -> pd.DataFrame:
-    ("`df`'s cells as text (`_cell`); `nulls[k]`: where column k is NULL (a mask, or None for none): "
-     "blank, unlike a NaN.")
-    out = {}
-    for k in range(df.shape[1]):
-        s = df.iloc[:, k].astype(object)
-        if nulls[k] is not None: s = s.where(~nulls[k], None)
-        out[k] = s.map(_cell)
-    return pd.DataFrame(out, index=df.index).set_axis(df.columns, axis=1)
-
-# %% ../../nbs/2c_omop.ipynb #3fa701c7
-# never download or load an extension, nor read files or URLs from SQL
-DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
-                 "allow_community_extensions": False, "enable_external_access": False}
-
-
-def _file_engine(sqlalchemy, url, backend: str):
-    ("A read-only engine for a SQLite or DuckDB URL naming a file: the file must exist and be a regular file, "
-     "nothing is created.")
-    db, query = url.database or "", dict(url.query)
-    # its query parameters would override the settings below (read-only, no extensions)
-    if backend == "duckdb" and query:
-        raise InputFileError("cannot open the OMOP database (a duckdb URL takes no query parameters: "
-                             f"{', '.join(sorted(query))}; "
-                             "CAREBench opens it read-only, without extensions)", file=redact_secrets(str(url)))
-    uri = backend == "sqlite" and str(query.get("uri", "")).lower() in ("true", "1")
-    # an empty database in memory
-    if db in ("", ":memory:") or (uri and db.startswith("file::memory:")):
-        return sqlalchemy.create_engine(
-            url, **({"connect_args": {"config": DUCKDB_CONFIG}} if backend == "duckdb" else {})
-        )
-    from urllib.parse import unquote, urlencode, urlsplit
-    path = Path(unquote(urlsplit(db).path) if uri else db)
-    if problem := file_problem(path): raise InputFileError(f"cannot open the OMOP database ({problem})", file=str(path))
-    with open(path, "rb") as f: magic = f.read(16)
-    if backend == "duckdb":
-        if magic == b"SQLite format 3\0":
-            raise InputFileError("cannot open the OMOP database (the file is a SQLite database: DuckDB reads one only "
-                                 "through its sqlite extension, which CAREBench never downloads or loads; "
-                                 "name it with a sqlite:/// URL)", file=str(path))
-        return sqlalchemy.create_engine(url, connect_args={"read_only": True, "config": DUCKDB_CONFIG})
-    if url.get_driver_name() != "pysqlite":
-        raise InputFileError(f"cannot open the OMOP database (the {url.drivername} driver cannot be opened read-only: "
-                             "use sqlite:///)", file=str(path))
-    import sqlite3
-    # a URI's own parameters kept, but read-only
-    params = {**({k: v for k, v in query.items() if k != "uri"} if uri else {}), "mode": "ro"}
-    target = f"{db if uri else path.absolute().as_uri()}?{urlencode(params)}"
-    return sqlalchemy.create_engine("sqlite://",
-                                    creator=lambda: sqlite3.connect(target, uri=True, check_same_thread=False))
-
-
-def database_engine(url: str):
-    """A SQLAlchemy engine for `url` that reads and never writes: a SQLite or DuckDB file is opened read-only and must
-    exist (a missing one is an `InputFileError` naming it, never created); DuckDB runs with `DUCKDB_CONFIG` (no
-    extension is installed, downloaded or loaded). Other databases are the driver's own."""
-    import sqlalchemy
-    url = sqlalchemy.engine.make_url(url)
-    backend = url.get_backend_name()
-    if backend in ("sqlite", "duckdb"): return _file_engine(sqlalchemy, url, backend)
-    return sqlalchemy.create_engine(url)
-
-# %% ../../nbs/2c_omop.ipynb #73b30f2d
-class DatabaseSource:
-    "OMOP tables in a database, through SQLAlchemy (a URL's credentials never appear in messages or the manifest)."
-    def __init__(self, url: str, schema: str | None = None):
-        try: import sqlalchemy
-        except ImportError:
-            raise InputFileError(
-                "reading OMOP from a database needs SQLAlchemy: pip install 'carebench[formats]'"
-            ) from None
-        self.shown, self.schema = redact_secrets(url), schema
-        try:
-            self.engine = database_engine(url)
-            self.names = set(sqlalchemy.inspect(self.engine).get_table_names(schema=schema))
-        except InputFileError: raise
-        # a driver's own errors (no such module, refused connection, bad URL) are of many types
-        except Exception as e:
-            raise InputFileError(f"cannot open the OMOP database ({type(e).__name__}: "
-                                 f"{redact_secrets(str(e).splitlines()[0])[:160]})", file=self.shown) from None
-    def where(self, name: str) -> str: return self.shown
-    def read(self, name: str) -> pd.DataFrame | None:
-        if name not in self.names: return None
-        import sqlalchemy
-        q = self.engine.dialect.identifier_preparer
-        target = f"{q.quote(self.schema)}.{q.quote(name)}" if self.schema else q.quote(name)
-        with self.engine.connect() as conn:
-            res = conn.execute(sqlalchemy.text(f"SELECT * FROM {target}"))
-            # objects: a NULL (None) stays apart from a NaN
-            df = pd.DataFrame([tuple(r) for r in res], columns=list(res.keys()), dtype=object)
-        return _text_frame(df, [None] * df.shape[1])
-
-# %% ../../nbs/2c_omop.ipynb #7e2b89f0
-def omop_source(options: OmopOptions):
-    ("The folder or database the options name (`url_env`: the URL is read from that environment variable, never "
-     "written anywhere).")
-    if options.tables is not None: source = FolderSource(options.tables, options.cdm_version)
-    else:
-        url = options.url
-        if options.url_env is not None:
-            url = os.environ.get(options.url_env, "").strip()
-            if not url:
-                raise ConfigError(f"the environment variable {options.url_env} (the OMOP database URL) is not set",
-                                  None, "dataset.url_env")
-        source = DatabaseSource(url, options.schema)
-    source.on_invalid, source.skipped = options.on_invalid, Counter()      # what `on_invalid: skip` leaves out
-    return source
-
-# %% ../../nbs/2c_omop.ipynb #09c4ec66
-def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str | None = None) -> pd.DataFrame | None:
-    """Table `name` as stripped text with `row` (where a reader finds it) and `where`; its `needed` columns present (a
-    `MissingColumnError` otherwise), `optional` ones filled with blanks; sorted by `key` where the table has it. None
-    when absent."""
-    df = source.read(name)
-    if df is None: return None
-    first_row = df.attrs.get("first_row", 2)               # a headerless table's data starts on its first line
-    df.columns = [str(c).strip().lower() for c in df.columns]
-    twice = next((c for c in dict.fromkeys(df.columns) if list(df.columns).count(c) > 1), None)
-    if twice:
-        raise OmopError(f"two columns are named {twice!r} (names are compared without case)", file=source.where(name),
-                        table=name)
-    for c in needed:
-        if c not in df.columns:
-            raise MissingColumnError(f"no column {c!r} (the {name} table needs {', '.join(needed)})",
-                                     file=source.where(name), table=name)
-    cols = [c for c in (*needed, *optional, *([key] if key else [])) if c in df.columns]
-    df = df[list(dict.fromkeys(cols))].astype(str).apply(lambda s: s.str.strip())
-    df = df.assign(row=np.arange(len(df)) + first_row)
-    if key in df.columns:
-        k = _integers(df, key, source, name, blank_ok=False)
-        dup = pd.Series(k).duplicated().to_numpy()
-        if dup.any() and getattr(source, "on_invalid", "error") == "skip":   # the first row of each id is kept
-            source.skipped[f"{name}: a row whose {key} repeats an earlier row's"] += int(dup.sum())
-            df, k = df[~dup], k[~dup]
-        elif dup.any():
-            i = int(dup.argmax())
-            raise OmopError(f"{key} {k[i]} appears twice",
-                            Location(source.where(name), name, int(df["row"].iat[i]), key))
-        df = df.iloc[np.argsort(k, kind="stable")]
-        if isinstance(source, DatabaseSource): df = df.assign(row=np.arange(len(df)) + 1)
-    # a page break (text extracted from a PDF) is a line break in a note
-    df = df.replace(r"[\x0b\x0c]", "\n", regex=True)
-    _no_control_characters(df, source, name)
-    for c in optional:
-        if c not in df.columns: df[c] = ""
-    return df
-
-_CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"       # C0 controls but tab and line breaks (a note has them), and DEL
-
-def _no_control_characters(df, source, name):
-    ("A cell holding a control character (a NUL, an escape sequence) would reach the snapshot text a model reads: "
-     "an `OmopError` naming it.")
-    for col in df.columns.drop("row"):
-        hit = df[col].str.contains(_CONTROL, regex=True).to_numpy()
-        if hit.any():
-            i = int(hit.argmax())
-            ch = re.search(_CONTROL, df[col].iat[i]).group()
-            raise OmopError(f"a control character (U+{ord(ch):04X}) in the text, which no snapshot shows",
-                            Location(source.where(name), name, int(df["row"].iat[i]), col))
-
-def _integers(df, col, source, name, blank_ok=False) -> np.ndarray:
-    "A column of integer ids; the first cell that is not one is an `OmopError` naming its row."
-    s = df[col]
-    ok = s.str.fullmatch(r"-?[0-9]{1,18}") | ((s == "") if blank_ok else False)      # ASCII digits (\d also matches ١)
-    if not ok.all():
-        i = int(np.flatnonzero(~ok.to_numpy())[0])
-        raise OmopError(f"{col} must be an integer, not {quote_value(s.iat[i])}",
-                        Location(source.where(name), name, int(df["row"].iat[i]), col))
-    return pd.to_numeric(s.where(s != "", "0")).to_numpy(np.int64)
 
 # %% ../../nbs/2c_omop.ipynb #4052a80b
 def read_concepts(source) -> tuple[dict, dict]:
@@ -472,67 +114,139 @@ def read_persons(source, how: str) -> dict:
                             Location(source.where("person"), "person", int(df["row"].iat[i]), col))
     return dict(zip(ids.tolist(), pid.tolist()))
 
+# %% ../../nbs/2c_omop.ipynb #c05c2017
+FEMALE, MALE = 8532, 8507                       # OMOP's gender concepts
+
+def omop_date(text: str) -> date | None:
+    "An OMOP date cell as a `date` (`2019-05-02`, a datetime's date, or SynPUF's `20190502`); None when blank."
+    t = text.strip()
+    if not t: return None
+    digits = t[:10].replace("-", "") if len(t) >= 10 and t[4] == "-" and t[7] == "-" else t
+    if not (len(digits) == 8 and digits.isascii() and digits.isdigit()): raise ValueError(f"{t!r} is not a date")
+    return date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
+
+# %% ../../nbs/2c_omop.ipynb #336e2f4b
+def read_people(source) -> dict:
+    """person_id -> (date of birth, sex) from the PERSON table's `birth_datetime`, or `year_of_birth` with
+    `month_of_birth` and `day_of_birth` (a missing month or day taken as July 1st, the year's middle), and
+    `gender_concept_id` (or `gender_source_value` F/M); (None, None) as far as unknown."""
+    cols = ("year_of_birth", "month_of_birth", "day_of_birth", "birth_datetime", "gender_concept_id",
+            "gender_source_value")
+    df, out = read_table(source, "person", ("person_id",), cols), {}
+    for r in df.to_dict("records"):
+        try:
+            born = omop_date(r["birth_datetime"]) or (date(int(r["year_of_birth"]), int(r["month_of_birth"] or 7),
+                                                           int(r["day_of_birth"] or 1)) if r["year_of_birth"] else None)
+        except ValueError:
+            col = "birth_datetime" if r["birth_datetime"] else "year_of_birth"
+            raise OmopError("not a date of birth", Location(source.where("person"), "person", int(r["row"]), col))
+        sex = {str(FEMALE): "female", str(MALE): "male"}.get(r["gender_concept_id"]) or {
+            "f": "female", "female": "female", "m": "male", "male": "male"}.get(r["gender_source_value"].lower())
+        out[int(r["person_id"])] = (born, sex)
+    return out
+
 # %% ../../nbs/2c_omop.ipynb #d3476390
 VALUE_COLUMNS = {"measurement": ("value_as_number", "unit_source_value", "value_source_value"),
                   "observation": ("value_as_number", "unit_source_value", "value_as_string")}
-
+CONCEPT_COLUMNS = ("value_as_concept_id", "unit_concept_id", "operator_concept_id")   # a value's concepts, where given
+RANGE_COLUMNS = ("range_low", "range_high")
+OPERATORS = {4171756: "<", 4172704: ">", 4171754: "<=", 4171755: ">="}               # OMOP's operator concepts
 SUFFIX_COLUMNS = {"condition_occurrence": "condition_status_source_value", "drug_exposure": "sig"}
 
+def _named(v: str, concepts: dict, unit: bool = False) -> str:
+    "The name of the concept id in a cell (a UCUM unit by its code, as a clinician writes it); empty for blank or 0."
+    c = concepts.get(int(v)) if v and v != "0" else None
+    if c is None: return ""
+    return unit_text(c.code) if unit and c.system.upper() == "UCUM" else c.display or c.code
 
-def row_text(table: str, fld: str, name: str, r: dict) -> str:
-    "A row's text: the concept's name, then what the table adds (status, sig, a value)."
+def _range(num: str, low: str, high: str) -> str:
+    "A measurement's reference range after its value, flagged when the value lies outside: ` (high; ref 3.5–5.1)`."
+    if not (low or high): return ""
+    flag = "high" if high and Decimal(num) > Decimal(high) else "low" if low and Decimal(num) < Decimal(low) else ""
+    ref = f"{number_text(Decimal(low))}–{number_text(Decimal(high))}" if low and high else (
+        f"≤{number_text(Decimal(high))}" if high else f"≥{number_text(Decimal(low))}")
+    return f" ({flag + '; ' if flag else ''}ref {ref})"
+
+def row_text(table: str, fld: str, name: str, r: dict, concepts: dict | None = None) -> str:
+    """A row's text: the concept's name, then what the table adds (status, sig, a value with its comparator, unit and
+    reference range; a coded value by its concept's name)."""
     if table == "condition_occurrence" and r["condition_status_source_value"]:
         return f"{name}, {r['condition_status_source_value']}"
     if table == "drug_exposure" and r["sig"]: return f"{name} {r['sig']}"
     if table in VALUE_COLUMNS:
+        concepts, get = concepts or {}, lambda c: r.get(c, "")
         num, unit, text = (r[c] for c in VALUE_COLUMNS[table])
-        value = f"{num}{' ' + unit if unit else ''}" if num else text
+        unit = unit_text(unit) if unit else _named(get("unit_concept_id"), concepts, unit=True)
+        if num:
+            op = OPERATORS.get(int(get("operator_concept_id") or 0), "")
+            value = f"{op}{number_text(Decimal(num))}{' ' + unit if unit else ''}"
+            value += _range(num, *map(get, RANGE_COLUMNS))
+        else: value = _named(get("value_as_concept_id"), concepts) or text
         if not value: return name
         if fld == "allergies": return f"{name} ({value})"
         return f"{name} {value}" if num else f"{name}: {value}"
     return name
 
 # %% ../../nbs/2c_omop.ipynb #7a5dcff3
-def omop_snapshots(source, options: OmopOptions, term: Terminology) -> tuple[dict, list]:
-    "Patient id -> `Patient` built from the clinical tables, and notes (tables absent)."
-    (concepts, classes), persons = read_concepts(source), read_persons(source, options.patient_id)
-    fields, notes = {pid: {} for pid in persons.values()}, []
-    for table, (key, ccol, scol, _) in OMOP_TABLES.items():
-        needed = ("person_id", "note_text") if table == "note" else ("person_id", ccol)
-        optional = () if table == "note" else (scol, *VALUE_COLUMNS.get(table, ()),
-                                               *([SUFFIX_COLUMNS[table]] if table in SUFFIX_COLUMNS else ()))
-        df = read_table(source, table, needed, optional, key)
-        if df is None: notes.append(f"OMOP: no {table} table"); continue
-        people = _integers(df, "person_id", source, table)
-        concept = _integers(df, ccol, source, table) if ccol else None
-        # a number as written (13.2, 97, 1e-05): not inf, nan or text
-        if "value_as_number" in df.columns:
-            bad = ~(df["value_as_number"].str.fullmatch(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?") | (
-                df["value_as_number"] == ""))
-            if bad.any():
-                i = int(bad.to_numpy().argmax())
-                raise OmopError(f"value_as_number must be a finite number, not "
-                                f"{quote_value(df['value_as_number'].iat[i])}",
-                                Location(source.where(table), table, int(df["row"].iat[i]), "value_as_number"))
-        for i, rec in enumerate(df.to_dict("records")):
-            loc = lambda col: Location(source.where(table), table, int(rec["row"]), col)
-            if int(people[i]) not in persons:
-                raise OmopError(f"person_id {people[i]} is not in the PERSON table", loc("person_id"))
-            if ccol is None:
-                if not rec["note_text"]: raise OmopError("empty note_text", loc("note_text"))
-                fld, text = options.routes[table], rec["note_text"]
-            else:
-                c = int(concept[i])
-                coding = concepts.get(c) if c != 0 else None
-                fld = options.concept_routes.get(classes.get(c), options.routes[table])
-                if coding is not None: name = term.render([coding])
-                elif c == 0 and rec[scol]: name = term.render([], rec[scol])
-                else: name = term.render([Coding("OMOP concept", str(c))])   # counted as unmapped
-                text = row_text(table, fld, name, rec)
-            snap = fields[persons[int(people[i])]]
-            if fld == "summary": snap[fld] = f"{snap[fld]} {text}" if fld in snap else text
-            else: snap.setdefault(fld, []).append(text)
-    return {pid: Patient(pid, f) for pid, f in fields.items()}, notes
+def _check_numbers(df, cols, source, table):
+    "A number as written (13.2, 97, 1e-05) in each of `cols`: not inf, nan or text; blank allowed."
+    for col in cols:
+        if col not in df.columns: continue
+        bad = ~(df[col].str.fullmatch(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?") | (df[col] == ""))
+        if bad.any():
+            i = int(bad.to_numpy().argmax())
+            raise OmopError(f"{col} must be a finite number, not {quote_value(df[col].iat[i])}",
+                            Location(source.where(table), table, int(df["row"].iat[i]), col))
+
+def _table_entries(source, table: str, options: OmopOptions, term: Terminology, concepts: tuple, persons: dict):
+    "(patient id, `Entry`) for every row of a clinical table, or None when the table is absent."
+    (key, ccol, scol, _), (names, classes) = OMOP_TABLES[table], concepts
+    needed = ("person_id", "note_text") if table == "note" else ("person_id", ccol)
+    optional = (DATE_COLUMNS[table],) + (() if table == "note" else (
+        scol, *VALUE_COLUMNS.get(table, ()), *([SUFFIX_COLUMNS[table]] if table in SUFFIX_COLUMNS else ()),
+        *((*CONCEPT_COLUMNS, *RANGE_COLUMNS) if table in VALUE_COLUMNS else ())))
+    df = read_table(source, table, needed, optional, key)
+    if df is None: return None
+    people = _integers(df, "person_id", source, table)
+    concept = _integers(df, ccol, source, table) if ccol else None
+    for col in (c for c in CONCEPT_COLUMNS if c in df.columns): _integers(df, col, source, table, blank_ok=True)
+    _check_numbers(df, ("value_as_number", *RANGE_COLUMNS), source, table)
+    out = []
+    for i, rec in enumerate(df.to_dict("records")):
+        loc = lambda col: Location(source.where(table), table, int(rec["row"]), col)
+        if int(people[i]) not in persons:
+            raise OmopError(f"person_id {people[i]} is not in the PERSON table", loc("person_id"))
+        try: when = omop_date(rec[DATE_COLUMNS[table]])
+        except ValueError as e: raise OmopError(str(e), loc(DATE_COLUMNS[table])) from None
+        if ccol is None:
+            if not rec["note_text"]: raise OmopError("empty note_text", loc("note_text"))
+            fld, text = options.routes[table], cap_note(rec["note_text"], options.snapshot.note_chars)
+        else:
+            c = int(concept[i])
+            coding = names.get(c) if c != 0 else None
+            fld = options.concept_routes.get(classes.get(c), options.routes[table])
+            if coding is not None: name = term.render([coding])
+            elif c == 0 and rec[scol]: name = term.render([], rec[scol])
+            else: name = term.render([Coding("OMOP concept", str(c))])   # counted as unmapped
+            text = row_text(table, fld, name, rec, names)
+        out.append((persons[int(people[i])], Entry(fld, text, when)))
+    return out
+
+def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: dict | None = None) -> tuple[dict, list]:
+    """Patient id -> `Patient` charted from the clinical tables (`2i_chart`: dated rows against each patient's index
+    date, most recent first, repeats collapsed, age and sex from PERSON in the summary), and notes (tables absent,
+    rows after the index date)."""
+    concepts, persons = read_concepts(source), read_persons(source, options.patient_id)
+    people, entries, notes = read_people(source), {pid: [] for pid in persons.values()}, []
+    for table in OMOP_TABLES:
+        rows = _table_entries(source, table, options, term, concepts, persons)
+        if rows is None: notes.append(f"OMOP: no {table} table"); continue
+        for pid, entry in rows: entries[pid].append(entry)
+    charts = {pid: patient_chart(pid, entries[pid], options, explicit or {},
+                                 lambda index, b=people.get(k, (None, None)): age_text(*b, index))
+              for k, pid in persons.items()}
+    later = sum(n for _, n in charts.values())
+    return {pid: p for pid, (p, _) in charts.items()}, notes + chart_notes("OMOP", later, {})
 
 # %% ../../nbs/2c_omop.ipynb #d35e9b05
 @register_adapter
@@ -556,12 +270,14 @@ class OmopAdapter:
         "Tables read and rendered into snapshots; the long table checked and assembled."
         term = Terminology(options.terminology)
         source = omop_source(options)
-        snaps, notes = omop_snapshots(source, options, term)
-        ds, withheld = withhold_items(assemble_long(read_long(options.labels, options.columns), options, label_space,
-                                                    snaps, options.snapshots))
+        df = read_long(options.labels, options.columns)
+        snaps, notes = omop_snapshots(source, options, term, index_dates(df, options, options.labels))
+        ds, withheld = withhold_items(assemble_long(df, options, label_space, snaps, options.snapshots))
+        ds, budget = fit_snapshots(ds, options.snapshot)
         skipped = [f"OMOP: {n} left out (on_invalid: skip): {r}" for r, n in sorted(source.skipped.items())]
-        prov = {**ds.provenance, "terminology": term.report(),
+        prov = {**ds.provenance, "terminology": term.report(), "snapshot_budget": budget,
                 "records": dict(on_invalid=options.on_invalid, skipped=dict(source.skipped),
                                 cdm_version=options.cdm_version, withheld_items=withheld)}
+        notes += chart_notes("OMOP", 0, budget)
         prov["notes"] = skipped + withheld_notes("OMOP", withheld) + notes + term.notes("OMOP") + ds.provenance["notes"]
         return dataclasses.replace(ds, provenance=prov)
