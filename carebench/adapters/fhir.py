@@ -15,8 +15,8 @@ from typing import Literal
 from ..core.errors import FhirError, Location
 from ..core.vocab import LabelSpace
 from .base import register_adapter
-from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_dates,
-                                      number_text, patient_chart, unit_text)
+from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_column,
+                                      index_dates, number_text, patient_chart, unit_text)
 from .dataset import Dataset, Patient
 from .fhir_read import Resource, Skips, _model, fhir_files, read_resources
 from .leakage import withheld_notes, withhold_items
@@ -24,9 +24,10 @@ from .long import assemble_long, read_long
 from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions
 
 # %% auto #0
-__all__ = ['FHIR_FIELDS', 'SOCIAL_FINDING', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC', 'DATE_ELEMENTS', 'FhirOptions',
-           'codings_of', 'concept_text', 'quantity_text', 'fhir_field', 'value_text', 'components_text', 'patient_ids',
-           'not_a_fact', 'record_dates', 'demographics', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
+__all__ = ['SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC', 'DATE_ELEMENTS',
+           'FhirOptions', 'codings_of', 'concept_text', 'quantity_text', 'fhir_field', 'value_text', 'components_text',
+           'patient_ids', 'not_a_fact', 'record_dates', 'demographics', 'fhir_snapshots', 'resolve_items',
+           'FhirAdapter']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 @dataclass(frozen=True)
@@ -65,13 +66,21 @@ def codings_of(concept) -> tuple:
                  for c in (concept.coding or ())), concept.text or ""
 
 # %% ../../nbs/2b_fhir.ipynb #02f75d50
+# SNOMED CT's semantic tags end its fully specified names (`Hypertension (disorder)`); a clinician writes no such tag
+SEMANTIC_TAG = re.compile(r" \((disorder|finding|procedure|situation|observable entity|physical object|regime/therapy|"
+                          r"substance|qualifier value|morphologic abnormality|body structure|event|product|"
+                          r"medicinal product|clinical drug|record artifact|assessment scale|environment|"
+                          r"social concept|specimen|organism)\)$")
+
 def concept_text(concept, term: Terminology, where: Location, element: str) -> str:
     "A CodeableConcept rendered through the terminology; one with neither text nor code is a `FhirError` at `element`."
     codings, text = codings_of(concept)
-    try: return term.render(codings, text)
+    try: shown = term.render(codings, text)
     except ValueError:
         raise FhirError("the concept has neither a text nor a code",
                         dataclasses.replace(where, element=element)) from None
+    snomed = any(c.system in ("http://snomed.info/sct", "SNOMED") for c in codings)
+    return SEMANTIC_TAG.sub("", shown) if snomed else shown
 
 # %% ../../nbs/2b_fhir.ipynb #ba14a3fa
 def quantity_text(q) -> str:
@@ -184,13 +193,18 @@ def _observation(m, r, term, res):
     cats = _category_codes(m)
     fld = "social_history" if cats & {"social-history", "survey"} else "radiology" if "imaging" in cats else "labs"
     value = value_text(m, term, _where(r)) or components_text(m, term, _where(r))
-    return fld, concept_text(m.code, term, _where(r), "code") + value
+    name = concept_text(m.code, term, _where(r), "code")
+    return fld, name + value, name                       # a reading of the series `name`: the newest is shown
 
 
 @fhir_field("DiagnosticReport")
 def _report(m, r, term, res):
+    "A report by its conclusion; a note (Synthea's) by its text; a panel whose results are shown on their own: nothing."
+    name = concept_text(m.code, term, _where(r), "code")
+    if not m.conclusion and (text := _attachment_text(m.presentedForm or ())): return "notes", _Note(f"{name}: {text}")
+    if not m.conclusion and m.result: return None, name
     fld = "radiology" if _category_codes(m) & {"RAD", "imaging", "LP29684-5"} else "labs"
-    return fld, concept_text(m.code, term, _where(r), "code") + (f": {m.conclusion}" if m.conclusion else "")
+    return fld, name + (f": {m.conclusion}" if m.conclusion else "")
 
 
 def _series_text(m) -> str:
@@ -374,15 +388,16 @@ def _entries(resources: list, pids: dict, term: Terminology, skips: Skips, route
             continue
         if why := not_a_fact(r.model):
             withheld[(t, why)] += 1; continue
-        try: fld, text = FHIR_FIELDS[t](r.model, r, term, refs)
+        try: fld, text, *series = FHIR_FIELDS[t](r.model, r, term, refs)
         except FhirError as e:
             skips.skip(f"{t} cannot be rendered ({e.location.element or 'content'})", e); continue
+        if fld is None: withheld[(t, "its results are shown on their own")] += 1; continue
         fld = next((routes[f"{t}/{c}"] for c in sorted(_category_codes(r.model)) if f"{t}/{c}" in routes),
                    routes.get(t, fld))
         if fld == "none": unused[t] += 1; continue
         if isinstance(text, _Note): text = cap_note(text, note_chars)
         dates = record_dates(r.model)
-        entries[pids[ref]].append(Entry(fld, str(text), dates[0] if dates else None))
+        entries[pids[ref]].append(Entry(fld, str(text), dates[0] if dates else None, *series))
     return entries, unused, withheld, repeats
 
 def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | None = None,
@@ -454,7 +469,7 @@ class FhirAdapter:
          "assembled.")
         term = Terminology(options.terminology)
         skips = Skips(options.on_invalid)
-        df, item_codes = resolve_items(read_long(options.labels, options.columns), options, term)
+        df, item_codes = resolve_items(read_long(options.labels, options.columns, index_column(options)), options, term)
         # what a snapshot reads; the rest is only counted
         keep = {*FHIR_FIELDS, "Patient", "Medication"} - {"Basic"}
         snaps, notes = fhir_snapshots(read_resources(options.bundles, keep, skips), options.patient_id, term, skips,

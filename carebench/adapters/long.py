@@ -76,8 +76,9 @@ def _text(v) -> str:
     if isinstance(v, (float, np.floating)) and float(v).is_integer(): return str(int(v))
     return str(v)
 
-def read_long(path: Path, columns: LongColumns) -> pd.DataFrame:
-    "The long table as text (CSV or Parquet), stripped, with each row's number (`row`, the header is row 1)."
+def read_long(path: Path, columns: LongColumns, extra: tuple = ()) -> pd.DataFrame:
+    ("The long table as text (CSV or Parquet), stripped, with each row's number (`row`, the header is row 1); `extra` "
+     "columns kept where the table has them (an index date).")
     path = Path(path)
     parquet = path.suffix.lower() in (".parquet", ".pq")
     if problem := file_problem(path) or (not parquet and head_problem(path)):
@@ -94,7 +95,9 @@ def read_long(path: Path, columns: LongColumns) -> pd.DataFrame:
         if c not in df.columns:
             raise MissingColumnError(f"no column {c!r} (the long format needs "
                                      f"{', '.join(dataclasses.astuple(columns))})", file=str(path))
-    df = df[list(dataclasses.astuple(columns))].astype(str).apply(lambda s: s.str.strip())
+    named = list(dataclasses.astuple(columns))
+    keep = named + [c for c in dict.fromkeys(extra) if c in df.columns and c not in named]
+    df = df[keep].astype(str).apply(lambda s: s.str.strip())
     if not len(df): raise EmptyTableError("the long table has a header but no rows", file=str(path))
     return df.assign(row=np.arange(len(df)) + 2)
 

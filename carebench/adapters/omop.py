@@ -18,8 +18,8 @@ from ..core.config import quote_value, redact_secrets
 from ..core.errors import Location, OmopError
 from ..core.vocab import SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
-from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_dates,
-                                      number_text, patient_chart, unit_text)
+from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_column,
+                                      index_dates, number_text, patient_chart, unit_text)
 from .dataset import Dataset
 from .leakage import withheld_notes, withhold_items
 from .long import assemble_long, read_long
@@ -229,7 +229,8 @@ def _table_entries(source, table: str, options: OmopOptions, term: Terminology, 
             elif c == 0 and rec[scol]: name = term.render([], rec[scol])
             else: name = term.render([Coding("OMOP concept", str(c))])   # counted as unmapped
             text = row_text(table, fld, name, rec, names)
-        out.append((persons[int(people[i])], Entry(fld, text, when)))
+        series = name if table in VALUE_COLUMNS and ccol and text != name else None   # a reading of a test
+        out.append((persons[int(people[i])], Entry(fld, text, when, series)))
     return out
 
 def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: dict | None = None) -> tuple[dict, list]:
@@ -270,7 +271,7 @@ class OmopAdapter:
         "Tables read and rendered into snapshots; the long table checked and assembled."
         term = Terminology(options.terminology)
         source = omop_source(options)
-        df = read_long(options.labels, options.columns)
+        df = read_long(options.labels, options.columns, index_column(options))
         snaps, notes = omop_snapshots(source, options, term, index_dates(df, options, options.labels))
         ds, withheld = withhold_items(assemble_long(df, options, label_space, snaps, options.snapshots))
         ds, budget = fit_snapshots(ds, options.snapshot)
