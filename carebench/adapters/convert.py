@@ -4,6 +4,7 @@
 
 # %% ../../nbs/2d_convert.ipynb #cc2309b9
 from __future__ import annotations
+import dataclasses
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ from ..core.config import Config, load_config
 from ..core.errors import ConfigError
 from ..core.vocab import SNAPSHOT_FIELDS
 from ..core.runs import atomic_write
+from .base import ADAPTERS
 from .dataset import Dataset
 from .load import load_dataset
 from .long import write_long
@@ -22,7 +24,7 @@ from .fhir_writer import write_fhir
 from .omop_writer import write_omop
 
 # %% auto #0
-__all__ = ['CONVERTERS', 'write_snapshots', 'convert']
+__all__ = ['CONVERTERS', 'PORTABLE_KEYS', 'write_snapshots', 'convert']
 
 # %% ../../nbs/2d_convert.ipynb #7828f1be
 def write_snapshots(ds: Dataset, path) -> Path:
@@ -40,6 +42,9 @@ CONVERTERS = {"long": _to_long, "fhir": lambda ds, folder, fmt: write_fhir(ds, f
               "omop": lambda ds, folder, fmt: write_omop(ds, folder, fmt)}
 
 # %% ../../nbs/2d_convert.ipynb #aa485f9e
+PORTABLE_KEYS = ("aggregation", "adjudication", "leakage_check", "on_mismatch", "train_observers_per_pair",
+                 "on_invalid", "snapshot")
+
 def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path:
     """Write the dataset `config` describes in format `to` (`long`, `fhir`, `omop`; tables as `fmt`, csv or parquet)
     into folder `out` (new or empty), with a `config.yaml` that reads it. Returns the new config's path."""
@@ -61,9 +66,11 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
     except BaseException: shutil.rmtree(work, ignore_errors=True); raise
     raw = yaml.safe_load(Path(config.source).read_text(encoding="utf-8")) if config.source else {}
     d = raw.get("dataset") or {}
-    # what every format says the same way travels along: the reference and the pair checks (not the source's headers)
-    for k in ("aggregation", "adjudication", "leakage_check", "on_mismatch", "train_observers_per_pair"):
-        if d.get(k) is not None:
+    # what every format says the same way travels along where the target has the key: the reference, the pair checks,
+    # what to do with invalid records, the snapshot's budget and dates (not the source's paths, columns or routes)
+    target = {f.name for f in dataclasses.fields(ADAPTERS[section["adapter"]].Options)}
+    for k in PORTABLE_KEYS:
+        if d.get(k) is not None and (k in target or k in ("aggregation", "adjudication")):   # those two: any adapter
             section[k] = str((Path(config.source).parent/d[k]).resolve()) if k == "adjudication" else d[k]
     new = {"dataset": section, **{k: v for k, v in raw.items() if k != "dataset"}}
     src = f"{Path(config.source).parent.name}/{Path(config.source).name}" if config.source else "a dataset"

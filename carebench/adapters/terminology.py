@@ -15,8 +15,9 @@ from ..core.errors import InputFileError, Location, MissingColumnError, MissingV
 from ..core.inputs import file_problem
 
 # %% auto #0
-__all__ = ['STATUS_WORDS', 'Coding', 'TerminologyOptions', 'read_code_table', 'read_displays', 'read_map', 'Terminology',
-           'exact_number', 'split_value', 'split_parenthesis', 'split_conclusion', 'split_status']
+__all__ = ['CODE_SYSTEMS', 'STATUS_WORDS', 'Coding', 'TerminologyOptions', 'canonical_system', 'read_code_table', 'read_displays',
+           'read_map', 'Terminology', 'exact_number', 'split_value', 'split_parenthesis', 'split_conclusion',
+           'split_status']
 
 # %% ../../nbs/2a_terminology.ipynb #9437edf4
 @dataclass(frozen=True)
@@ -33,6 +34,21 @@ class TerminologyOptions:
     "The `terminology` keys of the FHIR and OMOP adapters: two optional user-supplied CSV tables."
     displays: Path | None = None
     map: Path | None = None
+
+# %% ../../nbs/2a_terminology.ipynb #5c55aab0
+CODE_SYSTEMS = {  # OMOP vocabulary_id -> the FHIR code-system URIs that name the same system
+    "SNOMED": ("http://snomed.info/sct",), "LOINC": ("http://loinc.org",),
+    "RxNorm": ("http://www.nlm.nih.gov/research/umls/rxnorm",), "ICD10CM": ("http://hl7.org/fhir/sid/icd-10-cm",),
+    "ICD9CM": ("http://hl7.org/fhir/sid/icd-9-cm",), "ICD10": ("http://hl7.org/fhir/sid/icd-10",),
+    "CVX": ("http://hl7.org/fhir/sid/cvx",), "NDC": ("http://hl7.org/fhir/sid/ndc",),
+    "UCUM": ("http://unitsofmeasure.org",), "CPT4": ("http://www.ama-assn.org/go/cpt",),
+    "HCPCS": ("urn:oid:2.16.840.1.113883.6.285",), "ATC": ("http://www.whocc.no/atc",)}
+_CANONICAL = {**{k.lower(): k for k in CODE_SYSTEMS}, **{u: k for k, us in CODE_SYSTEMS.items() for u in us}}
+
+def canonical_system(system: str) -> str:
+    "One name per code system: a FHIR URI or an OMOP vocabulary id (any case) as the vocabulary id; others as written."
+    s = (system or "").strip()
+    return _CANONICAL.get(s.rstrip("/"), _CANONICAL.get(s.lower(), s))
 
 # %% ../../nbs/2a_terminology.ipynb #1664faa2
 def read_code_table(path: Path, columns: tuple, optional: tuple = ()) -> pd.DataFrame:
@@ -58,9 +74,10 @@ def read_code_table(path: Path, columns: tuple, optional: tuple = ()) -> pd.Data
 
 # %% ../../nbs/2a_terminology.ipynb #6ba22e01
 def read_displays(path: Path) -> dict:
-    "(system, code) -> display name from a `system, code, display` table; one code named twice differently is an error."
+    ("(system, code) -> display name from a `system, code, display` table (systems as `canonical_system` names them); "
+     "one code named twice differently is an error.")
     df, out = read_code_table(path, ("system", "code", "display")), {}
-    for i, (s, c, d) in enumerate(zip(df["system"], df["code"], df["display"])):
+    for i, (s, c, d) in enumerate(zip(df["system"].map(canonical_system), df["code"], df["display"])):
         if out.setdefault((s, c), d) != d:
             raise TerminologyError(f"code {c} of {s} is named twice, {out[(s, c)]!r} and {d!r}",
                                    Location(file=str(path), row=i + 2, column="display"))
@@ -78,6 +95,7 @@ def read_map(path: Path) -> dict:
         if ss == ts and sc == tc:
             raise TerminologyError(f"code {sc} of {ss} is mapped onto itself",
                                    Location(file=str(path), row=i + 2, column="target_code"))
+        ss = canonical_system(ss)
         targets = out.setdefault((ss, sc), [])
         if (ts, tc, td) not in targets: targets.append((ts, tc, td))
     return out
@@ -94,10 +112,11 @@ class Terminology:
 
     def _mapped(self, codings) -> str | None:
         for c in codings:
-            if c.system not in self.sources: continue
-            if (c.system, c.code) not in self.map: self.map_missed[(c.system, c.code)] += 1; continue
-            names = [td or self.displays.get((ts, tc)) for ts, tc, td in self.map[(c.system, c.code)]]
-            for (ts, tc, _), n in zip(self.map[(c.system, c.code)], names):
+            key = (canonical_system(c.system), c.code)
+            if key[0] not in self.sources: continue
+            if key not in self.map: self.map_missed[(c.system, c.code)] += 1; continue
+            names = [td or self.displays.get((canonical_system(ts), tc)) for ts, tc, td in self.map[key]]
+            for (ts, tc, _), n in zip(self.map[key], names):
                 if not n: self.unmapped[(ts, tc)] += 1
             # a target without a name never replaces the data's own text (nor shows as a bare code in its place)
             return " / ".join(n for n in names if n) or None
@@ -109,9 +128,9 @@ class Terminology:
         shown = next((c.display.strip() for c in codings if c.display.strip()), "")
         if not coded and not shown and not (text or "").strip():
             raise ValueError("a concept needs a text, a display name or a code")
+        keys = [(canonical_system(c.system), c.code) for c in coded]
         named = (("mapped", self._mapped(coded) if self.map else None), ("text", (text or "").strip()),
-                 ("display", shown), ("table",
-                  next((self.displays[(c.system, c.code)] for c in coded if (c.system, c.code) in self.displays), "")))
+                 ("display", shown), ("table", next((self.displays[k] for k in keys if k in self.displays), "")))
         for rule, name in named:
             if name: self.rules[rule] += 1; return name
         first = coded[0]
