@@ -10,12 +10,13 @@ import pandas as pd
 from ..core.text import normalize_text
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT
 from ..stats.measures import cohens_kappa
+from ..adapters.chart import snapshot_tokens
 from ..evaluation.view import Figure, RunView, _below, _heatmap, _style, category_names
 from .pages import _by_category
 
 # %% auto #0
 __all__ = ['label_distribution', 'plot_label_distribution', 'cooccurrence', 'plot_cooccurrence', 'disagreement_table',
-           'delta_ref_pairs', 'delta_ref_audit', 'repeated_items']
+           'delta_ref_pairs', 'delta_ref_audit', 'repeated_items', 'snapshot_lengths', 'plot_snapshot_lengths']
 
 # %% ../../nbs/43_input.ipynb #3a715c47
 def _level(v: float, K: int) -> str:
@@ -159,3 +160,41 @@ def repeated_items(view: RunView) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["item", "patients", "pairs", "labels differ, context-free",
                                  "labels differ, with the chart"]
                         ).sort_values(["patients", "item"], ascending=[False, True]).reset_index(drop=True)
+
+# %% ../../nbs/43_input.ipynb #01533707
+def snapshot_lengths(view: RunView) -> pd.DataFrame:
+    """Per patient: fields, entries and estimated tokens of the snapshot the model reads; where a budget applied, the
+    tokens before it, the entries it cut and from which fields."""
+    ds = view.dataset
+    budget = (ds.provenance.get("snapshot_budget") or {}).get("per_patient", {})
+    rows = []
+    for p in ds.patients:
+        row = dict(patient=p.id, fields=len(p.snapshot), tokens=snapshot_tokens(p.snapshot),
+                   entries=sum(1 if isinstance(v, str) else len(v) for _, v in p.snapshot))
+        if p.id in budget:
+            cut = budget[p.id]
+            where = [f"{f} {n}" for f, n in cut["cut"].items()] + [f"{f} shortened" for f in cut["shortened"]]
+            row.update(tokens_before_budget=cut["tokens"], entries_cut=sum(cut["cut"].values()),
+                       cut_from=", ".join(where))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+# %% ../../nbs/43_input.ipynb #ff80c78b
+def plot_snapshot_lengths(view: RunView) -> Figure:
+    "A histogram of the patients' snapshot lengths (estimated tokens), before and after a budget, with the budget."
+    plt = _style()
+    sl, budget = snapshot_lengths(view), (view.dataset.provenance.get("snapshot_budget") or {}).get("max_tokens")
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    top = max(int(sl["tokens"].max()), int(sl.get("tokens_before_budget", sl["tokens"]).max()), budget or 0, 1)
+    bins = np.linspace(0, top * 1.05, 30)
+    if "tokens_before_budget" in sl:
+        ax.hist(sl["tokens_before_budget"], bins=bins, color="#bdbdbd", label="before the budget")
+    ax.hist(sl["tokens"], bins=bins, color="#2b8cbe", alpha=0.85, label="as the model reads it")
+    if budget: ax.axvline(budget, color="#e34a33", lw=1.5, ls="--", label=f"budget: {budget} tokens")
+    ax.set_xlabel("estimated tokens per snapshot"); ax.set_ylabel("patients")
+    ax.yaxis.set_major_locator(plt.MaxNLocator(integer=True))                 # patients are counted
+    ax.set_title("Snapshot lengths"); _below(ax, 3); fig.tight_layout()
+    n_cut = int((sl.get("entries_cut", pd.Series(dtype=int)) > 0).sum())
+    return Figure(fig, f"{len(sl)} patients' snapshots, longest {int(sl['tokens'].max())} estimated tokens (four "
+                       f"characters a token)" + (f"; the budget of {budget} tokens cut {n_cut} of them (grey: before "
+                                                f"it)" if budget else "; no budget was set") + ".")
