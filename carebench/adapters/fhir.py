@@ -18,7 +18,7 @@ from .base import register_adapter
 from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_column,
                                       index_dates, number_text, patient_chart, unit_text)
 from .dataset import Dataset, Patient
-from .fhir_read import Resource, Skips, _model, fhir_files, read_resources
+from .fhir_read import Resource, Skips, _model, fhir_files, iter_resources, read_resources
 from .leakage import withheld_notes, withhold_items
 from .long import assemble_long, read_long
 from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions
@@ -103,7 +103,7 @@ def _where(r: Resource, element=None) -> Location: return dataclasses.replace(r.
 
 def _category_codes(m) -> set:
     "The codes of a resource's categories (a list of concepts, one concept, or none)."
-    cats = getattr(m, "category", None)
+    cats = m.__dict__.get("category")
     cats = [] if cats is None else cats if isinstance(cats, list) else [cats]
     return {c.code for cat in cats for c in (cat.coding or ()) if c.code}
 
@@ -141,8 +141,8 @@ def _medication_name(m, r, ref, term, res) -> str:
         med = res.get(ref)
         if med is not None and med.model.get_resource_type() == "Medication":
             return concept_text(med.model.code, term, _where(med), "code")
-    raise FhirError(f"medicationReference {ref!r} names no Medication resource that was read",
-                    _where(r, "medicationReference"))
+    raise _NoMedication(f"medicationReference {ref!r} names no Medication resource that was read",
+                        _where(r, "medicationReference"))
 
 MEDICATION_STATUS = {"stopped": "stopped", "completed": "completed", "on-hold": "on hold", "not-taken": "not taken",
                      "intended": "intended", "draft": "draft"}          # how a medication that is not current reads
@@ -333,9 +333,10 @@ DATE_ELEMENTS = ("onsetDateTime", "recordedDate", "effectiveDateTime", "issued",
 def record_dates(m) -> list:
     ("The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s, the most "
      "specific first: an entry of the chart is dated by the first.")
-    values = [getattr(m, k, None) for k in DATE_ELEMENTS]
-    values += [getattr(getattr(m, k, None), "end", None) or getattr(getattr(m, k, None), "start", None)
-               for k in ("effectivePeriod", "performedPeriod", "onsetPeriod", "period")]
+    d = m.__dict__                                      # a model's fields (getattr of an absent one is slow)
+    values = [d.get(k) for k in DATE_ELEMENTS]
+    values += [p.end or p.start for k in ("effectivePeriod", "performedPeriod", "onsetPeriod", "period")
+               if (p := d.get(k)) is not None]
     out = []
     for v in values:
         if isinstance(v, datetime): out.append(v.date())
@@ -351,71 +352,109 @@ def demographics(patient, index: date | None) -> str:
     return age_text(born if isinstance(born, date) else None, getattr(patient, "gender", None), index)
 
 # %% ../../nbs/2b_fhir.ipynb #39296d55
-def _index(resources: list, skips: Skips) -> tuple:
-    """Resources by `Type/id` (the first of each id; a repeat with other content is an error or skipped), what a
-    reference may name (`Type/id` first, then an entry's fullUrl), and how many identical repeats were read once."""
-    by_key, by_url, repeats = {}, {}, 0
-    for r in resources:
-        if r.model.id:
-            if r.key in by_key:
-                if by_key[r.key].model.model_dump() != r.model.model_dump():
-                    skips.skip(f"{r.model.get_resource_type()} given twice with different content (the later left out)",
-                               FhirError(f"{r.key} is given twice with different content (the other in "
-                                         f"{by_key[r.key].where})", _where(r, "id")))
-                else: repeats += 1
-                continue
-            by_key[r.key] = r
-        if r.full_url: by_url.setdefault(r.full_url, r)
-    return by_key, {**by_url, **by_key}, repeats
+class _NoMedication(FhirError):
+    "A medicationReference naming no Medication read so far (in a bulk export it may come in a later file)."
 
-def _entries(resources: list, pids: dict, term: Terminology, skips: Skips, routes: dict, note_chars: int) -> tuple:
-    """Patient id -> the `Entry`s of its resources, and what was not shown: resource types no field uses (or routed to
-    `none`), resources that state no fact, identical repeats."""
-    entries, unused, withheld = {pid: [] for pid in dict.fromkeys(pids.values())}, Counter(), Counter()
-    by_key, refs, repeats = _index(resources, skips)
+@dataclass
+class _Collected:
+    ("What one pass over the resources keeps: Patients and Medications whole; every other resource only as the `Entry` "
+     "it becomes, under the patient reference it names (resolved once every Patient is read); digests of the ids seen.")
+    patients: list = field(default_factory=list)
+    meds: dict = field(default_factory=dict)           # Medication/id and fullUrl -> Resource
+    by_ref: dict = field(default_factory=dict)         # a subject's reference -> [Entry]
+    first: dict = field(default_factory=dict)          # a subject's reference -> where its first resource names it
+    types: dict = field(default_factory=dict)          # a subject's reference -> Counter of resource types
+    seen: dict = field(default_factory=dict)           # Type/id -> (digest, file, row) of the first read
+    texts: dict = field(default_factory=dict)          # one string per distinct text (a bulk export repeats them)
+    pending: list = field(default_factory=list)        # resources naming a Medication not read yet
+    unused: Counter = field(default_factory=Counter)
+    withheld: Counter = field(default_factory=Counter)
+    repeats: int = 0
+
+def _first_read(r: Resource, c: _Collected, skips: Skips) -> bool:
+    """Whether `r` is the first resource of its id; a repeat with the same content is counted, one with other content
+    is an error or (`skip`) left out and counted."""
+    if not r.model.id: return True
+    prior = c.seen.get(r.key)
+    if prior is None: c.seen[r.key] = (r.digest, r.where.file, r.where.row); return True
+    if prior[0] == r.digest: c.repeats += 1
+    else:
+        other = Location(prior[1], row=prior[2])
+        skips.skip(f"{r.model.get_resource_type()} given twice with different content (the later left out)",
+                   FhirError(f"{r.key} is given twice with different content (the other in {other})", _where(r, "id")))
+    return False
+
+def _add(r: Resource, c: _Collected, term: Terminology, skips: Skips, routes: dict, note_chars: int, retry=False):
+    "The `Entry` a resource becomes, kept under its subject's reference (or why it is not shown, counted)."
+    t = r.model.get_resource_type()
+    element, ref = _subject(r.model)
+    if not ref:
+        skips.skip(f"{t} names no patient that was read", FhirError(f"the {t} names no patient", _where(r, element)))
+        return
+    if why := not_a_fact(r.model): c.withheld[(t, why)] += 1; return
+    try: fld, text, *series = FHIR_FIELDS[t](r.model, r, term, c.meds)
+    except _NoMedication as e:
+        if retry: skips.skip(f"{t} cannot be rendered ({e.location.element or 'content'})", e)
+        else: c.pending.append(r)                      # rendered again once every Medication is read
+        return
+    except FhirError as e:
+        skips.skip(f"{t} cannot be rendered ({e.location.element or 'content'})", e); return
+    if fld is None: c.withheld[(t, "its results are shown on their own")] += 1; return
+    fld = next((routes[f"{t}/{k}"] for k in sorted(_category_codes(r.model)) if f"{t}/{k}" in routes),
+               routes.get(t, fld))
+    if fld == "none": c.unused[t] += 1; return
+    text = str(cap_note(text, note_chars) if isinstance(text, _Note) else text)
+    dates = record_dates(r.model)
+    entry = Entry(fld, c.texts.setdefault(text, text), dates[0] if dates else None, *series)
+    c.by_ref.setdefault(ref, []).append(entry)
+    c.first.setdefault(ref, _where(r, f"{element}.reference"))
+    c.types.setdefault(ref, Counter())[t] += 1
+
+def _collect(resources, term: Terminology, skips: Skips, routes: dict, note_chars: int) -> _Collected:
+    "One pass over `resources` (a list or a stream), then the requests whose Medication came later."
+    c = _Collected()
     for r in resources:
-        if r.model.id and by_key[r.key] is not r: continue               # a repeat, read once
+        if not _first_read(r, c, skips): continue
         t = r.model.get_resource_type()
-        if t not in FHIR_FIELDS or t == "Basic":
-            if t != "Patient": unused[t] += 1
-            continue
-        element, ref = _subject(r.model)
-        if not ref or ref not in pids:
-            skips.skip(f"{t} names no patient that was read",
-                       FhirError(f"the {t} names no patient", _where(r, element)) if not ref
-                       else FhirError(f"{ref!r} is no Patient resource that was read",
-                                      _where(r, f"{element}.reference")))
-            continue
-        if why := not_a_fact(r.model):
-            withheld[(t, why)] += 1; continue
-        try: fld, text, *series = FHIR_FIELDS[t](r.model, r, term, refs)
-        except FhirError as e:
-            skips.skip(f"{t} cannot be rendered ({e.location.element or 'content'})", e); continue
-        if fld is None: withheld[(t, "its results are shown on their own")] += 1; continue
-        fld = next((routes[f"{t}/{c}"] for c in sorted(_category_codes(r.model)) if f"{t}/{c}" in routes),
-                   routes.get(t, fld))
-        if fld == "none": unused[t] += 1; continue
-        if isinstance(text, _Note): text = cap_note(text, note_chars)
-        dates = record_dates(r.model)
-        entries[pids[ref]].append(Entry(fld, str(text), dates[0] if dates else None, *series))
-    return entries, unused, withheld, repeats
+        if t == "Patient": c.patients.append(r)
+        elif t == "Medication":
+            c.meds[r.key] = r
+            if r.full_url: c.meds.setdefault(r.full_url, r)
+        elif t not in FHIR_FIELDS or t == "Basic": c.unused[t] += 1
+        else: _add(r, c, term, skips, routes, note_chars)
+    for r in c.pending: _add(r, c, term, skips, routes, note_chars, retry=True)
+    return c
 
-def fhir_snapshots(resources: list, how: str, term: Terminology, skips: Skips | None = None,
+def _by_patient(c: _Collected, pids: dict, skips: Skips) -> dict:
+    "Patient id -> its entries; the resources of a reference naming no Patient read are an error, or skipped."
+    entries = {pid: [] for pid in dict.fromkeys(pids.values())}
+    for ref, es in c.by_ref.items():
+        if ref in pids: entries[pids[ref]].extend(es); continue
+        for t, n in c.types[ref].items():
+            for _ in range(n):
+                skips.skip(f"{t} names no patient that was read",
+                           FhirError(f"{ref!r} is no Patient resource that was read", c.first[ref]))
+    return entries
+
+def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None = None,
                    chart: ChartOptions | None = None, routes: dict | None = None,
                    explicit: dict | None = None) -> tuple:
-    """Patient id -> `Patient` with the chart built from `resources` (`2i_chart`: dated against each patient's index
-    date, most recent first, repeats collapsed, age and sex in the summary), and notes (what was not shown). A
-    resource that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
+    """Patient id -> `Patient` with the chart built from `resources` (a list, or `iter_resources`' stream: only
+    patients, medications and each resource's entry are kept) through `2i_chart` (dated against each patient's index
+    date, most recent first, repeats collapsed, age and sex in the summary), and notes (what was not shown). A resource
+    that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
     (`skips.on_invalid == "skip"`) left out and counted. `explicit`: index dates the labels table gives."""
     skips, chart = skips if skips is not None else Skips(), chart or ChartOptions()
-    pids = patient_ids(resources, how)
-    entries, unused, withheld, repeats = _entries(resources, pids, term, skips, routes or {}, chart.snapshot.note_chars)
-    people = {pids[f"Patient/{r.model.id}"]: r.model for r in resources if r.model.get_resource_type() == "Patient"
-              and f"Patient/{r.model.id}" in pids}
+    c = _collect(resources, term, skips, routes or {}, chart.snapshot.note_chars)
+    if not c.patients: raise FhirError("no Patient resource found", file=next(iter(c.first.values()), Location()).file)
+    pids = patient_ids(c.patients, how)
+    entries = _by_patient(c, pids, skips)
+    people = {pids[f"Patient/{r.model.id}"]: r.model for r in c.patients if f"Patient/{r.model.id}" in pids}
     who = lambda pid: (lambda index: demographics(people.get(pid), index))      # age and sex at the index date
     charts = {pid: patient_chart(pid, es, chart, explicit or {}, who(pid)) for pid, es in entries.items()}
-    notes = _fhir_notes(unused, withheld, repeats) + chart_notes("FHIR", sum(n for _, n in charts.values()), {})
+    notes = _fhir_notes(c.unused, c.withheld, c.repeats) + chart_notes("FHIR", sum(n for _, n in charts.values()), {})
     return {pid: p for pid, (p, _) in charts.items()}, notes
+
 def _fhir_notes(unused: Counter, withheld: Counter, repeats: int) -> list:
     "What the snapshots leave out, counted: resource types no field uses, resources that state no fact, repeats."
     notes = [f"FHIR: {n} {t} resource(s) not used (no snapshot field)" for t, n in sorted(unused.items())]
@@ -472,7 +511,7 @@ class FhirAdapter:
         df, item_codes = resolve_items(read_long(options.labels, options.columns, index_column(options)), options, term)
         # what a snapshot reads; the rest is only counted
         keep = {*FHIR_FIELDS, "Patient", "Medication"} - {"Basic"}
-        snaps, notes = fhir_snapshots(read_resources(options.bundles, keep, skips), options.patient_id, term, skips,
+        snaps, notes = fhir_snapshots(iter_resources(options.bundles, keep, skips), options.patient_id, term, skips,
                                       options, options.routes, index_dates(df, options, options.labels))
         ds, withheld = withhold_items(assemble_long(df, options, label_space, snaps, options.bundles))
         ds, budget = fit_snapshots(ds, options.snapshot)

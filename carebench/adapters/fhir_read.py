@@ -5,6 +5,7 @@
 # %% ../../nbs/2j_fhir_read.ipynb #917af1d6
 from __future__ import annotations
 import dataclasses
+import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from ..core.errors import CareBenchError, ConfigError, FhirError, InputFileError
 from ..core.inputs import file_problem, folder_files, head_problem
 
 # %% auto #0
-__all__ = ['fhir_files', 'element_path', 'Skips', 'validate_resource', 'Resource', 'read_resources']
+__all__ = ['fhir_files', 'element_path', 'Skips', 'validate_resource', 'Resource', 'iter_resources', 'read_resources']
 
 # %% ../../nbs/2j_fhir_read.ipynb #db03e2d6
 def fhir_files(path: Path) -> list[Path]:
@@ -101,10 +102,12 @@ def validate_resource(data, where: Location):
 # %% ../../nbs/2j_fhir_read.ipynb #ec3d16ce
 @dataclass
 class Resource:
-    "A validated resource, where it was read, and its Bundle entry's fullUrl."
+    ("A validated resource, where it was read, its Bundle entry's fullUrl, and a digest of its content as read (two "
+     "resources of one id are compared by it).")
     model: object
     where: Location
     full_url: str | None = None
+    digest: bytes = b""
     @property
     def key(self) -> str:
         return (
@@ -130,9 +133,11 @@ def _resource(data, where: Location, full_url, keep, skips: Skips) -> list:
     rtype = data.get("resourceType") if isinstance(data, dict) else None
     if keep is not None and isinstance(rtype, str) and rtype and rtype not in keep and _model(rtype) is not None:
         skips.unused[rtype] += 1; return []                      # a FHIR type no snapshot field reads: counted only
-    try: return [Resource(validate_resource(data, where), where, full_url)]
+    try: model = validate_resource(data, where)
     except FhirError as e:
         skips.skip(f"{rtype if isinstance(rtype, str) and rtype else 'a resource'} fails FHIR validation", e); return []
+    canonical = json.dumps(data, sort_keys=True, default=str, ensure_ascii=False).encode()
+    return [Resource(model, where, full_url, hashlib.blake2b(canonical, digest_size=12).digest())]
 
 
 def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> list:
@@ -154,24 +159,43 @@ def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> l
     return _resource(data, where, None, keep, skips)
 
 
-def read_resources(path: Path, keep=None, skips: Skips | None = None) -> list[Resource]:
-    """Every resource of the FHIR files at `path` (Bundles unpacked), validated, in file order; with `keep` (resource
-    types), the others are only counted in `skips`, and with `skips.on_invalid == "skip"` an invalid one is counted."""
-    out, skips = [], (skips if skips is not None else Skips())
+def _ndjson_lines(f: Path):
+    """(line number, text) of an NDJSON file, read a line at a time (a bulk export need not fit in memory); lines end
+    at \\n only (U+2028 inside a string is text)."""
+    try:
+        with open(f, "rb") as fh:
+            for n, raw in enumerate(fh, 1):
+                text = raw.decode("utf-8")
+                if n == 1: text = text.removeprefix("\ufeff")
+                if text.strip(): yield n, text
+    except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=str(f)) from None
+    except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=str(f)) from None
+
+def iter_resources(path: Path, keep=None, skips: Skips | None = None):
+    """Every resource of the FHIR files at `path` (Bundles unpacked), validated, in file order, one at a time: an
+    NDJSON file is read a line at a time, a Bundle file whole. With `keep` (resource types), the others are only
+    counted in `skips`; with `skips.on_invalid == "skip"` an invalid one is counted."""
+    skips, n_read = (skips if skips is not None else Skips()), 0
     for f in fhir_files(path):
+        name = str(f)                                           # one string per file, shared by its locations
         if problem := head_problem(f, json=True):
-            raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(f))
-        try: text = f.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=str(f)) from None
-        except OSError as e:
-            raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=str(f)) from None
+            raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
         if f.suffix.lower() == ".ndjson":
-            # lines end at \n only: U+2028 inside a string is text
-            for n, line in enumerate(text.split("\n"), 1):
-                if line.strip():
-                    out += _unbundle(_json(line, Location(str(f), row=n)), Location(str(f), row=n), keep, skips)
-        else: out += _unbundle(_json(text, Location(str(f))), Location(str(f)), keep, skips)
-    if not out:
+            for n, line in _ndjson_lines(f):
+                for r in _unbundle(_json(line, Location(name, row=n)), Location(name, row=n), keep, skips):
+                    n_read += 1; yield r
+            continue
+        try: text = f.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=name) from None
+        except OSError as e:
+            raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=name) from None
+        for r in _unbundle(_json(text, Location(name)), Location(name), keep, skips):
+            n_read += 1; yield r
+    if not n_read:
         raise FhirError("no FHIR resource found" + (" that a snapshot uses" if skips.unused or skips.counts else ""),
                         file=str(path))
-    return out
+
+# %% ../../nbs/2j_fhir_read.ipynb #3e2e1fe1
+def read_resources(path: Path, keep=None, skips: Skips | None = None) -> list[Resource]:
+    "Every resource `iter_resources` reads, as a list (for a file that fits in memory: items, tests)."
+    return list(iter_resources(path, keep, skips))
