@@ -5,6 +5,8 @@
 # %% ../../nbs/2b_fhir.ipynb #64babffb
 from __future__ import annotations
 import dataclasses
+import hashlib
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -44,9 +46,13 @@ class FhirOptions(ChartOptions):
     on_invalid: Literal["error", "skip"] = "error"
     # a resource type, or `Type/category` (an Observation's category code), -> the snapshot field it goes to, or `none`
     routes: dict = field(default_factory=dict)
+    # processes reading the files: none chooses (one per core, at most 8, from 32 MB of input on), 1 reads in this one
+    workers: int | None = None
 
     def __post_init__(self):
         super().__post_init__()
+        if self.workers is not None and (isinstance(self.workers, bool) or self.workers < 1):
+            raise ValueError(f"workers must be at least 1, got {self.workers!r}")
         for k, v in self.routes.items():
             if not isinstance(v, str) or not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", v):
                 raise ValueError(f"routes send {k!r} to {v!r}: a field name (lower case, digits, _) or 'none'")
@@ -364,66 +370,91 @@ class _Collected:
     by_ref: dict = field(default_factory=dict)         # a subject's reference -> [Entry]
     first: dict = field(default_factory=dict)          # a subject's reference -> where its first resource names it
     types: dict = field(default_factory=dict)          # a subject's reference -> Counter of resource types
-    seen: dict = field(default_factory=dict)           # Type/id -> (digest, file, row) of the first read
+    seen: dict = field(default_factory=dict)           # a hash of Type/id -> digest, file and row of the first read
+    file_ids: dict = field(default_factory=dict)       # file -> its number in `seen`
     texts: dict = field(default_factory=dict)          # one string per distinct text (a bulk export repeats them)
     pending: list = field(default_factory=list)        # resources naming a Medication not read yet
     unused: Counter = field(default_factory=Counter)
     withheld: Counter = field(default_factory=Counter)
     repeats: int = 0
 
-def _first_read(r: Resource, c: _Collected, skips: Skips) -> bool:
-    """Whether `r` is the first resource of its id; a repeat with the same content is counted, one with other content
-    is an error or (`skip`) left out and counted."""
-    if not r.model.id: return True
-    prior = c.seen.get(r.key)
-    if prior is None: c.seen[r.key] = (r.digest, r.where.file, r.where.row); return True
-    if prior[0] == r.digest: c.repeats += 1
+def _first_read(key, digest: bytes, file, row, c: _Collected, skips: Skips) -> bool:
+    """Whether the resource `key` (`Type/id`; None without an id) read at `file`, `row` is the first of its id; a repeat
+    with the same content is counted, one with other content is an error or (`skip`) left out and counted."""
+    if key is None: return True
+    # a bulk export has millions of ids: each is kept as two integers, a hash of the id and its content's digest with
+    # where it was read (file number, row) packed in
+    short = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest())
+    fid = c.file_ids.setdefault(file, len(c.file_ids))
+    packed = (int.from_bytes(digest[:8]) << 64) | (fid << 40) | (row or 0)
+    prior = c.seen.setdefault(short, packed)
+    if prior is packed: return True
+    if prior >> 64 == packed >> 64: c.repeats += 1
     else:
-        other = Location(prior[1], row=prior[2])
-        skips.skip(f"{r.model.get_resource_type()} given twice with different content (the later left out)",
-                   FhirError(f"{r.key} is given twice with different content (the other in {other})", _where(r, "id")))
+        where = Location(list(c.file_ids)[(prior >> 40) & 0xFFFFFF], row=(prior & 0xFFFFFFFFFF) or None)
+        skips.skip(f"{key.split('/')[0]} given twice with different content (the later left out)",
+                   FhirError(f"{key} is given twice with different content (the other in {where})",
+                             Location(file, row=row, resource=key, element="id")))
     return False
 
-def _add(r: Resource, c: _Collected, term: Terminology, skips: Skips, routes: dict, note_chars: int, retry=False):
-    "The `Entry` a resource becomes, kept under its subject's reference (or why it is not shown, counted)."
+def _outcome(r: Resource, term: Terminology, routes: dict, note_chars: int, meds: dict) -> tuple:
+    """What a resource read for the first time becomes, without touching any state (a worker process computes it):
+    `(Patient|Medication, r)`, `(unused, type)`, `(withheld, type, why)`, `(skip, reason, error)`, `(pending, r, error)`
+    (its Medication may come later) or `(entry, subject reference, Entry, type, element)`."""
     t = r.model.get_resource_type()
+    if t in ("Patient", "Medication"): return (t, r)
+    if t not in FHIR_FIELDS or t == "Basic": return ("unused", t)
     element, ref = _subject(r.model)
-    if not ref:
-        skips.skip(f"{t} names no patient that was read", FhirError(f"the {t} names no patient", _where(r, element)))
-        return
-    if why := not_a_fact(r.model): c.withheld[(t, why)] += 1; return
-    try: fld, text, *series = FHIR_FIELDS[t](r.model, r, term, c.meds)
-    except _NoMedication as e:
-        if retry: skips.skip(f"{t} cannot be rendered ({e.location.element or 'content'})", e)
-        else: c.pending.append(r)                      # rendered again once every Medication is read
-        return
-    except FhirError as e:
-        skips.skip(f"{t} cannot be rendered ({e.location.element or 'content'})", e); return
-    if fld is None: c.withheld[(t, "its results are shown on their own")] += 1; return
+    if not ref: return ("skip", f"{t} names no patient that was read", FhirError(f"the {t} names no patient",
+                                                                               _where(r, element)))
+    if why := not_a_fact(r.model): return ("withheld", t, why)
+    try: fld, text, *series = FHIR_FIELDS[t](r.model, r, term, meds)
+    except _NoMedication as e: return ("pending", r, e)
+    except FhirError as e: return ("skip", f"{t} cannot be rendered ({e.location.element or 'content'})", e)
+    if fld is None: return ("withheld", t, "its results are shown on their own")
     fld = next((routes[f"{t}/{k}"] for k in sorted(_category_codes(r.model)) if f"{t}/{k}" in routes),
                routes.get(t, fld))
-    if fld == "none": c.unused[t] += 1; return
+    if fld == "none": return ("unused", t)
     text = str(cap_note(text, note_chars) if isinstance(text, _Note) else text)
     dates = record_dates(r.model)
-    entry = Entry(fld, c.texts.setdefault(text, text), dates[0] if dates else None, *series)
-    c.by_ref.setdefault(ref, []).append(entry)
-    c.first.setdefault(ref, _where(r, f"{element}.reference"))
-    c.types.setdefault(ref, Counter())[t] += 1
+    return ("entry", ref, Entry(fld, text, dates[0] if dates else None, *series), t, element)
+
+def _apply(c: _Collected, o: tuple, key, file, row, skips: Skips) -> None:
+    "An outcome kept in `c` (or raised, or counted in `skips`)."
+    kind = o[0]
+    if kind == "Patient": c.patients.append(o[1])
+    elif kind == "Medication":
+        c.meds[o[1].key] = o[1]
+        if o[1].full_url: c.meds.setdefault(o[1].full_url, o[1])
+    elif kind == "unused": c.unused[o[1]] += 1
+    elif kind == "withheld": c.withheld[(o[1], o[2])] += 1
+    elif kind == "skip": skips.skip(o[1], o[2])
+    elif kind == "raise": raise o[1]
+    elif kind == "pending": c.pending.append(o[1])
+    else:
+        _, ref, e, t, element = o
+        shared = c.texts.setdefault                   # one object per distinct text, series and date (they repeat)
+        c.by_ref.setdefault(ref, []).append(Entry(e.field, shared(e.text, e.text), shared(e.when, e.when),
+                                                  shared(e.series, e.series)))
+        if ref not in c.first: c.first[ref] = Location(file, row=row, resource=key, element=f"{element}.reference")
+        c.types.setdefault(ref, Counter())[t] += 1
+
+def _finish(c: _Collected, term: Terminology, skips: Skips, routes: dict, note_chars: int) -> _Collected:
+    "The requests whose Medication was not read when they were, rendered again now that every Medication is."
+    for r in c.pending:
+        o = _outcome(r, term, routes, note_chars, c.meds)
+        if o[0] == "pending": o = ("skip", f"{o[1].model.get_resource_type()} cannot be rendered (medicationReference)", o[2])
+        _apply(c, o, r.key, r.where.file, r.where.row, skips)
+    return c
 
 def _collect(resources, term: Terminology, skips: Skips, routes: dict, note_chars: int) -> _Collected:
-    "One pass over `resources` (a list or a stream), then the requests whose Medication came later."
+    "One pass over `resources` (a list or a stream), in this process."
     c = _Collected()
     for r in resources:
-        if not _first_read(r, c, skips): continue
-        t = r.model.get_resource_type()
-        if t == "Patient": c.patients.append(r)
-        elif t == "Medication":
-            c.meds[r.key] = r
-            if r.full_url: c.meds.setdefault(r.full_url, r)
-        elif t not in FHIR_FIELDS or t == "Basic": c.unused[t] += 1
-        else: _add(r, c, term, skips, routes, note_chars)
-    for r in c.pending: _add(r, c, term, skips, routes, note_chars, retry=True)
-    return c
+        key = r.key if r.model.id else None
+        if _first_read(key, r.digest, r.where.file, r.where.row, c, skips):
+            _apply(c, _outcome(r, term, routes, note_chars, c.meds), key, r.where.file, r.where.row, skips)
+    return _finish(c, term, skips, routes, note_chars)
 
 def _by_patient(c: _Collected, pids: dict, skips: Skips) -> dict:
     "Patient id -> its entries; the resources of a reference naming no Patient read are an error, or skipped."
@@ -439,13 +470,14 @@ def _by_patient(c: _Collected, pids: dict, skips: Skips) -> dict:
 def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None = None,
                    chart: ChartOptions | None = None, routes: dict | None = None,
                    explicit: dict | None = None) -> tuple:
-    """Patient id -> `Patient` with the chart built from `resources` (a list, or `iter_resources`' stream: only
-    patients, medications and each resource's entry are kept) through `2i_chart` (dated against each patient's index
+    """Patient id -> `Patient` with the chart built from `resources` (a list, `iter_resources`' stream, or what
+    `collect_parallel` collected: only patients, medications and each resource's entry are kept) through `2i_chart` (dated against each patient's index
     date, most recent first, repeats collapsed, age and sex in the summary), and notes (what was not shown). A resource
     that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
     (`skips.on_invalid == "skip"`) left out and counted. `explicit`: index dates the labels table gives."""
     skips, chart = skips if skips is not None else Skips(), chart or ChartOptions()
-    c = _collect(resources, term, skips, routes or {}, chart.snapshot.note_chars)
+    c = resources if isinstance(resources, _Collected) else _collect(resources, term, skips, routes or {},
+                                                                     chart.snapshot.note_chars)
     if not c.patients: raise FhirError("no Patient resource found", file=next(iter(c.first.values()), Location()).file)
     pids = patient_ids(c.patients, how)
     entries = _by_patient(c, pids, skips)
@@ -511,7 +543,12 @@ class FhirAdapter:
         df, item_codes = resolve_items(read_long(options.labels, options.columns, index_column(options)), options, term)
         # what a snapshot reads; the rest is only counted
         keep = {*FHIR_FIELDS, "Patient", "Medication"} - {"Basic"}
-        snaps, notes = fhir_snapshots(iter_resources(options.bundles, keep, skips), options.patient_id, term, skips,
+        big = sum(p.stat().st_size for p in fhir_files(options.bundles)) >= 32e6
+        workers = options.workers or (min(os.cpu_count() or 1, 8) if big else 1)
+        if workers > 1: from carebench.adapters.fhir_bulk import collect_parallel    # it builds on this module
+        read = collect_parallel(options, keep, term, skips, workers) if workers > 1 else iter_resources(
+            options.bundles, keep, skips)
+        snaps, notes = fhir_snapshots(read, options.patient_id, term, skips,
                                       options, options.routes, index_dates(df, options, options.labels))
         ds, withheld = withhold_items(assemble_long(df, options, label_space, snaps, options.bundles))
         ds, budget = fit_snapshots(ds, options.snapshot)
