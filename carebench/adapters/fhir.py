@@ -443,7 +443,8 @@ def _finish(c: _Collected, term: Terminology, skips: Skips, routes: dict, note_c
     "The requests whose Medication was not read when they were, rendered again now that every Medication is."
     for r in c.pending:
         o = _outcome(r, term, routes, note_chars, c.meds)
-        if o[0] == "pending": o = ("skip", f"{o[1].model.get_resource_type()} cannot be rendered (medicationReference)", o[2])
+        if o[0] == "pending":
+            o = ("skip", f"{o[1].model.get_resource_type()} cannot be rendered (medicationReference)", o[2])
         _apply(c, o, r.key, r.where.file, r.where.row, skips)
     return c
 
@@ -471,9 +472,9 @@ def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None =
                    chart: ChartOptions | None = None, routes: dict | None = None,
                    explicit: dict | None = None) -> tuple:
     """Patient id -> `Patient` with the chart built from `resources` (a list, `iter_resources`' stream, or what
-    `collect_parallel` collected: only patients, medications and each resource's entry are kept) through `2i_chart` (dated against each patient's index
-    date, most recent first, repeats collapsed, age and sex in the summary), and notes (what was not shown). A resource
-    that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
+    `collect_parallel` collected: only patients, medications and each resource's entry are kept) through `2i_chart`
+    (dated against each patient's index date, most recent first, repeats collapsed, age and sex in the summary), and
+    notes (what was not shown). A resource that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
     (`skips.on_invalid == "skip"`) left out and counted. `explicit`: index dates the labels table gives."""
     skips, chart = skips if skips is not None else Skips(), chart or ChartOptions()
     c = resources if isinstance(resources, _Collected) else _collect(resources, term, skips, routes or {},
