@@ -474,8 +474,9 @@ def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None =
     """Patient id -> `Patient` with the chart built from `resources` (a list, `iter_resources`' stream, or what
     `collect_parallel` collected: only patients, medications and each resource's entry are kept) through `2i_chart`
     (dated against each patient's index date, most recent first, repeats collapsed, age and sex in the summary), and
-    notes (what was not shown). A resource that conflicts with another of its id, names no patient that was read or cannot be rendered is an error, or
-    (`skips.on_invalid == "skip"`) left out and counted. `explicit`: index dates the labels table gives."""
+    notes (what was not shown). A resource that conflicts with another of its id, names no patient that was read or
+    cannot be rendered is an error, or (`skips.on_invalid == "skip"`) left out and counted. `explicit`: index dates
+    the labels table gives."""
     skips, chart = skips if skips is not None else Skips(), chart or ChartOptions()
     c = resources if isinstance(resources, _Collected) else _collect(resources, term, skips, routes or {},
                                                                      chart.snapshot.note_chars)
