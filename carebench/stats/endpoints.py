@@ -19,7 +19,7 @@ from .bootstrap import BootstrapDraws, cluster_sums, ratio_bootstrap
 from .measures import around, average_ranks, effective_epsilon, finite_number, odds_ratios
 from .measures import row_correlations, to_jsonable
 from .multiplicity import bh_adjust, holm_adjust
-from .signflip import SignFlips, signflip_power, signflip_test
+from .signflip import SignFlips, signflip_lower_bound, signflip_power, signflip_test
 
 # %% auto #0
 __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'EndpointInput', 'Estimate',
@@ -197,8 +197,8 @@ def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, d
     S, n = _sums(inp, values, mask)
     parts = [(S, n)] + [_sums(inp, v, m) for _, v, m in (described or [])]
     SS, nn = np.hstack([p[0] for p in parts]), np.hstack([p[1] for p in parts])
-    boot = ratio_bootstrap(SS, nn, rs.weights, st.ci_level, st.ci_method, lower_alpha=st.alpha)
-    one_sided = boot.lower
+    boot = ratio_bootstrap(SS, nn, rs.weights, st.ci_level, st.ci_method)
+    one_sided = signflip_lower_bound(S, n, rs.patterns, rs.exact_flips, st.alpha)   # the test, inverted
     test = signflip_test(S, rs.patterns, rs.exact_flips, st.alpha)
     power = signflip_power(S, n, st.power_effect, st.alpha, test.min_attainable_p)
     K, out = S.shape[1], []

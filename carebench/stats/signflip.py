@@ -11,7 +11,8 @@ from statistics import NormalDist
 import numpy as np
 
 # %% auto #0
-__all__ = ['signflip_patterns', 'flip_block', 'SignFlips', 'TestResult', 'signflip_test', 'signflip_power']
+__all__ = ['signflip_patterns', 'flip_block', 'SignFlips', 'TestResult', 'signflip_test', 'signflip_lower_bound',
+           'signflip_power']
 
 # %% ../../nbs/11_signflip.ipynb #8c424000
 def signflip_patterns(n_clusters: int, n_flips: int, rng: np.random.Generator | None = None):
@@ -107,6 +108,28 @@ def signflip_test(S, patterns, exact: bool | None = None, alpha: float = 0.05) -
     floor = 2.0 ** -(np.abs(S) > 0).sum(0)
     floor = floor if exact else np.maximum(floor, 1 / (B + 1))
     return TestResult(p, floor, exact, floor > alpha, null)
+
+# %% ../../nbs/11_signflip.ipynb #68458f12
+def signflip_lower_bound(S, n, patterns, exact: bool | None = None, alpha: float = 0.05) -> np.ndarray:
+    """One-sided lower bounds at 1 − `alpha` of the mean contrasts ΣS/Σn (columns of S and n, P × M): the largest δ
+    whose sign-flip test (same `patterns`) rejects; NaN where none can be rejected or a column has no cells."""
+    S, n = (np.asarray(x, float) for x in (S, n))
+    S, n = (x[:, None] if x.ndim == 1 else x for x in (S, n))
+    if isinstance(patterns, SignFlips):
+        exact = patterns.exact
+        null_S = np.concatenate([e @ S for e in patterns.blocks()]) if len(patterns) else np.zeros((0, S.shape[1]))
+        null_n = np.concatenate([e @ n for e in patterns.blocks()]) if len(patterns) else np.zeros((0, S.shape[1]))
+    else: null_S, null_n = patterns @ S, patterns @ n
+    B = len(null_S)
+    flipped_S, flipped_n = (S.sum(0) - null_S) / 2, (n.sum(0) - null_n) / 2     # what the flipped patients hold
+    allowed = int(np.floor(alpha * B + 1e-9)) if exact else int(np.floor(alpha * (B + 1) + 1e-9)) - 1
+    tol, out = _tol(np.abs(S).sum(0)), np.full(S.shape[1], np.nan)
+    for j in np.flatnonzero(n.sum(0) > 0):
+        has = flipped_n[:, j] > 0
+        k = allowed - int((~has & (flipped_S[:, j] <= tol[j])).sum())          # hits left for the thresholds
+        thresholds = np.sort(flipped_S[has, j] / flipped_n[has, j])
+        if 0 <= k < len(thresholds): out[j] = thresholds[k]
+    return out
 
 # %% ../../nbs/11_signflip.ipynb #7aeb3a1c
 def signflip_power(S, n, effect: float, alpha: float, floor) -> np.ndarray:
