@@ -86,3 +86,19 @@ def test_a_synthea_shaped_export_runs(tmp_path):
     assert r.returncode == 0, r.stderr
     manifest = json.loads((tmp_path / "run" / "adapter_manifest.json").read_text())
     assert manifest["counts"]["n_patients"] == 2
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("routes", {"Encouter": "none"}, "dataset.routes names 'Encouter', which no snapshot field reads"),
+    ("index_date", "seen_on", "index_date names the column 'seen_on', which the labels table lacks"),
+    ("snapshot", {"max_tokens": 0}, "max_tokens must be a whole number of at least 1"),
+])
+def test_a_mistyped_chart_key_is_a_clear_error(tmp_path, key, value, message):
+    import shutil
+    import yaml
+    folder = shutil.copytree(FIXTURES / "real_shapes" / "synthea", tmp_path / "synthea")
+    cfg = yaml.safe_load((folder / "config.yaml").read_text())
+    cfg["dataset"][key] = value
+    (folder / "config.yaml").write_text(yaml.safe_dump(cfg))
+    r = run_cli("validate", folder / "config.yaml")
+    assert r.returncode != 0 and message in r.stderr + r.stdout and "Traceback" not in r.stderr, r.stderr

@@ -14,7 +14,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
 
-from ..core.errors import FhirError, Location
+from ..core.errors import ConfigError, FhirError, Location
 from ..core.vocab import LabelSpace
 from .base import register_adapter
 from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_column,
@@ -541,6 +541,10 @@ class FhirAdapter:
         ("Resources validated and rendered into snapshots; item references resolved; the long table checked and "
          "assembled.")
         term = Terminology(options.terminology)
+        for k in options.routes:                              # a typo would route nothing, silently
+            if k.split("/")[0] not in set(FHIR_FIELDS) - {"Basic"}:
+                raise ConfigError(f"dataset.routes names {k.split('/')[0]!r}, which no snapshot field reads (known: "
+                                  f"{', '.join(sorted(set(FHIR_FIELDS) - {'Basic'}))})", None, "dataset.routes")
         skips = Skips(options.on_invalid)
         df, item_codes = resolve_items(read_long(options.labels, options.columns, index_column(options)), options, term)
         # what a snapshot reads; the rest is only counted

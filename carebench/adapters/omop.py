@@ -123,7 +123,8 @@ def omop_date(text: str) -> date | None:
     if not t: return None
     digits = t[:10].replace("-", "") if len(t) >= 10 and t[4] == "-" and t[7] == "-" else t
     if not (len(digits) == 8 and digits.isascii() and digits.isdigit()): raise ValueError(f"{t!r} is not a date")
-    return date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
+    try: return date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
+    except ValueError: raise ValueError(f"{t!r} is not a calendar date") from None
 
 # %% ../../nbs/2c_omop.ipynb #336e2f4b
 def read_people(source) -> dict:
