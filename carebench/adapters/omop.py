@@ -18,12 +18,12 @@ from ..core.config import quote_value, redact_secrets
 from ..core.errors import Location, OmopError
 from ..core.vocab import SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
-from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_column,
-                                      index_dates, number_text, patient_chart, unit_text)
+from .chart import (ChartGroups, ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots,
+                                      fixed_index, index_column, index_dates, number_text, patient_chart, unit_text)
 from .dataset import Dataset
 from .leakage import withheld_notes, withhold_items
 from .long import assemble_long, read_long
-from .omop_read import FolderSource, _integers, omop_source, read_table
+from .omop_read import FolderSource, _integers, omop_source, read_table, table_chunks
 from .terminology import Coding, Terminology, TerminologyOptions
 
 # %% auto #0
@@ -200,14 +200,20 @@ def _check_numbers(df, cols, source, table):
                             Location(source.where(table), table, int(df["row"].iat[i]), col))
 
 def _table_entries(source, table: str, options: OmopOptions, term: Terminology, concepts: tuple, persons: dict):
-    "(patient id, `Entry`) for every row of a clinical table, or None when the table is absent."
-    (key, ccol, scol, _), (names, classes) = OMOP_TABLES[table], concepts
+    """(patient id, `Entry`) for every row of a clinical table, a frame at a time (`table_chunks`: a database table of
+    millions of rows is never held whole), or None when the table is absent."""
+    key, ccol, scol, _ = OMOP_TABLES[table]
     needed = ("person_id", "note_text") if table == "note" else ("person_id", ccol)
     optional = (DATE_COLUMNS[table],) + (() if table == "note" else (
         scol, *VALUE_COLUMNS.get(table, ()), *([SUFFIX_COLUMNS[table]] if table in SUFFIX_COLUMNS else ()),
         *((*CONCEPT_COLUMNS, *RANGE_COLUMNS) if table in VALUE_COLUMNS else ())))
-    df = read_table(source, table, needed, optional, key)
-    if df is None: return None
+    frames = table_chunks(source, table, needed, optional, key)
+    if frames is None: return None
+    return (row for df in frames for row in _frame_entries(df, source, table, options, term, concepts, persons))
+
+def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminology, concepts: tuple, persons: dict):
+    "(patient id, `Entry`) for every row of one frame of a clinical table, after the frame's checks."
+    (_, ccol, scol, _), (names, classes) = OMOP_TABLES[table], concepts
     people = _integers(df, "person_id", source, table)
     concept = _integers(df, ccol, source, table) if ccol else None
     for col in (c for c in CONCEPT_COLUMNS if c in df.columns): _integers(df, col, source, table, blank_ok=True)
@@ -239,12 +245,14 @@ def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: di
     date, most recent first, repeats collapsed, age and sex from PERSON in the summary), and notes (tables absent,
     rows after the index date)."""
     concepts, persons = read_concepts(source), read_persons(source, options.patient_id)
-    people, entries, notes = read_people(source), {pid: [] for pid in persons.values()}, []
+    # each patient's rows grouped as they are read (`ChartGroups`): a table of millions of rows is never kept
+    groups = {pid: ChartGroups(fixed_index(explicit or {}, options, pid)) for pid in persons.values()}
+    people, notes = read_people(source), []
     for table in OMOP_TABLES:
         rows = _table_entries(source, table, options, term, concepts, persons)
         if rows is None: notes.append(f"OMOP: no {table} table"); continue
-        for pid, entry in rows: entries[pid].append(entry)
-    charts = {pid: patient_chart(pid, entries[pid], options, explicit or {},
+        for pid, entry in rows: groups[pid].add(entry)
+    charts = {pid: patient_chart(pid, groups[pid], options, explicit or {},
                                  lambda index, b=people.get(k, (None, None)): age_text(*b, index))
               for k, pid in persons.items()}
     later = sum(n for _, n in charts.values())

@@ -19,7 +19,7 @@ from ..core.inputs import file_problem, folder_files, head_problem
 
 # %% auto #0
 __all__ = ['CDM_COLUMNS', 'DUCKDB_CONFIG', 'read_delimited_table', 'FolderSource', 'database_engine', 'DatabaseSource',
-           'omop_source', 'read_table']
+           'omop_source', 'read_table', 'table_chunks']
 
 # %% ../../nbs/2k_omop_read.ipynb #aee33eef
 # columns of the tables read, in the order of the CDM's DDL (OHDSI/CommonDataModel, inst/ddl): for headerless tables
@@ -294,16 +294,33 @@ class DatabaseSource:
             raise InputFileError(f"cannot open the OMOP database ({type(e).__name__}: "
                                  f"{redact_secrets(str(e).splitlines()[0])[:160]})", file=self.shown) from None
     def where(self, name: str) -> str: return self.shown
-    def read(self, name: str) -> pd.DataFrame | None:
-        if name not in self.names: return None
+    def _target(self, name: str) -> str:
+        q = self.engine.dialect.identifier_preparer
+        return f"{q.quote(self.schema)}.{q.quote(name)}" if self.schema else q.quote(name)
+    def read(self, name: str, wanted: tuple | None = None) -> pd.DataFrame | None:
+        "Table `name` as text: its `wanted` columns (names compared without case; None: all)."
+        frames = list(self.chunks(name, wanted)) if name in self.names else None
+        return None if frames is None else pd.concat(frames, ignore_index=True)
+    def chunks(self, name: str, wanted: tuple | None = None, key: str | None = None, size: int = 100_000):
+        """Table `name`'s `wanted` columns as text frames of at most `size` rows, ordered by `key` (then every column
+        read, so the order is the same on every run) where the table has it; at least one frame (an empty table's
+        has its columns)."""
         import sqlalchemy
         q = self.engine.dialect.identifier_preparer
-        target = f"{q.quote(self.schema)}.{q.quote(name)}" if self.schema else q.quote(name)
         with self.engine.connect() as conn:
-            res = conn.execute(sqlalchemy.text(f"SELECT * FROM {target}"))
-            # objects: a NULL (None) stays apart from a NaN
-            df = pd.DataFrame([tuple(r) for r in res], columns=list(res.keys()), dtype=object)
-        return _text_frame(df, [None] * df.shape[1])
+            columns = list(conn.execute(sqlalchemy.text(f"SELECT * FROM {self._target(name)} WHERE 1 = 0")).keys())
+            keep = [c for c in columns if wanted is None or str(c).strip().lower() in wanted]
+            order = sorted(keep, key=lambda c: str(c).strip().lower() != key)          # the key first
+            sql = f"SELECT {', '.join(map(q.quote, keep))} FROM {self._target(name)}" + (
+                f" ORDER BY {', '.join(map(q.quote, order))}" if key and order and str(order[0]).strip().lower() == key
+                else "")
+            res, empty = conn.execution_options(stream_results=True).execute(sqlalchemy.text(sql)), True
+            while rows := res.fetchmany(size):
+                # objects: a NULL (None) stays apart from a NaN
+                empty = False
+                frame = pd.DataFrame([tuple(r) for r in rows], columns=keep, dtype=object)
+                yield _text_frame(frame, [None] * len(keep))
+            if empty: yield pd.DataFrame({c: pd.Series(dtype=object) for c in keep})
 
 # %% ../../nbs/2k_omop_read.ipynb #7e2b89f0
 def omop_source(options):
@@ -327,7 +344,8 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
     """Table `name` as stripped text with `row` (where a reader finds it) and `where`; its `needed` columns present (a
     `MissingColumnError` otherwise), `optional` ones filled with blanks; sorted by `key` where the table has it. None
     when absent."""
-    df = source.read(name)
+    wanted = (*needed, *optional, *([key] if key else []))
+    df = source.read(name, wanted) if isinstance(source, DatabaseSource) else source.read(name)
     if df is None: return None
     first_row = df.attrs.get("first_row", 2)               # a headerless table's data starts on its first line
     df.columns = [str(c).strip().lower() for c in df.columns]
@@ -383,3 +401,51 @@ def _integers(df, col, source, name, blank_ok=False) -> np.ndarray:
         raise OmopError(f"{col} must be an integer, not {quote_value(s.iat[i])}",
                         Location(source.where(name), name, int(df["row"].iat[i]), col))
     return pd.to_numeric(s.where(s != "", "0")).to_numpy(np.int64)
+
+# %% ../../nbs/2k_omop_read.ipynb #b4c999db
+def _checked_frame(df: pd.DataFrame, source, name: str, needed: tuple, optional: tuple, key, first_row: int,
+                   previous):
+    """One frame of a database table with `read_table`'s checks; `previous`: the last key of the frame before. Returns
+    the frame and its last key."""
+    df.columns = [str(c).strip().lower() for c in df.columns]
+    if twice := next((c for c in dict.fromkeys(df.columns) if list(df.columns).count(c) > 1), None):
+        raise OmopError(f"two columns are named {twice!r} (names are compared without case)", file=source.where(name),
+                        table=name)
+    for c in needed:
+        if c not in df.columns:
+            raise MissingColumnError(f"no column {c!r} (the {name} table needs {', '.join(needed)})",
+                                     file=source.where(name), table=name)
+    df = df.astype(str).apply(lambda s: s.str.strip()) if len(df) else df.astype(str)
+    df = df.assign(row=np.arange(len(df)) + first_row)
+    if key in df.columns and len(df):
+        k = _integers(df, key, source, name, blank_ok=False)
+        dup = np.r_[previous is not None and k[0] == previous, k[1:] == k[:-1]]
+        if dup.any() and getattr(source, "on_invalid", "error") == "skip":   # the first row of each id is kept
+            source.skipped[f"{name}: a row whose {key} repeats an earlier row's"] += int(dup.sum())
+        elif dup.any():
+            j = int(dup.argmax())
+            raise OmopError(f"{key} {k[j]} appears twice",
+                            Location(source.where(name), name, int(df["row"].iat[j]), key))
+        previous, df = k[-1], df[~dup]
+    df = df.replace(r"[\x0b\x0c]", "\n", regex=True)
+    _no_control_characters(df, source, name)
+    for c in optional:
+        if c not in df.columns: df[c] = ""
+    return df, previous
+
+def table_chunks(source, name: str, needed: tuple, optional: tuple = (), key: str | None = None,
+                 size: int = 100_000):
+    """Table `name` as `read_table` gives it, in frames: a database table `size` rows at a time in key order, a file
+    table whole. None when absent."""
+    if not isinstance(source, DatabaseSource):
+        df = read_table(source, name, needed, optional, key)
+        return None if df is None else iter([df])
+    if name not in source.names: return None
+    def frames():
+        first, previous = 1, None
+        for df in source.chunks(name, (*needed, *optional, *([key] if key else [])), key, size):
+            n = len(df)
+            df, previous = _checked_frame(df, source, name, needed, optional, key, first, previous)
+            first += n
+            yield df
+    return frames()
