@@ -272,7 +272,7 @@ _MALFORMED = ["I am not able to classify this item.", '{"behavioral_health": 0.4
 
 @register_backend
 class DryRunBackend(Backend):
-    "Seeded mock with planted context effects (see above); needs the dataset for Δ_ref."
+    "Seeded mock answering with planted context effects (offline, for tests and demos); needs the dataset for Δ_ref."
     name, Options = "dry_run", DryRunOptions
 
     def __init__(self, *a, **kw):

@@ -165,7 +165,7 @@ def _output_cache(out): return out.cache if getattr(out, "cache", None) is not N
 # %% ../../nbs/36_transformers.ipynb #0a193462
 @register_backend
 class TransformersBackend(Backend):
-    "A local Hugging Face causal LM (see above)."
+    "A local Hugging Face causal LM through transformers: batched generation or scoring, CPU or GPU."
     name, Options, local_model = "transformers", TransformersOptions, True
 
     def __init__(self, *a, **kw):

@@ -218,7 +218,7 @@ def answer_parts(ans, logprobs: bool = False) -> tuple:
 # %% ../../nbs/38_openai.ipynb #5611c7b7
 @register_backend
 class OpenAIBackend(Backend):
-    "An OpenAI-compatible chat server (see above)."
+    "An OpenAI-compatible chat server (vLLM serve, transformers serve, a hosted API): retries, a concurrency limit."
     name, Options = "openai", OpenAIOptions
 
     @classmethod

@@ -48,7 +48,7 @@ def yes_probability(top: dict) -> float:
 # %% ../../nbs/37_vllm.ipynb #7dfbd790
 @register_backend
 class VLLMBackend(Backend):
-    "vLLM offline engine (GPU); see above."
+    "The vLLM offline engine on a GPU node, with prefix caching."
     name, Options, local_model = "vllm", VLLMOptions, True
 
     def __init__(self, *a, **kw):
