@@ -43,11 +43,11 @@ def provenance_table(view: RunView) -> pd.DataFrame:
 # %% ../../nbs/44_provenance.ipynb #9124226e
 def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> pd.DataFrame:
     """What the run cost (TRIPOD-LLM's compute item): per reasoning-track model and condition the requests, distinct
-    prompts, the share served from the response cache, calls asked, failures, prompt and generated tokens, wall time and
-    device; with `fitted`, per fitted model of the other tracks (representation and adaptation tracks) its wall time,
-    device and work instead. With `tokens`, per reasoning-track model and condition the tokens instead (two tables fit a
-    page where one would not): the prompts' in full, those served from a prefix cache, those computed, and those
-    generated."""
+    prompts, the answers the machine's response cache already held (from earlier runs), the calls this run made,
+    failures, prompt and generated tokens, wall time and device; with `fitted`, per fitted model of the other tracks
+    (representation and adaptation tracks) its wall time, device and work instead. With `tokens`, per reasoning-track
+    model and condition the tokens instead (two tables fit a page where one would not): the prompts' in full, those
+    served from a prefix cache, those computed, and those generated."""
     m, rows = view.manifest, []
     if fitted:
         for name in m.get("tracks", []):
@@ -68,9 +68,10 @@ def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> 
         if tokens: row.update({"prompt tokens": c.get("prompt_tokens"), "from a prefix cache": c.get("cached_tokens"),
                                "computed": c.get("computed_tokens"), "generated tokens": c.get("completion_tokens")})
         else:
+            # the response cache is the machine's: answers it already held came from earlier runs, not this one
             row.update({"requests": c["requests"], "distinct prompts": c["unique_prompts"],
-                        "cache hit rate": c.get("cache_hit_rate"),
-                        "asked": c["asked"], "failed": c["failed"], "seconds": c.get("seconds"),
+                        "answers reused from earlier runs": c["unique_prompts"] - c["asked"],
+                        "calls made": c["asked"], "failed": c["failed"], "seconds": c.get("seconds"),
                         "device": c.get("device", "unknown")})
         rows.append(row)
     return pd.DataFrame(rows).set_index(["model", "condition"]) if rows else pd.DataFrame()
