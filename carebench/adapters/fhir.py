@@ -26,10 +26,10 @@ from .long import assemble_long, read_long
 from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions
 
 # %% auto #0
-__all__ = ['SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC', 'DATE_ELEMENTS',
-           'FhirOptions', 'codings_of', 'concept_text', 'quantity_text', 'fhir_field', 'value_text', 'components_text',
-           'patient_ids', 'not_a_fact', 'record_dates', 'demographics', 'fhir_snapshots', 'resolve_items',
-           'FhirAdapter']
+__all__ = ['SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'UNCONFIRMED', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC',
+           'DATE_ELEMENTS', 'FhirOptions', 'codings_of', 'concept_text', 'quantity_text', 'fhir_field', 'value_text',
+           'components_text', 'patient_ids', 'not_a_fact', 'record_dates', 'demographics', 'fhir_snapshots',
+           'resolve_items', 'FhirAdapter']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 @dataclass(frozen=True)
@@ -124,11 +124,16 @@ def _social(m) -> bool:
     names = [c.display or "" for c in (m.code.coding or ())] + [m.code.text or ""] if m.code else []
     return any(n.rstrip().endswith("(finding)") and SOCIAL_FINDING.search(n) for n in names)
 
+UNCONFIRMED = {"provisional": "provisional", "differential": "differential diagnosis", "unconfirmed": "unconfirmed"}
+
 @fhir_field("Condition")
 def _condition(m, r, term, res):
     status = next((c.code for c in (m.clinicalStatus.coding or ())), None) if m.clinicalStatus else None
+    verified = next((c.code for c in (m.verificationStatus.coding or ())), None) if m.verificationStatus else None
+    marks = [STATUS_WORDS[status]] if status in STATUS_WORDS else []
+    marks += [UNCONFIRMED[verified]] if verified in UNCONFIRMED else []
     return "social_history" if _social(m) else "medical_history", concept_text(
-        m.code, term, _where(r), "code") + (f", {STATUS_WORDS[status]}" if status in STATUS_WORDS else "")
+        m.code, term, _where(r), "code") + "".join(f", {w}" for w in marks)
 
 @fhir_field("AllergyIntolerance")
 def _allergy(m, r, term, res):
@@ -174,6 +179,15 @@ def value_text(m, term, where) -> str:
     if m.valueBoolean is not None: return f": {'yes' if m.valueBoolean else 'no'}"
     if m.valueCodeableConcept is not None:
         return ": " + concept_text(m.valueCodeableConcept, term, where, "valueCodeableConcept")
+    d = m.__dict__
+    if (r := d.get("valueRange")) is not None:                       # 1–2 mg, <2 mg, >1 mg
+        low, high = (quantity_text(q) if q is not None else "" for q in (r.low, r.high))
+        return " " + (f"{low}–{high}" if low and high else f"<{high}" if high else f">{low}")
+    if (r := d.get("valueRatio")) is not None and r.numerator is not None and r.denominator is not None:
+        return f" {quantity_text(r.numerator)}:{quantity_text(r.denominator)}"
+    if (p := d.get("valuePeriod")) is not None: return f": {p.start or ''}–{p.end or ''}"
+    for k in ("valueDateTime", "valueTime"):
+        if d.get(k) is not None: return f": {d[k]}"
     return ""
 
 # %% ../../nbs/2b_fhir.ipynb #10ade592
@@ -185,7 +199,8 @@ def components_text(m, term, where) -> str:
     (` 128/82 mmHg`), other panels as `: name value; name value`."""
     comps = {c.code.coding[0].code if c.code and c.code.coding else None: c for c in (m.component or ())}
     sys_, dia = comps.get(SYSTOLIC), comps.get(DIASTOLIC)
-    if sys_ is not None and dia is not None and sys_.valueQuantity is not None and dia.valueQuantity is not None:
+    if (sys_ is not None and dia is not None and sys_.valueQuantity is not None and dia.valueQuantity is not None
+            and sys_.valueQuantity.value is not None and dia.valueQuantity.value is not None):
         unit = unit_text(sys_.valueQuantity.unit or sys_.valueQuantity.code or "")
         return f" {number_text(sys_.valueQuantity.value)}/{number_text(dia.valueQuantity.value)}" + (
             f" {unit}" if unit else "")
@@ -333,16 +348,16 @@ def not_a_fact(m) -> str | None:
     return code if code in ("refuted", "entered-in-error") else None
 
 # %% ../../nbs/2b_fhir.ipynb #5d4c8e39
-DATE_ELEMENTS = ("onsetDateTime", "recordedDate", "effectiveDateTime", "issued", "authoredOn", "performedDateTime",
-                 "occurrenceDateTime", "started", "dateAsserted", "date", "created")
+DATE_ELEMENTS = ("onsetDateTime", "onsetPeriod", "effectiveDateTime", "effectivePeriod", "performedDateTime",
+                 "performedPeriod", "occurrenceDateTime", "authoredOn", "period", "started", "date", "created",
+                 "recordedDate", "dateAsserted", "issued")          # when it happened before when it was written
 
 def record_dates(m) -> list:
     ("The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s, the most "
      "specific first: an entry of the chart is dated by the first.")
     d = m.__dict__                                      # a model's fields (getattr of an absent one is slow)
-    values = [d.get(k) for k in DATE_ELEMENTS]
-    values += [p.end or p.start for k in ("effectivePeriod", "performedPeriod", "onsetPeriod", "period")
-               if (p := d.get(k)) is not None]
+    values = [(v.end or v.start) if k.endswith(("Period", "period")) and v is not None else v
+              for k in DATE_ELEMENTS for v in (d.get(k),)]
     out = []
     for v in values:
         if isinstance(v, datetime): out.append(v.date())
@@ -355,6 +370,8 @@ def record_dates(m) -> list:
 def demographics(patient, index: date | None) -> str:
     "`62-year-old female`: a Patient's age at the index date and administrative sex, as far as known (`age_text`)."
     born = getattr(patient, "birthDate", None)
+    if isinstance(born, str) and re.fullmatch(r"\d{4}(-\d{2})?", born):     # a partial date: the middle of its span
+        born = date(int(born[:4]), int(born[5:7]), 15) if len(born) > 4 else date(int(born), 7, 1)
     return age_text(born if isinstance(born, date) else None, getattr(patient, "gender", None), index)
 
 # %% ../../nbs/2b_fhir.ipynb #39296d55
@@ -461,6 +478,9 @@ def _by_patient(c: _Collected, pids: dict, skips: Skips) -> dict:
     "Patient id -> its entries; the resources of a reference naming no Patient read are an error, or skipped."
     entries = {pid: [] for pid in dict.fromkeys(pids.values())}
     for ref, es in c.by_ref.items():
+        # an absolute reference (`https://host/fhir/Patient/p1`, a version `/_history/2`) names `Patient/p1`
+        tail = re.search(r"(Patient/[A-Za-z0-9\-.]{1,64})(/_history/[^/]+)?$", ref)
+        ref = ref if ref in pids or tail is None else tail.group(1)
         if ref in pids: entries[pids[ref]].extend(es); continue
         for t, n in c.types[ref].items():
             for _ in range(n):
@@ -483,7 +503,7 @@ def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None =
     if not c.patients: raise FhirError("no Patient resource found", file=next(iter(c.first.values()), Location()).file)
     pids = patient_ids(c.patients, how)
     entries = _by_patient(c, pids, skips)
-    people = {pids[f"Patient/{r.model.id}"]: r.model for r in c.patients if f"Patient/{r.model.id}" in pids}
+    people = {pids.get(f"Patient/{r.model.id}") or pids.get(r.full_url): r.model for r in c.patients}
     who = lambda pid: (lambda index: demographics(people.get(pid), index))      # age and sex at the index date
     charts = {pid: patient_chart(pid, es, chart, explicit or {}, who(pid)) for pid, es in entries.items()}
     notes = _fhir_notes(c.unused, c.withheld, c.repeats) + chart_notes("FHIR", sum(n for _, n in charts.values()), {})

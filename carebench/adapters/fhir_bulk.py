@@ -8,7 +8,7 @@ from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from ..core.errors import FhirError, InputFileError, Location
+from ..core.errors import CareBenchError, FhirError, InputFileError, Location
 from ..core.inputs import head_problem
 from .fhir_read import Skips, _json, _ndjson_lines, _unbundle, fhir_files
 from .terminology import Terminology
@@ -27,23 +27,23 @@ class _Recorder(Skips):
     "A worker's skips: every one recorded, in order, for the parent to count or raise."
     def __init__(self): super().__init__("skip"); self.log = []
     def skip(self, reason, error): self.log.append((None, None, error.location.file, error.location.row,
-                                                    ("skip", reason, error)))
+                                                    ("skip", reason, error), None))
 
 def _work(task: tuple) -> tuple:
     "In a worker: one chunk of a file (NDJSON lines, or a whole Bundle file) validated and turned into outcomes."
     name, rows = task
     w, rec, out = _WORKER, _Recorder(), []
+    t = w["term"]
     for row, text in rows:
         where = Location(name, row=row)
         try: read = _unbundle(_json(text, where), where, w["keep"], rec)
         except FhirError as e: read = []; rec.log.append((None, None, name, row, ("raise", e)))
         out += rec.log; rec.log = []
-        out += [(r.key if r.model.id else None, r.digest, name, row,
-                 _outcome(r, w["term"], w["routes"], w["note_chars"], {})) for r in read]
-    t = w["term"]
-    counts = (t.rules, t.unmapped, t.map_missed, rec.unused)
-    t.rules, t.unmapped, t.map_missed = Counter(), Counter(), Counter()
-    return out, counts
+        for r in read:
+            t.rules, t.unmapped, t.map_missed = Counter(), Counter(), Counter()   # what rendering this one counts
+            o = _outcome(r, t, w["routes"], w["note_chars"], {})
+            out.append((r.key if r.model.id else None, r.digest, name, row, o, (t.rules, t.unmapped, t.map_missed)))
+    return out, rec.unused
 
 # %% ../../nbs/2l_fhir_bulk.ipynb #1bb3805f
 def _tasks(path: Path, lines: int = 1000):
@@ -57,9 +57,13 @@ def _tasks(path: Path, lines: int = 1000):
             except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=name) from None
             continue
         chunk = []
-        for n, text in _ndjson_lines(f):
-            chunk.append((n, text))
-            if len(chunk) == lines: yield name, chunk; chunk = []
+        try:
+            for n, text in _ndjson_lines(f):
+                chunk.append((n, text))
+                if len(chunk) == lines: yield name, chunk; chunk = []
+        except CareBenchError:
+            if chunk: yield name, chunk                    # the lines before the problem are read first
+            raise
         if chunk: yield name, chunk
 
 def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: Skips, workers: int) -> _Collected:
@@ -73,15 +77,20 @@ def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: 
         def drain(n):
             nonlocal n_read
             while len(inflight) > n:
-                out, (rules, unmapped, missed, unused) = inflight.popleft().result()
-                term.rules.update(rules); term.unmapped.update(unmapped); term.map_missed.update(missed)
+                out, unused = inflight.popleft().result()
                 skips.unused.update(unused)
-                for key, digest, file, row, o in out:
-                    n_read += o[0] not in ("skip", "raise")
-                    if o[0] in ("skip", "raise") or _first_read(key, digest, file, row, c, skips):
-                        _apply(c, o, key, file, row, skips)
-        for task in _tasks(options.bundles):
-            inflight.append(pool.submit(_work, task)); drain(2 * workers)
+                for key, digest, file, row, o, counts in out:
+                    n_read += digest is not None                  # a resource read (not a validation failure)
+                    if digest is not None and not _first_read(key, digest, file, row, c, skips): continue
+                    if counts is not None:                        # what rendering it counted, for a resource kept
+                        term.rules.update(counts[0]); term.unmapped.update(counts[1]); term.map_missed.update(counts[2])
+                    if o[0] == "pending":                         # its Medication may have been read by now
+                        o = _outcome(o[1], term, options.routes, options.snapshot.note_chars, c.meds)
+                    _apply(c, o, key, file, row, skips)
+        try:
+            for task in _tasks(options.bundles):
+                inflight.append(pool.submit(_work, task)); drain(2 * workers)
+        except CareBenchError: drain(0); raise             # an earlier chunk's error comes first, as in one process
         drain(0)
     if not n_read:
         raise FhirError("no FHIR resource found" + (" that a snapshot uses" if skips.unused or skips.counts else ""),

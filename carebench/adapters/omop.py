@@ -135,11 +135,18 @@ def read_people(source) -> dict:
             "gender_source_value")
     df, out = read_table(source, "person", ("person_id",), cols), {}
     for r in df.to_dict("records"):
+        col = "birth_datetime"
         try:
-            born = omop_date(r["birth_datetime"]) or (date(int(r["year_of_birth"]), int(r["month_of_birth"] or 7),
-                                                           int(r["day_of_birth"] or 1)) if r["year_of_birth"] else None)
-        except ValueError:
-            col = "birth_datetime" if r["birth_datetime"] else "year_of_birth"
+            born = omop_date(r["birth_datetime"])
+            if born is None and r["year_of_birth"]:
+                parts = []
+                for col in ("year_of_birth", "month_of_birth", "day_of_birth"):     # `3.0` as a writer may put it
+                    v = Decimal(r[col]) if r[col] else None
+                    if v is not None and v != v.to_integral_value(): raise ValueError(col)
+                    parts.append(int(v) if v is not None else None)
+                y, m, d = parts
+                born = date(y, m or 7, d or 1) if m or not d else date(y, 7, 1)   # a missing month: July 1st
+        except (ValueError, ArithmeticError):
             raise OmopError("not a date of birth", Location(source.where("person"), "person", int(r["row"]), col))
         sex = {str(FEMALE): "female", str(MALE): "male"}.get(r["gender_concept_id"]) or {
             "f": "female", "female": "female", "m": "male", "male": "male"}.get(r["gender_source_value"].lower())

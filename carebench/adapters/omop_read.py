@@ -302,18 +302,16 @@ class DatabaseSource:
         frames = list(self.chunks(name, wanted)) if name in self.names else None
         return None if frames is None else pd.concat(frames, ignore_index=True)
     def chunks(self, name: str, wanted: tuple | None = None, key: str | None = None, size: int = 100_000):
-        """Table `name`'s `wanted` columns as text frames of at most `size` rows, ordered by `key` (then every column
-        read, so the order is the same on every run) where the table has it; at least one frame (an empty table's
-        has its columns)."""
+        """Table `name`'s `wanted` columns as text frames of at most `size` rows, ordered by `key` as an integer where
+        the table has it; at least one frame (an empty table's has its columns)."""
         import sqlalchemy
         q = self.engine.dialect.identifier_preparer
         with self.engine.connect() as conn:
             columns = list(conn.execute(sqlalchemy.text(f"SELECT * FROM {self._target(name)} WHERE 1 = 0")).keys())
             keep = [c for c in columns if wanted is None or str(c).strip().lower() in wanted]
-            order = sorted(keep, key=lambda c: str(c).strip().lower() != key)          # the key first
+            by = next((c for c in keep if str(c).strip().lower() == key), None)   # ids as integers, whatever type
             sql = f"SELECT {', '.join(map(q.quote, keep))} FROM {self._target(name)}" + (
-                f" ORDER BY {', '.join(map(q.quote, order))}" if key and order and str(order[0]).strip().lower() == key
-                else "")
+                f" ORDER BY CAST({q.quote(by)} AS BIGINT)" if by is not None else "")
             res, empty = conn.execution_options(stream_results=True).execute(sqlalchemy.text(sql)), True
             while rows := res.fetchmany(size):
                 # objects: a NULL (None) stays apart from a NaN
@@ -419,6 +417,10 @@ def _checked_frame(df: pd.DataFrame, source, name: str, needed: tuple, optional:
     df = df.assign(row=np.arange(len(df)) + first_row)
     if key in df.columns and len(df):
         k = _integers(df, key, source, name, blank_ok=False)
+        back = np.flatnonzero(np.diff(np.r_[k[0] if previous is None else previous, k]) < 0)
+        if len(back):                                      # repeats are found next to each other, or not at all
+            raise OmopError(f"the database did not return {key} in increasing order (ids stored as mixed types?)",
+                            Location(source.where(name), name, int(df["row"].iat[int(back[0])]), key))
         dup = np.r_[previous is not None and k[0] == previous, k[1:] == k[:-1]]
         if dup.any() and getattr(source, "on_invalid", "error") == "skip":   # the first row of each id is kept
             source.skipped[f"{name}: a row whose {key} repeats an earlier row's"] += int(dup.sum())
