@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +31,8 @@ from ..track import Merged, Track, register_track
 
 # %% auto #0
 __all__ = ['chart_text', 'BaseModel', 'Scorer', 'fine_tune', 'fine_tune_memory', 'check_fine_tuning', 'save_adapter',
-           'AdaptationResult', 'adapt', 'model_name', 'adaptation_job', 'adapt_shift', 'adaptation_shift_job',
-           'AdaptationTrack']
+           'AdaptationResult', 'fine_tuning_plan', 'adapt', 'model_name', 'adaptation_job', 'adapt_shift',
+           'adaptation_shift_job', 'AdaptationTrack']
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #a180b338
 def chart_text(patient) -> str:
@@ -160,9 +162,11 @@ def _batches(texts: list, bs: int, rng) -> list:
     out = [g[b:b + bs] for g in (rng.permutation(g) for g in groups) for b in range(0, len(g), bs)]
     return [out[k] for k in rng.permutation(len(out))]
 
-def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.ndarray, seed: int) -> tuple:
+def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.ndarray, seed: int,
+              say=None) -> tuple:
     """Fine-tune a fresh `Scorer` on `texts` (soft targets `Y`), keep the epoch with the lowest validation loss, stop
-    after `patience` epochs without improvement. Returns the scorer and its log (epochs run, best epoch, losses)."""
+    after `patience` epochs without improvement. Returns the scorer and its log (epochs run, best epoch, losses).
+    `say(line)`, when given, hears the time the first epoch took and what it makes of the fit."""
     s, torch = base.s, base.torch
     sc = Scorer(base, Y.shape[1], seed)
     opt = torch.optim.AdamW(sc.params(), lr=s.learning_rate, weight_decay=s.weight_decay)
@@ -172,7 +176,12 @@ def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.n
         p = np.clip(sc.scores(valid), 1e-7, 1 - 1e-7)
         return float(-(Yv * np.log(p) + (1 - Yv) * np.log(1 - p)).mean())
     best, best_epoch, state, stale, losses = valid_loss(), 0, sc.state(), 0, []
+    started = time.time()
     for epoch in range(1, s.epochs + 1):
+        if epoch == 2 and say is not None:
+            took = time.time() - started
+            say(f"adaptation: first epoch of a fit took {took:.0f} s ({math.ceil(len(texts) / s.model.batch_size)} "
+                f"steps); this fit at most {took * s.epochs:.0f} s more if no epoch stops it early")
         sc.body.train()
         for idx in _batches(texts, s.model.batch_size, rng):
             loss = loss_fn(sc.logits(base.encode([texts[i] for i in idx])), target(Y[idx]))
@@ -278,7 +287,8 @@ class _Track2Learner:
         texts, Y = self.cases([t for t in train if t not in valid] + self.always)
         vt, vY = self.cases(valid)
         t0 = time.time()
-        sc, log = fine_tune(self.base, texts, Y, vt, vY, derive_seed(self.seed, "adaptation", key))
+        say = None if self.quiet or self.fits else (lambda line: print(line, file=sys.stderr, flush=True))
+        sc, log = fine_tune(self.base, texts, Y, vt, vY, derive_seed(self.seed, "adaptation", key), say)
         rec = dict(key=key, n_train_patients=len(train) - n_valid, validation_patients=valid, n_cases=len(texts), **log,
                    seconds=round(time.time() - t0, 2))
         if self.adapters is not None and self.s.save_adapters: rec.update(save_adapter(sc, self.adapters/key, train))
@@ -317,6 +327,18 @@ class AdaptationResult:
     fits: list
     learning_curve: pd.DataFrame
 
+# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #ac983be7
+def fine_tuning_plan(ds: Dataset, s: AdaptationConfig, learner: _Track2Learner) -> str:
+    """What a run of the adaptation track is about to do, before the first step: fits (outer folds and learning-curve
+    shares), epochs and steps an epoch, in one line (the time follows once a first epoch has run)."""
+    folds = s.outer_folds or len(learner.evaluation)
+    shares = [x for x in s.learning_curve if x < 1]
+    cases = len(learner.cases(learner.evaluation + learner.always)[0]) * (folds - 1) / folds
+    steps = math.ceil(cases * (1 - s.validation_share) / s.model.batch_size)
+    return (f"adaptation: {folds * (1 + len(shares))} fine-tuning fits ({folds} folds"
+            f"{f' and learning-curve shares {shares}' if shares else ''}), each at most {s.epochs} epochs of about "
+            f"{steps} steps (batch {s.model.batch_size}); the first epoch's time will say how long")
+
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #c92d7c96
 def _curve_row(ds, share, n_train, free, correct, rows, eps) -> dict:
     "Held-out quality at one training share: Brier with and without the chart, and agreement with Δ_ref."
@@ -335,6 +357,7 @@ def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: fl
      "patients.")
     base = base or BaseModel(s)
     learner = _Track2Learner(ds, s, base, seed, Path(adapters) if adapters else None, quiet)
+    if not quiet: print(fine_tuning_plan(ds, s, learner), file=sys.stderr, flush=True)
     curve = []
     def learning_curve(model, rows, fold):
         train = sorted(fold.train)
