@@ -181,7 +181,7 @@ def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.n
         if epoch == 2 and say is not None:
             took = time.time() - started
             say(f"adaptation: first epoch of a fit took {took:.0f} s ({math.ceil(len(texts) / s.model.batch_size)} "
-                f"steps); this fit at most {took * s.epochs:.0f} s more if no epoch stops it early")
+                f"steps); this fit at most {took * (s.epochs - 1):.0f} s more if no epoch stops it early")
         sc.body.train()
         for idx in _batches(texts, s.model.batch_size, rng):
             loss = loss_fn(sc.logits(base.encode([texts[i] for i in idx])), target(Y[idx]))
