@@ -187,6 +187,8 @@ th{background:#f4f6f8;text-align:left;font-weight:600}
 details summary{cursor:pointer;color:#1f5f8b;margin:8px 0}
 blockquote{background:#fff4e5;border-left:4px solid #f0a020;margin:8px 0;padding:8px 12px}
 code{background:#f4f6f8;padding:1px 4px;border-radius:3px} a.anchor-link{display:none}
+@media (max-width:700px){body{display:block} nav{width:auto;min-height:0;border-right:none;border-bottom:1px solid #ddd}
+main{padding:14px 12px} main table{display:block;overflow-x:auto}}
 """
 
 def _nav_html(entries, current: str) -> str:
