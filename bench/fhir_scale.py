@@ -56,16 +56,21 @@ def write_export(folder: Path, megabytes: float) -> dict:
     return dict(patients=n, bytes=written, files=len(handles)), labels
 
 
-def write_dataset(root: Path, megabytes: float, workers: int | None = None) -> tuple:
-    counts, pids = write_export(root / "fhir", megabytes)
+def write_labels(path: Path, pids: list) -> None:
+    "A long labels table: one item for each of `pids`, two observers, both conditions, every category (a pattern)."
     from carebench.core.vocab import SHARES
-    with open(root / "labels.csv", "w") as f:
+    with open(path, "w") as f:
         f.write("patient_id,observer,item,condition,category,label\n")
-        for k, pid in enumerate(pids[:LABELLED]):
+        for k, pid in enumerate(pids):
             for obs in ("MD01", "MD02"):
                 for cond in ("context_free", "correct_context"):
                     for c, cat in enumerate(SHARES):
                         f.write(f"{pid},{obs},Erectile dysfunction,{cond},{cat.key},{(k + c + len(obs)) % 2}\n")
+
+
+def write_dataset(root: Path, megabytes: float, workers: int | None = None) -> tuple:
+    counts, pids = write_export(root / "fhir", megabytes)
+    write_labels(root / "labels.csv", pids[:LABELLED])
     (root / "config.yaml").write_text("dataset:\n  adapter: fhir\n  bundles: fhir\n  labels: labels.csv\n"
                                       "  patient_id: identifier\n  on_invalid: skip\n"
                                       + (f"  workers: {workers}\n" if workers else ""))

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fhir_scale import run_validate  # noqa: E402
+from fhir_scale import run_validate, write_labels  # noqa: E402
 
 LABELLED = 200
 
@@ -25,7 +25,6 @@ LABELLED = 200
 def write_database(root: Path, rows: int, persons: int) -> Path:
     "A DuckDB OMOP database generated in SQL (no row passes through Python)."
     import duckdb
-    from carebench.core.vocab import SHARES
     db = root / "cdm.duckdb"
     con = duckdb.connect(str(db))
     con.execute(f"""CREATE TABLE person AS SELECT i AS person_id, 8507 + 25 * (i % 2) AS gender_concept_id,
@@ -50,14 +49,7 @@ def write_database(root: Path, rows: int, persons: int) -> Path:
                     DATE '2005-01-01' + CAST(i % 5000 AS INTEGER) AS condition_start_date
                     FROM range(1, {rows // 10 + 1}) t(i)""")
     con.close()
-    with open(root / "labels.csv", "w") as f:
-        f.write("patient_id,observer,item,condition,category,label\n")
-        for k in range(1, LABELLED + 1):
-            pid = f"p{k:07d}"
-            for obs in ("MD01", "MD02"):
-                for cond in ("context_free", "correct_context"):
-                    for c, cat in enumerate(SHARES):
-                        f.write(f"{pid},{obs},Erectile dysfunction,{cond},{cat.key},{(k + c + len(obs)) % 2}\n")
+    write_labels(root / "labels.csv", [f"p{k:07d}" for k in range(1, LABELLED + 1)])
     (root / "config.yaml").write_text(f"dataset:\n  adapter: omop\n  url: duckdb:///{db}\n  labels: labels.csv\n"
                                       "  patient_id: person_source_value\n")
     return db
