@@ -102,3 +102,27 @@ def test_a_mistyped_chart_key_is_a_clear_error(tmp_path, key, value, message):
     (folder / "config.yaml").write_text(yaml.safe_dump(cfg))
     r = run_cli("validate", folder / "config.yaml")
     assert r.returncode != 0 and message in r.stderr + r.stdout and "Traceback" not in r.stderr, r.stderr
+
+
+def test_convert_keeps_the_standard_codes_and_every_field(tmp_path):
+    """Synthea's FHIR → OMOP → FHIR: the same snapshots (immunizations, encounters and the other record fields
+    included) and the same standard codes; the CONCEPT table names SNOMED, RxNorm, LOINC and CVX codes, not local
+    ones."""
+    import pandas as pd
+    from carebench.adapters.convert import convert
+    from carebench.adapters.load import load_dataset
+    source = load("synthea")
+    omop = convert(FIXTURES / "real_shapes" / "synthea" / "config.yaml", "omop", tmp_path / "omop")
+    back = convert(omop, "fhir", tmp_path / "fhir")
+    concepts = pd.read_csv(tmp_path / "omop" / "omop" / "concept.csv", dtype=str)
+    assert {"SNOMED", "RxNorm", "LOINC", "CVX"} <= set(concepts["vocabulary_id"])
+    coded = concepts[concepts["vocabulary_id"] == "RxNorm"]
+    assert coded["concept_code"].str.fullmatch(r"[0-9]+").all()
+    assert sum(len(p.codes) for p in source.patients) > 10
+    assert any(f == "immunizations" for p in source.patients for f, _ in p.snapshot)
+    for config in (omop, back):
+        ds = load_dataset(config)
+        assert [p.snapshot for p in ds.patients] == [p.snapshot for p in source.patients]
+        assert [dict(p.codes) for p in ds.patients] == [dict(p.codes) for p in source.patients]
+    r = run_cli("validate", back)
+    assert r.returncode == 0, r.stderr

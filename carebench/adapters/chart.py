@@ -104,12 +104,14 @@ def patient_index(explicit: dict, options: ChartOptions, pid: str, entries: list
 # %% ../../nbs/2i_chart.ipynb #f4062dd6
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One fact of a record: the snapshot field it goes to, its text, its date (None when the record gives none), and
-    the series it is a reading of (a test's or an observation's name; None for a fact that is no reading)."""
+    """One fact of a record: the snapshot field it goes to, its text, its date (None when the record gives none), the
+    series it is a reading of (a test's or an observation's name; None for a fact that is no reading) and the standard
+    code the record gave it (`standard_code`: `("SNOMED", "38341003")`; None when it gave none)."""
     field: str
     text: str
     when: date | None = None
     series: str | None = None
+    code: tuple | None = None
 
 # %% ../../nbs/2i_chart.ipynb #9ba76ad7
 def when_text(last: date | None, index: date | None, style: str = "month") -> str:
@@ -144,8 +146,9 @@ def series_text(newest: str, count: int, last: date | None, first: date | None, 
 # %% ../../nbs/2i_chart.ipynb #1a8c1525
 class ChartGroups:
     """A patient's entries grouped as they arrive, so a long record need not be kept: per group its count, last and
-    first date, position, newest text and whether every text was the same. With a known `index`, an entry dated after
-    it is counted (`later`) and left out; without one, the last date seen is the index (`last_date`)."""
+    first date, position, newest text, whether every text was the same and the first standard code. With a known
+    `index`, an entry dated after it is counted (`later`) and left out; without one, the last date seen is the index
+    (`last_date`)."""
     def __init__(self, index: date | None = None):
         self.index, self.groups, self.fields, self.later, self.n, self.last_date = index, {}, {}, 0, 0, None
 
@@ -156,44 +159,50 @@ class ChartGroups:
         if e.when is not None and (self.last_date is None or e.when > self.last_date): self.last_date = e.when
         key = (e.field, e.series) if e.series is not None and e.when is not None else (e.field, None, e.text)
         g = self.groups.get(key)
-        if g is None: self.groups[key] = [1, e.when, k, e.text, e.when, True]; return
+        if g is None: self.groups[key] = [1, e.when, k, e.text, e.when, True, e.code]; return
         g[0] += 1; g[5] = g[5] and e.text == g[3]
+        if g[6] is None: g[6] = e.code
         if e.when is not None and (g[1] is None or e.when >= g[1]): g[1], g[3] = e.when, e.text
         if e.when is not None and (g[4] is None or e.when < g[4]): g[4] = e.when
 
-    def render(self, index: date | None, style: str = "month") -> dict:
-        "Field -> shown entries (the summary: one text), most recent first, collapsed with count and last date."
+    def render(self, index: date | None, style: str = "month", codes: dict | None = None) -> dict:
+        """Field -> shown entries (the summary: one text), most recent first, collapsed with count and last date; with
+        a dict `codes`, each shown entry's standard code is put in it under `(field, shown text)`."""
         ordered = sorted(self.groups.items(),
                          key=lambda kv: (kv[1][1] is None, -(kv[1][1] or date.min).toordinal(), kv[1][2]))
         out = dict(self.fields)
-        for (fld, *_), (n, last, _, text, first, same) in ordered:
+        for (fld, *_), (n, last, _, text, first, same, code) in ordered:
             if fld == "summary": out[fld] = f"{out[fld]} {text}" if out[fld] else text; continue
             shown = entry_text(text, n, last, index, style) if same else series_text(text, n, last, first, index,
                                                                                       style)
             out[fld] = (out[fld] or []) + [shown]
+            if code is not None and codes is not None: codes[(fld, shown)] = code
         return {f: v for f, v in out.items() if v is not None}
 
 # %% ../../nbs/2i_chart.ipynb #c4881c6c
-def chart_fields(entries: list, index: date | None, style: str = "month") -> tuple[dict, int]:
+def chart_fields(entries: list, index: date | None, style: str = "month",
+                 codes: dict | None = None) -> tuple[dict, int]:
     """Field -> shown entries (the summary: one text), grouped (`ChartGroups`), most recent first, collapsed with count
-    and last date; and how many entries were dated after the index date (left out)."""
+    and last date (their codes put in `codes`, as `ChartGroups.render` does); and how many entries were dated after
+    the index date (left out)."""
     groups = ChartGroups(index)
     for e in entries: groups.add(e)
-    return groups.render(index, style), groups.later
+    return groups.render(index, style, codes), groups.later
 
 # %% ../../nbs/2i_chart.ipynb #db4b12d1
 def patient_chart(pid: str, entries, options: ChartOptions, explicit: dict, who=lambda index: "") -> tuple:
     """The `Patient` whose snapshot is `entries` (a list, or `ChartGroups` made with `fixed_index`) charted against the
     patient's index date (`patient_index`), `who(index)` (`62-year-old female`) opening the summary; and how many
-    entries were dated after the index date."""
+    entries were dated after the index date. The entries' standard codes go to the patient's `codes`."""
+    codes = {}
     if isinstance(entries, ChartGroups):
         index = entries.index or entries.last_date
-        fields, later = entries.render(index, options.snapshot.dates), entries.later
+        fields, later = entries.render(index, options.snapshot.dates, codes), entries.later
     else:
         index = patient_index(explicit, options, pid, entries)
-        fields, later = chart_fields(entries, index, options.snapshot.dates)
+        fields, later = chart_fields(entries, index, options.snapshot.dates, codes)
     if demo := who(index): fields["summary"] = f"{demo}. {fields['summary']}" if "summary" in fields else f"{demo}."
-    return Patient(pid, fields), later
+    return Patient(pid, fields, codes), later
 
 # %% ../../nbs/2i_chart.ipynb #5da8e4d6
 def cap_note(text: str, chars: int) -> str:
@@ -296,7 +305,7 @@ def fit_snapshots(ds: Dataset, options: SnapshotOptions) -> tuple[Dataset, dict]
     patients, per, total = [], {}, Counter()
     for p in ds.patients:
         kept, rec = fit_budget(p.snapshot, options)
-        patients.append(Patient(p.id, kept) if kept != p.snapshot else p)
+        patients.append(dataclasses.replace(p, snapshot=kept) if kept != p.snapshot else p)   # codes travel along
         per[p.id] = rec
         total.update(rec["cut"])
     present = {f for p in ds.patients for f, _ in p.snapshot}

@@ -14,7 +14,7 @@ import yaml
 
 from ..core.config import Config, load_config
 from ..core.errors import ConfigError
-from ..core.vocab import SNAPSHOT_FIELDS
+from ..core.vocab import RECORD_FIELDS, SNAPSHOT_FIELDS
 from ..core.runs import atomic_write
 from .base import ADAPTERS
 from .dataset import Dataset
@@ -55,10 +55,10 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} exists and is not an empty folder")
     ds = load_dataset(config)
-    extra = sorted({f for p in ds.patients for f, _ in p.snapshot} - set(SNAPSHOT_FIELDS))
+    extra = sorted({f for p in ds.patients for f, _ in p.snapshot} - set(SNAPSHOT_FIELDS + RECORD_FIELDS))
     if extra and to != "long":
         raise ConfigError(f"the snapshot field(s) {', '.join(map(repr, extra[:5]))} have no {to} counterpart (it holds "
-                          f"{', '.join(SNAPSHOT_FIELDS)}): "
+                          f"{', '.join(SNAPSHOT_FIELDS + RECORD_FIELDS)}): "
                           "convert to the long format, or rename the fields")
     work = out.parent/f".{out.name}.partial-{os.getpid()}"          # written aside, moved in place when complete
     shutil.rmtree(work, ignore_errors=True); work.mkdir(parents=True)

@@ -13,7 +13,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LABELLED_CONDITIONS, SNAPSHOT_FIELDS, LabelSpace
+from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LABELLED_CONDITIONS, RECORD_FIELDS, SNAPSHOT_FIELDS, LabelSpace
 
 # %% auto #0
 __all__ = ['order_snapshot', 'Patient', 'Dataset', 'first_patients', 'nonzero_delta_ref', 'dataset_summary', 'validation_report',
@@ -21,26 +21,34 @@ __all__ = ['order_snapshot', 'Patient', 'Dataset', 'first_patients', 'nonzero_de
 
 # %% ../../nbs/20_dataset.ipynb #f69ffe00
 def order_snapshot(fields: Mapping) -> tuple:
-    ("Snapshot fields as an ordered tuple of `(field, value)`: canonical fields first, extras after; lists become "
-     "tuples.")
+    ("Snapshot fields as an ordered tuple of `(field, value)`: canonical fields first, then a record's, others after; "
+     "lists become tuples.")
     def value(name, v):
         if isinstance(v, str): return v
         if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v): return tuple(v)
         raise TypeError(f"field {name!r}: expected text or a list of texts, got {type(v).__name__}")
-    names = [f for f in SNAPSHOT_FIELDS if f in fields] + [f for f in fields if f not in SNAPSHOT_FIELDS]
+    known = SNAPSHOT_FIELDS + RECORD_FIELDS
+    names = [f for f in known if f in fields] + [f for f in fields if f not in known]
     return tuple((n, value(n, fields[n])) for n in names)
 
 # %% ../../nbs/20_dataset.ipynb #5158eb1d
 @dataclass(frozen=True)
 class Patient:
-    "A patient (the cluster): an opaque text `id` and an ordered snapshot of text fields."
+    """A patient (the cluster): an opaque text `id` and an ordered snapshot of text fields; `codes` maps a shown entry
+    `(field, text)` to the standard code `(vocabulary, code)` its record carried (SNOMED, RxNorm, LOINC, ...), so a
+    conversion can write the code again. Codes describe the text and never change what a model reads: two patients
+    with the same snapshot are equal whatever their codes."""
     id: str
     snapshot: tuple = ()
+    codes: Mapping = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
         if not isinstance(self.id, str) or not self.id:
             raise ValueError(f"patient id must be non-empty text, got {self.id!r}")
         object.__setattr__(self, "snapshot", order_snapshot(dict(self.snapshot)))
+        if self.codes:                                 # only entries the snapshot shows (one withheld or cut goes)
+            shown = set(self.texts())
+            object.__setattr__(self, "codes", {k: v for k, v in self.codes.items() if k in shown})
 
     @property
     def fields(self) -> tuple[str, ...]: return tuple(n for n, _ in self.snapshot)

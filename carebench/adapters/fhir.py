@@ -23,13 +23,13 @@ from .dataset import Dataset, Patient
 from .fhir_read import Resource, Skips, _model, fhir_files, iter_resources, read_resources
 from .leakage import withheld_notes, withhold_items
 from .long import assemble_long, read_long
-from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions
+from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions, standard_code
 
 # %% auto #0
 __all__ = ['SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'UNCONFIRMED', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC',
-           'DATE_ELEMENTS', 'FhirOptions', 'codings_of', 'concept_text', 'quantity_text', 'fhir_field', 'value_text',
-           'components_text', 'patient_ids', 'not_a_fact', 'record_dates', 'demographics', 'fhir_snapshots',
-           'resolve_items', 'FhirAdapter']
+           'DATE_ELEMENTS', 'CODE_ELEMENTS', 'FhirOptions', 'codings_of', 'concept_text', 'quantity_text', 'fhir_field',
+           'value_text', 'components_text', 'patient_ids', 'not_a_fact', 'record_dates', 'demographics', 'entry_code',
+           'fhir_snapshots', 'resolve_items', 'FhirAdapter']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 @dataclass(frozen=True)
@@ -374,6 +374,16 @@ def demographics(patient, index: date | None) -> str:
         born = date(int(born[:4]), int(born[5:7]), 15) if len(born) > 4 else date(int(born), 7, 1)
     return age_text(born if isinstance(born, date) else None, getattr(patient, "gender", None), index)
 
+# %% ../../nbs/2b_fhir.ipynb #d52c4967
+CODE_ELEMENTS = ("code", "vaccineCode", "medicationCodeableConcept")
+
+def entry_code(m) -> tuple | None:
+    "The standard code (`standard_code`) of a resource's main concept, the first of `CODE_ELEMENTS` it has."
+    for element in CODE_ELEMENTS:
+        concept = m.__dict__.get(element)
+        if concept is not None and hasattr(concept, "coding"): return standard_code(codings_of(concept)[0])
+    return None
+
 # %% ../../nbs/2b_fhir.ipynb #39296d55
 class _NoMedication(FhirError):
     "A medicationReference naming no Medication read so far (in a bulk export it may come in a later file)."
@@ -434,7 +444,7 @@ def _outcome(r: Resource, term: Terminology, routes: dict, note_chars: int, meds
     if fld == "none": return ("unused", t)
     text = str(cap_note(text, note_chars) if isinstance(text, _Note) else text)
     dates = record_dates(r.model)
-    return ("entry", ref, Entry(fld, text, dates[0] if dates else None, *series), t, element)
+    return ("entry", ref, Entry(fld, text, dates[0] if dates else None, *series, code=entry_code(r.model)), t, element)
 
 def _apply(c: _Collected, o: tuple, key, file, row, skips: Skips) -> None:
     "An outcome kept in `c` (or raised, or counted in `skips`)."
@@ -452,7 +462,7 @@ def _apply(c: _Collected, o: tuple, key, file, row, skips: Skips) -> None:
         _, ref, e, t, element = o
         shared = c.texts.setdefault                   # one object per distinct text, series and date (they repeat)
         c.by_ref.setdefault(ref, []).append(Entry(e.field, shared(e.text, e.text), shared(e.when, e.when),
-                                                  shared(e.series, e.series)))
+                                                  shared(e.series, e.series), shared(e.code, e.code)))
         if ref not in c.first: c.first[ref] = Location(file, row=row, resource=key, element=f"{element}.reference")
         c.types.setdefault(ref, Counter())[t] += 1
 

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from .dataset import Dataset
-from .terminology import exact_number, split_conclusion, split_parenthesis, split_status, split_value
+from .terminology import (CODE_SYSTEMS, exact_number, split_conclusion, split_parenthesis, split_status,
+                                            split_value)
 
 # %% auto #0
 __all__ = ['fhir_entries', 'write_fhir']
@@ -16,8 +17,15 @@ __all__ = ['fhir_entries', 'write_fhir']
 # %% ../../nbs/2g_fhir_writer.ipynb #44ea3f1a
 def _cc(text: str) -> dict: return {"text": text}
 
-def fhir_entries(field_name: str, text: str, subject: dict) -> dict:
-    "The resource for one snapshot entry (without id)."
+def fhir_entries(field_name: str, text: str, subject: dict, code: tuple | None = None) -> dict:
+    "The resource for one snapshot entry (without id); its main concept coded with `code` (`(vocabulary, code)`)."
+    r = _resource(field_name, text, subject)
+    element = next((e for e in ("code", "medicationCodeableConcept", "vaccineCode") if e in r), None)
+    if code is not None and element is not None:       # the concepts the reader takes a code from (`entry_code`)
+        r[element] = {"coding": [{"system": CODE_SYSTEMS.get(code[0], (code[0],))[0], "code": code[1]}], **r[element]}
+    return r
+
+def _resource(field_name: str, text: str, subject: dict) -> dict:
     if field_name == "summary":
         return {"resourceType": "ClinicalImpression", "status": "completed", "subject": subject, "summary": text}
     if field_name == "medical_history":
@@ -43,6 +51,7 @@ def fhir_entries(field_name: str, text: str, subject: dict) -> dict:
              "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v2-0074", "code": "RAD"}]}]}
         if parts: r["conclusion"] = parts[1]
         return r
+    if field_name in _RECORD_RESOURCES: return _RECORD_RESOURCES[field_name](text, subject)
     cat = {"labs": "laboratory", "social_history": "social-history"}.get(field_name)
     if cat is None:
         raise ValueError(f"snapshot field {field_name!r} has no FHIR resource (fields: summary, "
@@ -54,8 +63,23 @@ def fhir_entries(field_name: str, text: str, subject: dict) -> dict:
         r.update(code=_cc(parts[0]), valueQuantity={"value": exact_number(parts[1]), "unit": parts[2]})
     return r
 
+# a real record's extra fields, each as the resource `2b_fhir` reads back to the same text (a note's text as its
+# description: an attachment's text would be read back with its whitespace collapsed)
+_RECORD_RESOURCES = {
+    "immunizations": lambda text, s: {"resourceType": "Immunization", "status": "completed", "patient": s,
+                                      "vaccineCode": _cc(text), "occurrenceString": "not recorded"},
+    "encounters": lambda text, s: {"resourceType": "Encounter", "status": "finished", "subject": s, "type": [_cc(text)],
+                                   "class": {"system": "http://terminology.hl7.org/CodeSystem/v3-ActCode",
+                                             "code": "AMB"}},
+    "care_plans": lambda text, s: {"resourceType": "CarePlan", "status": "active", "intent": "plan", "subject": s,
+                                   "title": text},
+    "devices": lambda text, s: {"resourceType": "Device", "patient": s, "type": _cc(text)},
+    "notes": lambda text, s: {"resourceType": "DocumentReference", "status": "current", "subject": s,
+                              "description": text, "content": [{"attachment": {"contentType": "text/plain"}}]},
+}
+
 _FIELDS_OUT = ("medical_history", "allergies", "medication_history", "social_history", "labs", "radiology",
-               "procedures")
+               "procedures", *_RECORD_RESOURCES)
 
 # %% ../../nbs/2g_fhir_writer.ipynb #04b61405
 def write_fhir(ds: Dataset, folder) -> dict:
@@ -71,7 +95,7 @@ def write_fhir(ds: Dataset, folder) -> dict:
                     "identifier": [{"system": "urn:carebench:patient", "value": p.id}]}]
         for fld, value in p.snapshot:
             for k, text in enumerate([value] if isinstance(value, str) else value):
-                r = fhir_entries(fld, text, {"reference": pref})
+                r = fhir_entries(fld, text, {"reference": pref}, p.codes.get((fld, text)))
                 entries.append({"resourceType": r.pop("resourceType"), "id": f"p{n}-{fld.replace('_', '-')}-{k + 1}",
                                 **r})
         bundle = {"resourceType": "Bundle", "type": "collection",

@@ -80,7 +80,7 @@ def withhold_items(ds: Dataset) -> tuple:
             if len(keep) < len(v) and not isinstance(v, str): withheld[f] = withheld.get(f, 0) + len(v) - len(keep)
             cut += 0 if isinstance(v, str) else len(v) - len(keep)
             if keep: snap.append((f, keep))
-        patients.append(Patient(p.id, tuple(snap)) if cut else p)
+        patients.append(dataclasses.replace(p, snapshot=tuple(snap)) if cut else p)
     return (dataclasses.replace(ds, patients=tuple(patients)) if withheld else ds), withheld
 
 # %% ../../nbs/21_leakage.ipynb #94c17389

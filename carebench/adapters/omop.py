@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..core.config import quote_value, redact_secrets
 from ..core.errors import Location, OmopError
-from ..core.vocab import SNAPSHOT_FIELDS, LabelSpace
+from ..core.vocab import KEY_PATTERN, RECORD_FIELDS, SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
 from .chart import (ChartGroups, ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots,
                                       fixed_index, index_column, index_dates, number_text, patient_chart, unit_text)
@@ -24,7 +24,7 @@ from .dataset import Dataset
 from .leakage import withheld_notes, withhold_items
 from .long import assemble_long, read_long
 from .omop_read import FolderSource, _integers, omop_source, read_table, table_chunks
-from .terminology import Coding, Terminology, TerminologyOptions
+from .terminology import Coding, Terminology, TerminologyOptions, standard_code
 
 # %% auto #0
 __all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'DATE_COLUMNS', 'FEMALE', 'MALE', 'VALUE_COLUMNS', 'CONCEPT_COLUMNS', 'RANGE_COLUMNS',
@@ -66,9 +66,10 @@ class OmopOptions(ChartOptions):
         super().__post_init__()
         if sum(v is not None for v in (self.tables, self.url, self.url_env)) != 1:
             raise ValueError("tables, url or url_env: give exactly one of them")
-        for k, v in {**self.routes, **self.concept_routes}.items():
-            if v not in SNAPSHOT_FIELDS:
-                raise ValueError(f"routes send {k!r} to {v!r}, not a snapshot field ({', '.join(SNAPSHOT_FIELDS)})")
+        for k, v in {**self.routes, **self.concept_routes}.items():     # a standard field, or one of the user's own
+            if not isinstance(v, str) or not KEY_PATTERN.match(v):
+                raise ValueError(f"routes send {k!r} to {v!r}: a field name (lower case, digits, _; e.g. "
+                                 f"{', '.join(SNAPSHOT_FIELDS[:3])}, {RECORD_FIELDS[0]})")
         if unknown := set(self.routes) - set(OMOP_TABLES):
             raise ValueError(f"routes name unknown tables {sorted(unknown)} (known: {', '.join(OMOP_TABLES)})")
         object.__setattr__(self, "routes", {**DEFAULT_ROUTES, **self.routes})
@@ -244,7 +245,8 @@ def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminolo
             else: name = term.render([Coding("OMOP concept", str(c))])   # counted as unmapped
             text = row_text(table, fld, name, rec, names)
         series = name if table in VALUE_COLUMNS and ccol and text != name else None   # a reading of a test
-        out.append((persons[int(people[i])], Entry(fld, text, when, series)))
+        code = standard_code([coding]) if ccol and coding is not None else None      # SNOMED, RxNorm, LOINC, ...
+        out.append((persons[int(people[i])], Entry(fld, text, when, series, code)))
     return out
 
 def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: dict | None = None) -> tuple[dict, list]:

@@ -9,13 +9,13 @@ from typing import Literal
 
 import pandas as pd
 
-from ..core.vocab import SNAPSHOT_FIELDS
+from ..core.vocab import RECORD_FIELDS, SNAPSHOT_FIELDS
 from .dataset import Dataset
 from .terminology import STATUS_WORDS, split_conclusion, split_parenthesis, split_status, split_value
 from .omop import OMOP_TABLES, SUFFIX_COLUMNS, VALUE_COLUMNS
 
 # %% auto #0
-__all__ = ['OMOP_DOMAINS', 'omop_rows', 'integer_column', 'write_omop']
+__all__ = ['RECORD_CLASSES', 'OMOP_DOMAINS', 'omop_rows', 'integer_column', 'write_omop']
 
 # %% ../../nbs/2h_omop_writer.ipynb #4e90176d
 def omop_rows(fld: str, text: str) -> tuple:
@@ -40,7 +40,12 @@ def omop_rows(fld: str, text: str) -> tuple:
         return ("observation", parts[0], "Allergy",
                 {"value_as_string": parts[1]}) if parts else ("observation", text, "Allergy", {})
     if fld == "social_history": return "observation", text, "Observable Entity", {}
-    raise ValueError(f"snapshot field {fld!r} has no OMOP table (fields: {', '.join(SNAPSHOT_FIELDS)})")
+    if fld in RECORD_CLASSES:                       # a real record's extra fields, read back through concept_routes
+        return ("drug_exposure" if fld == "immunizations" else "observation"), text, RECORD_CLASSES[fld], {}
+    raise ValueError(f"snapshot field {fld!r} has no OMOP table (fields: {', '.join(SNAPSHOT_FIELDS + RECORD_FIELDS)})")
+
+RECORD_CLASSES = {"immunizations": "Vaccine", "encounters": "Encounter", "care_plans": "Care Plan",
+                  "devices": "Device", "notes": "Note"}      # field -> concept class (concept_routes reads it back)
 
 # %% ../../nbs/2h_omop_writer.ipynb #6e2d45a8
 def integer_column(name: str) -> bool:
@@ -53,26 +58,34 @@ OMOP_DOMAINS = {"condition_occurrence": "Condition", "drug_exposure": "Drug", "m
                 "procedure_occurrence": "Procedure", "observation": "Observation"}
 
 
-def write_omop(ds: Dataset, folder, fmt: Literal["csv", "parquet"] = "csv") -> dict:
-    """Write `ds` as OMOP CDM tables into `folder/omop/` (CSV or Parquet) and the labels as `folder/labels.csv`.
-    Returns the config's `dataset` section (paths relative to `folder`)."""
-    from carebench.adapters.long import write_long
-    folder = Path(folder); out = folder/"omop"; out.mkdir(parents=True, exist_ok=True)
+def _clinical_rows(ds: Dataset) -> tuple[dict, list]:
+    "Table -> rows of every snapshot entry, and the CONCEPT table's rows (a concept per name, class, table and code)."
     concepts, tables = {}, {t: [] for t in OMOP_TABLES}
-    persons = [dict(person_id=str(n), person_source_value=p.id) for n, p in enumerate(ds.patients, 1)]
     for n, p in enumerate(ds.patients, 1):
         for fld, value in p.snapshot:
             for text in ([value] if isinstance(value, str) else value):
                 table, name, cls, extra = omop_rows(fld, text)
                 key, ccol, _, _ = OMOP_TABLES[table]
                 row = {key: str(len(tables[table]) + 1), "person_id": str(n), **extra}
-                if ccol:
-                    cid = concepts.setdefault((name, cls, table), str(2_000_000_001 + len(concepts)))
+                if ccol:                      # a standard code the record carried names its concept's vocabulary
+                    code = p.codes.get((fld, text))
+                    cid = concepts.setdefault((name, cls, table, code), str(2_000_000_001 + len(concepts)))
                     row[ccol] = cid
                 tables[table].append(row)
-    concept = [dict(concept_id=cid, concept_name=name, domain_id=OMOP_DOMAINS[table], vocabulary_id="CAREBench",
-                    concept_class_id=cls,
-                    concept_code=f"L{int(cid) - 2_000_000_000}") for (name, cls, table), cid in concepts.items()]
+    concept = [dict(concept_id=cid, concept_name=name, domain_id=OMOP_DOMAINS[table],
+                    vocabulary_id=code[0] if code else "CAREBench", concept_class_id=cls,
+                    concept_code=code[1] if code else f"L{int(cid) - 2_000_000_000}")
+               for (name, cls, table, code), cid in concepts.items()]
+    return tables, concept
+
+def write_omop(ds: Dataset, folder, fmt: Literal["csv", "parquet"] = "csv") -> dict:
+    """Write `ds` as OMOP CDM tables into `folder/omop/` (CSV or Parquet) and the labels as `folder/labels.csv`.
+    Returns the config's `dataset` section (paths relative to `folder`)."""
+    from carebench.adapters.long import write_long
+    folder = Path(folder); out = folder/"omop"; out.mkdir(parents=True, exist_ok=True)
+    tables, concept = _clinical_rows(ds)
+    written = {f for p in ds.patients for f, _ in p.snapshot}
+    persons = [dict(person_id=str(n), person_source_value=p.id) for n, p in enumerate(ds.patients, 1)]
     columns = {"person": ["person_id", "person_source_value"],
                "concept": ["concept_id", "concept_name", "domain_id", "vocabulary_id", "concept_class_id",
                            "concept_code"],
@@ -89,5 +102,6 @@ def write_omop(ds: Dataset, folder, fmt: Literal["csv", "parquet"] = "csv") -> d
         else: df.to_csv(out/f"{name}.csv", index=False)
     write_long(ds, folder/"labels.csv")
     return dict(adapter="omop", tables="omop", labels="labels.csv", patient_id="person_source_value",
-                concept_routes={"Allergy": "allergies", "Imaging": "radiology"},
+                concept_routes={"Allergy": "allergies", "Imaging": "radiology",
+                                **{RECORD_CLASSES[f]: f for f in RECORD_CLASSES if f in written}},
                 observers_per_pair=ds.observers_per_pair)

@@ -15,9 +15,9 @@ from ..core.errors import InputFileError, Location, MissingColumnError, MissingV
 from ..core.inputs import file_problem
 
 # %% auto #0
-__all__ = ['CODE_SYSTEMS', 'STATUS_WORDS', 'Coding', 'TerminologyOptions', 'canonical_system', 'read_code_table', 'read_displays',
-           'read_map', 'Terminology', 'exact_number', 'split_value', 'split_parenthesis', 'split_conclusion',
-           'split_status']
+__all__ = ['CODE_SYSTEMS', 'STANDARD_VOCABULARIES', 'STATUS_WORDS', 'Coding', 'TerminologyOptions', 'canonical_system',
+           'standard_code', 'read_code_table', 'read_displays', 'read_map', 'Terminology', 'exact_number',
+           'split_value', 'split_parenthesis', 'split_conclusion', 'split_status']
 
 # %% ../../nbs/2a_terminology.ipynb #9437edf4
 @dataclass(frozen=True)
@@ -49,6 +49,15 @@ def canonical_system(system: str) -> str:
     "One name per code system: a FHIR URI or an OMOP vocabulary id (any case) as the vocabulary id; others as written."
     s = (system or "").strip()
     return _CANONICAL.get(s.rstrip("/"), _CANONICAL.get(s.lower(), s))
+
+# %% ../../nbs/2a_terminology.ipynb #70febfcc
+STANDARD_VOCABULARIES = tuple(k for k in CODE_SYSTEMS if k != "UCUM")
+
+def standard_code(codings) -> tuple | None:
+    "The first `(vocabulary id, code)` among `codings` whose system is a standard vocabulary; None when there is none."
+    for c in codings:
+        if c.code and (s := canonical_system(c.system)) in STANDARD_VOCABULARIES: return s, c.code.strip()
+    return None
 
 # %% ../../nbs/2a_terminology.ipynb #1664faa2
 def read_code_table(path: Path, columns: tuple, optional: tuple = ()) -> pd.DataFrame:

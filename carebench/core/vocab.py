@@ -10,7 +10,7 @@ from functools import cached_property, lru_cache
 
 # %% auto #0
 __all__ = ['PROTOCOL_VERSION', 'CONTEXT_FREE', 'CORRECT_CONTEXT', 'SHUFFLED_CONTEXT', 'CONDITIONS', 'LABELLED_CONDITIONS',
-           'SNAPSHOT_FIELDS', 'KEY_PATTERN', 'SHARES', 'check_condition', 'Category', 'LabelSpace']
+           'SNAPSHOT_FIELDS', 'RECORD_FIELDS', 'KEY_PATTERN', 'SHARES', 'check_condition', 'Category', 'LabelSpace']
 
 # %% ../../nbs/01_vocab.ipynb #35047a4d
 # version of the endpoint protocol (15_endpoints; summarised in docs/design.md), recorded in every manifest
@@ -28,6 +28,8 @@ def check_condition(name: str) -> str:
 # %% ../../nbs/01_vocab.ipynb #3c20a04b
 SNAPSHOT_FIELDS = ("summary", "medical_history", "allergies", "medication_history",
                    "social_history", "labs", "radiology", "procedures")
+# the fields a real record adds (FHIR and OMOP read them, `carebench convert` writes them): shown after the eight
+RECORD_FIELDS = ("immunizations", "encounters", "care_plans", "devices", "notes")
 
 # %% ../../nbs/01_vocab.ipynb #095db603
 KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
