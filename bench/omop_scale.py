@@ -1,12 +1,14 @@
-"""Reading speed and memory of the OMOP adapter on a large DuckDB database (issue 28, item 5). Not a test: it prints
-figures.
+"""Reading speed and memory of the OMOP adapter on a large DuckDB database or folder of table files (issue 28, item 5).
+Not a test: it prints figures.
 
 It writes a DuckDB file with `--rows` measurement rows (and a tenth as many condition rows) over `--persons`
-patients, a small CONCEPT table and a labels table for 200 of the patients, then runs `carebench validate` in a fresh
-process and reports wall seconds, CPU seconds and peak RSS (the whole process tree, sampled).
+patients, a small CONCEPT table and a labels table for 200 of the patients (with `--files csv|parquet`, the tables
+exported as files instead, in key order as exports write them), then runs `carebench validate` in a fresh process and
+reports wall seconds, CPU seconds and peak RSS (the whole process tree, sampled).
 
     python bench/omop_scale.py --rows 1000000
     python bench/omop_scale.py --rows 10000000 --persons 20000
+    python bench/omop_scale.py --rows 10000000 --persons 20000 --files csv
 """
 import argparse
 import json
@@ -22,7 +24,7 @@ from fhir_scale import run_validate, write_labels  # noqa: E402
 LABELLED = 200
 
 
-def write_database(root: Path, rows: int, persons: int) -> Path:
+def write_database(root: Path, rows: int, persons: int, files: str | None = None) -> Path:
     "A DuckDB OMOP database generated in SQL (no row passes through Python)."
     import duckdb
     db = root / "cdm.duckdb"
@@ -48,25 +50,37 @@ def write_database(root: Path, rows: int, persons: int) -> Path:
                     1 + i % {persons} AS person_id, 320128 AS condition_concept_id,
                     DATE '2005-01-01' + CAST(i % 5000 AS INTEGER) AS condition_start_date
                     FROM range(1, {rows // 10 + 1}) t(i)""")
+    if files:                                     # each table as a file, sorted by its key
+        (root / "tables").mkdir()
+        for table in ("person", "concept", "measurement", "condition_occurrence"):
+            key = {"person": "person_id", "concept": "concept_id"}.get(table, f"{table}_id")
+            options = "(FORMAT PARQUET)" if files == "parquet" else "(HEADER, DELIMITER ',')"
+            con.execute(f"COPY (SELECT * FROM {table} ORDER BY {key}) TO '{root / 'tables' / table}.{files}' "
+                        f"{options}")
     con.close()
+    if files: db.unlink()
     write_labels(root / "labels.csv", [f"p{k:07d}" for k in range(1, LABELLED + 1)])
-    (root / "config.yaml").write_text(f"dataset:\n  adapter: omop\n  url: duckdb:///{db}\n  labels: labels.csv\n"
+    source = "tables: tables" if files else f"url: duckdb:///{db}"
+    (root / "config.yaml").write_text(f"dataset:\n  adapter: omop\n  {source}\n  labels: labels.csv\n"
                                       "  patient_id: person_source_value\n")
-    return db
+    return root / "tables" if files else db
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000, help="measurement rows (default 1,000,000)")
     ap.add_argument("--persons", type=int, default=10_000, help="patients (default 10,000)")
+    ap.add_argument("--files", choices=("csv", "parquet"), help="the tables as files of this format, not a database")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     a = ap.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="omop_scale_"))
     try:
         t0 = time.perf_counter()
-        db = write_database(root, a.rows, a.persons)
+        where = write_database(root, a.rows, a.persons, a.files)
+        size = sum(f.stat().st_size for f in where.iterdir()) if where.is_dir() else where.stat().st_size
         out = dict(measurement_rows=a.rows, condition_rows=a.rows // 10, persons=a.persons,
-                   database_mb=round(db.stat().st_size / 1e6, 1), write_s=round(time.perf_counter() - t0, 1),
+                   source=f"{a.files} files" if a.files else "duckdb", input_mb=round(size / 1e6, 1),
+                   write_s=round(time.perf_counter() - t0, 1),
                    validate=run_validate(root / "config.yaml"))
         out["rows_per_s"] = round((a.rows * 1.1) / out["validate"]["wall_s"])
         print(json.dumps(out, indent=1))

@@ -126,3 +126,28 @@ def test_convert_keeps_the_standard_codes_and_every_field(tmp_path):
         assert [dict(p.codes) for p in ds.patients] == [dict(p.codes) for p in source.patients]
     r = run_cli("validate", back)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("shape", ["eunomia", "synpuf", "parquet"])
+def test_omop_files_read_in_frames_give_the_same_dataset(shape, tmp_path, monkeypatch):
+    """A table file read in frames (as files from 32 MiB are; here every file, in frames of 3 rows) gives the dataset
+    the whole-file reading gives: Eunomia's CSVs (a repeated id skipped), SynPUF's headerless TSVs, Parquet."""
+    import carebench.adapters.omop_read as omop_read
+    from carebench.adapters.convert import convert
+    from carebench.adapters.load import load_dataset
+    config = FIXTURES / "real_shapes" / shape / "config.yaml"
+    if shape == "parquet":
+        config = convert(ROOT / "data" / "example" / "config.yaml", "omop", tmp_path / "pq", fmt="parquet")
+    whole = load_dataset(config)
+    monkeypatch.setattr(omop_read, "FILE_CHUNK_BYTES", 0)
+    real = omop_read.FolderSource.frames
+    sizes = []
+    def small(self, name, wanted=None, size=None):
+        sizes.append(size)
+        return real(self, name, wanted, 3 if size else None)
+    monkeypatch.setattr(omop_read.FolderSource, "frames", small)
+    framed = load_dataset(config)
+    assert 100_000 in sizes                                                   # the clinical tables went in frames
+    assert [p.snapshot for p in framed.patients] == [p.snapshot for p in whole.patients]
+    assert [dict(p.codes) for p in framed.patients] == [dict(p.codes) for p in whole.patients]
+    assert framed.provenance.get("notes") == whole.provenance.get("notes")

@@ -374,7 +374,7 @@ def demographics(patient, index: date | None) -> str:
         born = date(int(born[:4]), int(born[5:7]), 15) if len(born) > 4 else date(int(born), 7, 1)
     return age_text(born if isinstance(born, date) else None, getattr(patient, "gender", None), index)
 
-# %% ../../nbs/2b_fhir.ipynb #d52c4967
+# %% ../../nbs/2b_fhir.ipynb #87e8e03b
 CODE_ELEMENTS = ("code", "vaccineCode", "medicationCodeableConcept")
 
 def entry_code(m) -> tuple | None:

@@ -18,8 +18,8 @@ from ..core.tables import first_fields, read_delimited
 from ..core.inputs import file_problem, folder_files, head_problem
 
 # %% auto #0
-__all__ = ['CDM_COLUMNS', 'DUCKDB_CONFIG', 'read_delimited_table', 'FolderSource', 'database_engine', 'DatabaseSource',
-           'omop_source', 'read_table', 'table_chunks']
+__all__ = ['CDM_COLUMNS', 'DUCKDB_CONFIG', 'FILE_CHUNK_BYTES', 'read_delimited_table', 'FolderSource', 'database_engine',
+           'DatabaseSource', 'omop_source', 'read_table', 'table_chunks']
 
 # %% ../../nbs/2k_omop_read.ipynb #aee33eef
 # columns of the tables read, in the order of the CDM's DDL (OHDSI/CommonDataModel, inst/ddl): for headerless tables
@@ -146,13 +146,18 @@ CDM_COLUMNS = {
 }
 
 # %% ../../nbs/2k_omop_read.ipynb #d1276c92
-def read_delimited_table(p: Path, name: str, cdm_version: str | None = None) -> pd.DataFrame:
-    """A delimited OMOP table as text (`read_delimited`: the delimiter sniffed); one whose first row is data rather than
-    CDM column names is read in the column order of `cdm_version` (`CDM_COLUMNS`)."""
+def read_delimited_table(p: Path, name: str, cdm_version: str | None = None, chunksize: int | None = None,
+                         usecols=None):
+    """A delimited OMOP table as text (`read_delimited`: the delimiter sniffed; with `chunksize`, in frames); one whose
+    first row is data rather than CDM column names is read in the column order of `cdm_version` (`CDM_COLUMNS`)."""
+    return read_delimited(p, _header_names(p, name, cdm_version), chunksize, usecols)
+
+def _header_names(p: Path, name: str, cdm_version: str | None) -> tuple | None:
+    "None for a table with a header row; a headerless table's column names (`cdm_version`'s), its first row checked."
     _, fields = first_fields(p)
     if name not in CDM_COLUMNS["5.4"] or {f.lower() for f in fields} & {c for v in CDM_COLUMNS.values()
                                                                         for c in v[name]}:
-        return read_delimited(p)
+        return None
     if cdm_version is None:
         raise OmopError("the table has no header row (its first row is data): set dataset.cdm_version (5.2, 5.3 or "
                         "5.4) to "
@@ -162,7 +167,7 @@ def read_delimited_table(p: Path, name: str, cdm_version: str | None = None) -> 
         raise OmopError(f"the first row has {len(fields)} fields, a CDM {cdm_version} {name} table has {len(names)} "
                         f"columns "
                         "(is dataset.cdm_version right?)", file=str(p), table=name, row=1)
-    return read_delimited(p, names)
+    return names
 
 # %% ../../nbs/2k_omop_read.ipynb #ec712905
 class FolderSource:
@@ -183,25 +188,55 @@ class FolderSource:
             self.files[stem] = p
     def file(self, name: str) -> Path | None: return self.files.get(name)
     def where(self, name: str) -> str: return str(self.file(name) or self.folder/f"{name}.csv")
+    def first_row(self, name: str) -> int:
+        "The row a table file's first data line is on: 1 without a header row, else 2."
+        p = self.file(name)
+        return 1 if _delimited(p) and _header_names(p, name, self.cdm_version) is not None else 2
     def read(self, name: str) -> pd.DataFrame | None:
         p = self.file(name)
         if p is None: return None
-        csv_file = p.suffix.lower() in (".csv", ".tsv", ".txt")
-        if problem := file_problem(p) or (csv_file and head_problem(p)):
+        return next(self.frames(name))
+    def frames(self, name: str, wanted: tuple | None = None, size: int | None = None):
+        """Table `name` as text frames of at most `size` rows in file order (None: one frame), with the `wanted`
+        columns (compared without case; None: all)."""
+        p, keep = self.file(name), None if wanted is None else (lambda c: str(c).strip().lower() in wanted)
+        if problem := file_problem(p) or (_delimited(p) and head_problem(p)):
             raise InputFileError(f"cannot read the OMOP table ({problem})", file=str(p))
         try:
-            if csv_file: return read_delimited_table(p, name, self.cdm_version)
+            if _delimited(p):
+                read = read_delimited_table(p, name, self.cdm_version, size, keep)
+                yield from ([read] if size is None else read)
+                return
             import pyarrow.parquet as pq
-            table = pq.read_table(p)
-            df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order
-            binary = next((c for c in df.columns if df[c].map(lambda v: isinstance(v, (bytes, bytearray))).any()), None)
-            if binary is not None:
-                raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p),
-                                column=str(binary))
-            return _text_frame(df, [col.is_null().to_numpy() if col.null_count else None for col in table.columns])
+            f = pq.ParquetFile(p)
+            cols = [c for c in f.schema_arrow.names if keep is None or keep(c)]
+            if size is None: yield _parquet_text(f.read(columns=cols), p); return
+            for batch in f.iter_batches(size, columns=cols): yield _parquet_text(batch, p)
         except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
-            raise InputFileError(f"the OMOP table is not a readable {'CSV' if csv_file else 'Parquet'} file "
+            raise InputFileError(f"the OMOP table is not a readable {'CSV' if _delimited(p) else 'Parquet'} file "
                                  f"({type(e).__name__})", file=str(p)) from None
+    def in_key_order(self, name: str, key: str, size: int) -> bool:
+        """Whether table `name`'s `key` column (read alone, a frame at a time) holds integer ids in increasing order
+        (repeats allowed); False when the column is missing or twice, a cell is no integer or the table is empty."""
+        last, rows = None, 0
+        for df in self.frames(name, (key,), size):
+            s = df.iloc[:, 0].str.strip() if df.shape[1] == 1 else None
+            if s is None or not s.str.fullmatch(r"-?[0-9]{1,18}").all(): return False
+            k = s.to_numpy(np.int64) if len(s) else np.zeros(0, np.int64)
+            if len(k) and ((last is not None and k[0] < last) or (np.diff(k) < 0).any()): return False
+            last, rows = (k[-1] if len(k) else last), rows + len(k)
+        return rows > 0
+
+def _delimited(p: Path) -> bool: return p.suffix.lower() in (".csv", ".tsv", ".txt")
+
+def _parquet_text(table, p: Path) -> pd.DataFrame:
+    "A Parquet table or record batch as text (`_text_frame`); a column of binary values is an `OmopError`."
+    df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order
+    binary = next((c for c in df.columns if df[c].map(lambda v: isinstance(v, (bytes, bytearray))).any()), None)
+    if binary is not None:
+        raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
+    return _text_frame(df, [col.is_null().to_numpy(zero_copy_only=False) if col.null_count else None
+                            for col in table.columns])
 
 def _cell(v) -> str:
     """A database or Parquet value as the text a CSV would hold: integral numbers without a decimal point, a missing
@@ -409,7 +444,7 @@ def _integers(df, col, source, name, blank_ok=False) -> np.ndarray:
 # %% ../../nbs/2k_omop_read.ipynb #b4c999db
 def _checked_frame(df: pd.DataFrame, source, name: str, needed: tuple, optional: tuple, key, first_row: int,
                    previous):
-    """One frame of a database table with `read_table`'s checks; `previous`: the last key of the frame before. Returns
+    """One frame of a table read in frames with `read_table`'s checks; `previous`: the last key of the frame before. Returns
     the frame and its last key."""
     _check_columns(df, source, name, needed)
     df = df.astype(str).apply(lambda s: s.str.strip()) if len(df) else df.astype(str)
@@ -430,19 +465,28 @@ def _checked_frame(df: pd.DataFrame, source, name: str, needed: tuple, optional:
         previous, df = k[-1], df[~dup]
     return _finish_frame(df, source, name, optional), previous
 
+FILE_CHUNK_BYTES = 32 << 20     # a table file from this size on is read in frames (when its rows are in key order)
+
 def table_chunks(source, name: str, needed: tuple, optional: tuple = (), key: str | None = None,
                  size: int = 100_000):
-    """Table `name` as `read_table` gives it, in frames: a database table `size` rows at a time in key order, a file
-    table whole. None when absent."""
-    if not isinstance(source, DatabaseSource):
-        df = read_table(source, name, needed, optional, key)
-        return None if df is None else iter([df])
-    if name not in source.names: return None
+    """Table `name` as `read_table` gives it, in frames: a database table `size` rows at a time in key order; a file
+    from `FILE_CHUNK_BYTES` on likewise, in file order, when its rows are in key order already (`in_key_order`), else
+    whole. None when absent."""
+    wanted = (*needed, *optional, *([key] if key else []))
+    if isinstance(source, DatabaseSource):
+        if name not in source.names: return None
+        raw, first = source.chunks(name, wanted, key, size), 1
+    else:
+        p = source.file(name)
+        if p is None: return None
+        if key is None or p.stat().st_size < FILE_CHUNK_BYTES or not source.in_key_order(name, key, size):
+            return iter([read_table(source, name, needed, optional, key)])
+        raw, first = source.frames(name, wanted, size), source.first_row(name)
     def frames():
-        first, previous = 1, None
-        for df in source.chunks(name, (*needed, *optional, *([key] if key else [])), key, size):
+        first_row, previous = first, None
+        for df in raw:
             n = len(df)
-            df, previous = _checked_frame(df, source, name, needed, optional, key, first, previous)
-            first += n
+            df, previous = _checked_frame(df, source, name, needed, optional, key, first_row, previous)
+            first_row += n
             yield df
     return frames()

@@ -50,7 +50,7 @@ def canonical_system(system: str) -> str:
     s = (system or "").strip()
     return _CANONICAL.get(s.rstrip("/"), _CANONICAL.get(s.lower(), s))
 
-# %% ../../nbs/2a_terminology.ipynb #70febfcc
+# %% ../../nbs/2a_terminology.ipynb #c382ceb0
 STANDARD_VOCABULARIES = tuple(k for k in CODE_SYSTEMS if k != "UCUM")
 
 def standard_code(codings) -> tuple | None:

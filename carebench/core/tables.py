@@ -228,14 +228,16 @@ def first_fields(path: Path) -> tuple[str, list]:
     return sep, [x.strip().strip('"') for x in line.split(sep)]
 
 # %% ../../nbs/0a_tables.ipynb #1364b8a4
-def read_delimited(path: Path, names: list | None = None) -> pd.DataFrame:
+def read_delimited(path: Path, names: list | None = None, chunksize: int | None = None, usecols=None):
     """A delimited table as text, its delimiter sniffed; with `names`, a table without a header row
-    (`attrs["first_row"]` is then 1: its data starts on its first line)."""
+    (`attrs["first_row"]` is then 1: its data starts on its first line). With `chunksize`, an iterator of frames of at
+    most that many rows; `usecols`: which columns to keep (a predicate on their names)."""
     sep, fields = first_fields(path)
-    read = dict(dtype=str, keep_default_na=False, encoding="utf-8-sig", sep=sep,
+    extra = ["_trailing"] if names is not None and len(fields) == len(names) + 1 and fields[-1] == "" else []
+    keep = usecols if not extra else (lambda c: c != "_trailing" and (usecols is None or usecols(c)))
+    read = dict(dtype=str, keep_default_na=False, encoding="utf-8-sig", sep=sep, chunksize=chunksize, usecols=keep,
                 quoting=csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL)
     if names is None: return pd.read_csv(path, **read)
-    extra = ["_trailing"] if len(fields) == len(names) + 1 and fields[-1] == "" else []
-    df = pd.read_csv(path, header=None, names=list(names) + extra, **read).drop(columns=extra)
-    df.attrs["first_row"] = 1
+    df = pd.read_csv(path, header=None, names=list(names) + extra, **read)
+    if chunksize is None: df.attrs["first_row"] = 1
     return df
