@@ -444,7 +444,7 @@ def _integers(df, col, source, name, blank_ok=False) -> np.ndarray:
 # %% ../../nbs/2k_omop_read.ipynb #b4c999db
 def _checked_frame(df: pd.DataFrame, source, name: str, needed: tuple, optional: tuple, key, first_row: int,
                    previous):
-    """One frame of a table read in frames with `read_table`'s checks; `previous`: the last key of the frame before. Returns
+    """One frame of a table read in frames, with `read_table`'s checks; `previous`: the frame before's last key. Returns
     the frame and its last key."""
     _check_columns(df, source, name, needed)
     df = df.astype(str).apply(lambda s: s.str.strip()) if len(df) else df.astype(str)
