@@ -78,13 +78,14 @@ SEMANTIC_TAG = re.compile(r" \((disorder|finding|procedure|situation|observable 
                           r"medicinal product|clinical drug|record artifact|assessment scale|environment|"
                           r"social concept|specimen|organism)\)$")
 
-def concept_text(concept, term: Terminology, where: Location, element: str) -> str:
-    "A CodeableConcept rendered through the terminology; one with neither text nor code is a `FhirError` at `element`."
+def concept_text(concept, term: Terminology, where, element: str) -> str:
+    """A CodeableConcept rendered through the terminology; one with neither text nor code is a `FhirError` at `element`
+    of `where` (a `Location`, or the `Resource`: its location is only made for an error)."""
     codings, text = codings_of(concept)
     try: shown = term.render(codings, text)
     except ValueError:
-        raise FhirError("the concept has neither a text nor a code",
-                        dataclasses.replace(where, element=element)) from None
+        at = where.at(element) if isinstance(where, Resource) else dataclasses.replace(where, element=element)
+        raise FhirError("the concept has neither a text nor a code", at) from None
     snomed = any(c.system in ("http://snomed.info/sct", "SNOMED") for c in codings)
     return SEMANTIC_TAG.sub("", shown) if snomed else shown
 
@@ -105,7 +106,7 @@ def fhir_field(*types):
         return fn
     return deco
 
-def _where(r: Resource, element=None) -> Location: return dataclasses.replace(r.where, resource=r.key, element=element)
+def _where(r: Resource, element=None) -> Location: return r.at(element)
 
 def _category_codes(m) -> set:
     "The codes of a resource's categories (a list of concepts, one concept, or none)."
@@ -133,25 +134,25 @@ def _condition(m, r, term, res):
     marks = [STATUS_WORDS[status]] if status in STATUS_WORDS else []
     marks += [UNCONFIRMED[verified]] if verified in UNCONFIRMED else []
     return "social_history" if _social(m) else "medical_history", concept_text(
-        m.code, term, _where(r), "code") + "".join(f", {w}" for w in marks)
+        m.code, term, r, "code") + "".join(f", {w}" for w in marks)
 
 @fhir_field("AllergyIntolerance")
 def _allergy(m, r, term, res):
-    signs = [concept_text(c, term, _where(r), f"reaction[{i}].manifestation[{j}]") for i,
+    signs = [concept_text(c, term, r, f"reaction[{i}].manifestation[{j}]") for i,
              x in enumerate(m.reaction or ())
              for j, c in enumerate(x.manifestation or ())]
-    return "allergies", concept_text(m.code, term, _where(r), "code") + (f" ({', '.join(signs)})" if signs else "")
+    return "allergies", concept_text(m.code, term, r, "code") + (f" ({', '.join(signs)})" if signs else "")
 
 def _medication_name(m, r, ref, term, res) -> str:
     """The name of the Medication a reference names: one contained in the resource itself (`#med1`, the pattern HL7's
     examples use), else one that was read."""
     if isinstance(ref, str) and ref.startswith("#"):
         med = next((c for c in (m.contained or ()) if c.get_resource_type() == "Medication" and c.id == ref[1:]), None)
-        if med is not None: return concept_text(med.code, term, _where(r), f"contained {ref}.code")
+        if med is not None: return concept_text(med.code, term, r, f"contained {ref}.code")
     else:
         med = res.get(ref)
         if med is not None and med.model.get_resource_type() == "Medication":
-            return concept_text(med.model.code, term, _where(med), "code")
+            return concept_text(med.model.code, term, med, "code")
     raise _NoMedication(f"medicationReference {ref!r} names no Medication resource that was read",
                         _where(r, "medicationReference"))
 
@@ -161,7 +162,7 @@ MEDICATION_STATUS = {"stopped": "stopped", "completed": "completed", "on-hold": 
 @fhir_field("MedicationStatement", "MedicationRequest")
 def _medication(m, r, term, res):
     if m.medicationCodeableConcept is not None:
-        name = concept_text(m.medicationCodeableConcept, term, _where(r), "medicationCodeableConcept")
+        name = concept_text(m.medicationCodeableConcept, term, r, "medicationCodeableConcept")
     else:
         ref = m.medicationReference.reference if m.medicationReference is not None else None
         name = _medication_name(m, r, ref, term, res)
@@ -213,15 +214,15 @@ def components_text(m, term, where) -> str:
 def _observation(m, r, term, res):
     cats = _category_codes(m)
     fld = "social_history" if cats & {"social-history", "survey"} else "radiology" if "imaging" in cats else "labs"
-    value = value_text(m, term, _where(r)) or components_text(m, term, _where(r))
-    name = concept_text(m.code, term, _where(r), "code")
+    value = value_text(m, term, r) or components_text(m, term, r)
+    name = concept_text(m.code, term, r, "code")
     return fld, name + value, name                       # a reading of the series `name`: the newest is shown
 
 
 @fhir_field("DiagnosticReport")
 def _report(m, r, term, res):
     "A report by its conclusion; a note (Synthea's) by its text; a panel whose results are shown on their own: nothing."
-    name = concept_text(m.code, term, _where(r), "code")
+    name = concept_text(m.code, term, r, "code")
     if not m.conclusion and (text := _attachment_text(m.presentedForm or ())): return "notes", _Note(f"{name}: {text}")
     if not m.conclusion and m.result: return None, name
     fld = "radiology" if _category_codes(m) & {"RAD", "imaging", "LP29684-5"} else "labs"
@@ -241,7 +242,7 @@ def _series_text(m) -> str:
 
 @fhir_field("ImagingStudy")
 def _imaging(m, r, term, res):
-    if m.procedureCode: name = concept_text(m.procedureCode[0], term, _where(r), "procedureCode[0]")
+    if m.procedureCode: name = concept_text(m.procedureCode[0], term, r, "procedureCode[0]")
     elif m.description: return "radiology", m.description
     elif series := _series_text(m): return "radiology", f"Imaging study: {series}"
     else:
@@ -251,7 +252,7 @@ def _imaging(m, r, term, res):
 
 
 @fhir_field("Procedure")
-def _procedure(m, r, term, res): return "procedures", concept_text(m.code, term, _where(r), "code")
+def _procedure(m, r, term, res): return "procedures", concept_text(m.code, term, r, "code")
 
 
 @fhir_field("ClinicalImpression")
@@ -263,7 +264,7 @@ def _impression(m, r, term, res):
 
 @fhir_field("Basic")
 # items only: no snapshot field
-def _basic(m, r, term, res): return None, concept_text(m.code, term, _where(r), "code")
+def _basic(m, r, term, res): return None, concept_text(m.code, term, r, "code")
 
 # %% ../../nbs/2b_fhir.ipynb #53527e59
 class _Note(str):
@@ -279,23 +280,23 @@ def _attachment_text(attachments) -> str:
 
 @fhir_field("DocumentReference")
 def _document(m, r, term, res):
-    kind = concept_text(m.type, term, _where(r), "type") if m.type else m.description or "Note"
+    kind = concept_text(m.type, term, r, "type") if m.type else m.description or "Note"
     text = _attachment_text(c.attachment for c in (m.content or ()))
     return "notes", _Note(f"{kind}: {text}" if text else kind)
 
 @fhir_field("Immunization")
-def _immunization(m, r, term, res): return "immunizations", concept_text(m.vaccineCode, term, _where(r), "vaccineCode")
+def _immunization(m, r, term, res): return "immunizations", concept_text(m.vaccineCode, term, r, "vaccineCode")
 
 @fhir_field("Encounter")
 def _encounter(m, r, term, res):
-    kind = concept_text(m.type[0], term, _where(r), "type[0]") if m.type else (
+    kind = concept_text(m.type[0], term, r, "type[0]") if m.type else (
         (m.class_fhir.display or m.class_fhir.code) if m.class_fhir else None) or "Encounter"
-    reasons = [concept_text(c, term, _where(r), f"reasonCode[{k}]") for k, c in enumerate(m.reasonCode or ())]
+    reasons = [concept_text(c, term, r, f"reasonCode[{k}]") for k, c in enumerate(m.reasonCode or ())]
     return "encounters", kind + (f" for {', '.join(reasons)}" if reasons else "")
 
 @fhir_field("CarePlan")
 def _care_plan(m, r, term, res):
-    names = [concept_text(c, term, _where(r), f"category[{k}]") for k, c in enumerate(m.category or ())
+    names = [concept_text(c, term, r, f"category[{k}]") for k, c in enumerate(m.category or ())
              if not {x.code for x in (c.coding or ())} & {"assess-plan"} and (c.text or c.coding)]
     name = names[0] if names else m.title or m.description
     if not name: raise FhirError("a CarePlan needs a category, a title or a description", _where(r, "category"))
@@ -303,7 +304,7 @@ def _care_plan(m, r, term, res):
 
 @fhir_field("Device")
 def _device(m, r, term, res):
-    name = concept_text(m.type, term, _where(r), "type") if m.type else next(
+    name = concept_text(m.type, term, r, "type") if m.type else next(
         (d.name for d in (m.deviceName or ()) if d.name), None)
     if not name: raise FhirError("a Device needs a type or a deviceName", _where(r, "type"))
     return "devices", name
@@ -341,9 +342,10 @@ def patient_ids(resources: list, how: str) -> dict:
 def not_a_fact(m) -> str | None:
     """Why a resource states nothing about the patient (entered in error, refuted, cancelled, not done), or None. Such a
     resource is never shown; a stopped medication or a resolved condition is, marked as such."""
-    status = getattr(m, "status", None)
+    d = m.__dict__                                      # a model's fields (getattr of an absent one is slow)
+    status = d.get("status")
     if status in ("entered-in-error", "cancelled", "not-done"): return status
-    vs = getattr(m, "verificationStatus", None)
+    vs = d.get("verificationStatus")
     code = next((c.code for c in (vs.coding or ())), None) if vs is not None and getattr(vs, "coding", None) else None
     return code if code in ("refuted", "entered-in-error") else None
 
@@ -352,14 +354,15 @@ DATE_ELEMENTS = ("onsetDateTime", "onsetPeriod", "effectiveDateTime", "effective
                  "performedPeriod", "occurrenceDateTime", "authoredOn", "period", "started", "date", "created",
                  "recordedDate", "dateAsserted", "issued")          # when it happened before when it was written
 
-def record_dates(m) -> list:
+def record_dates(m, first: bool = False) -> list:
     ("The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s, the most "
-     "specific first: an entry of the chart is dated by the first.")
+     "specific first: an entry of the chart is dated by the first (`first`: only it is looked for).")
     d = m.__dict__                                      # a model's fields (getattr of an absent one is slow)
-    values = [(v.end or v.start) if k.endswith(("Period", "period")) and v is not None else v
-              for k in DATE_ELEMENTS for v in (d.get(k),)]
+    values = [(v.end or v.start) if k.endswith(("Period", "period")) else v
+              for k in DATE_ELEMENTS if (v := d.get(k)) is not None]
     out = []
     for v in values:
+        if first and out: break
         if isinstance(v, datetime): out.append(v.date())
         elif isinstance(v, date): out.append(v)
         elif isinstance(v, str) and re.fullmatch(r"\d{4}(-\d{2})?", v):        # a partial date: its first day
@@ -443,7 +446,7 @@ def _outcome(r: Resource, term: Terminology, routes: dict, note_chars: int, meds
                routes.get(t, fld))
     if fld == "none": return ("unused", t)
     text = str(cap_note(text, note_chars) if isinstance(text, _Note) else text)
-    dates = record_dates(r.model)
+    dates = record_dates(r.model, first=True)
     return ("entry", ref, Entry(fld, text, dates[0] if dates else None, *series, code=entry_code(r.model)), t, element)
 
 def _apply(c: _Collected, o: tuple, key, file, row, skips: Skips) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..core.errors import CareBenchError, FhirError, InputFileError, Location
 from ..core.inputs import head_problem
-from .fhir_read import Skips, _json, _ndjson_lines, _unbundle, fhir_files, _nothing_read
+from .fhir_read import Skips, _json, _unbundle, fhir_files, _nothing_read
 from .terminology import Terminology
 from .fhir import FhirOptions, _Collected, _apply, _finish, _first_read, _outcome
 
@@ -29,25 +29,56 @@ class _Recorder(Skips):
     def skip(self, reason, error): self.log.append((None, None, error.location.file, error.location.row,
                                                     ("skip", reason, error), None))
 
+def _range_lines(name: str, start: int, end: int, first: int):
+    "(line number, text) of the non-blank lines of bytes `start` to `end` of an NDJSON file, the first numbered `first`."
+    try:
+        with open(name, "rb") as fh: fh.seek(start); raw = fh.read(end - start)
+    except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=name) from None
+    for n, line in enumerate(raw.split(b"\n"), first):
+        try: text = line.decode("utf-8")
+        except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=name) from None
+        if n == 1: text = text.removeprefix("\ufeff")
+        if text.strip(): yield n, text
+
 def _work(task: tuple) -> tuple:
-    "In a worker: one chunk of a file (NDJSON lines, or a whole Bundle file) validated and turned into outcomes."
+    """In a worker: one chunk of a file (the byte range of NDJSON lines, or a whole Bundle file's text) validated and
+    turned into outcomes; an error that stops the reading (invalid JSON, not UTF-8) is the chunk's last outcome."""
     name, rows = task
     w, rec, out = _WORKER, _Recorder(), []
     t = w["term"]
-    for row, text in rows:
-        where = Location(name, row=row)
-        try: read = _unbundle(_json(text, where), where, w["keep"], rec)
-        except FhirError as e: read = []; rec.log.append((None, None, name, row, ("raise", e)))
-        out += rec.log; rec.log = []
-        for r in read:
-            t.rules, t.unmapped, t.map_missed = Counter(), Counter(), Counter()   # what rendering this one counts
-            o = _outcome(r, t, w["routes"], w["note_chars"], {})
-            out.append((r.key if r.model.id else None, r.digest, name, row, o, (t.rules, t.unmapped, t.map_missed)))
+    try:
+        for row, text in (_range_lines(name, *rows) if isinstance(rows, tuple) else rows):
+            where = Location(name, row=row)
+            read = _unbundle(_json(text, where), where, w["keep"], rec)
+            out += rec.log; rec.log = []
+            for r in read:
+                for counts in (t.rules, t.unmapped, t.map_missed): counts.clear()   # what rendering this one counts
+                o = _outcome(r, t, w["routes"], w["note_chars"], {})
+                counted = tuple(tuple(c.items()) for c in (t.rules, t.unmapped, t.map_missed))   # small to send
+                out.append((r.key if r.model.id else None, r.digest, name, row, o, counted))
+    except CareBenchError as e: out += rec.log; out.append((None, None, name, None, ("raise", e), None))
     return out, rec.unused
 
 # %% ../../nbs/2l_fhir_bulk.ipynb #1bb3805f
+def _line_ranges(name: str, lines: int):
+    "(start byte, end byte, first line's number) of each run of `lines` lines of a file, found by counting newlines."
+    start, first, n, pos = 0, 1, 0, 0
+    try:
+        with open(name, "rb") as fh:
+            while block := fh.read(1 << 22):
+                i = 0
+                while n + (c := block.count(b"\n", i)) >= lines:       # the run ends in this block: find where
+                    for _ in range(lines - n): i = block.index(b"\n", i) + 1
+                    yield start, pos + i, first
+                    start, first, n = pos + i, first + lines, 0
+                n += c
+                pos += len(block)
+    except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=name) from None
+    if pos > start: yield start, pos, first
+
 def _tasks(path: Path, lines: int = 1000):
-    "The chunks a bulk export is read in: `lines` NDJSON lines at a time (with their numbers), a Bundle file whole."
+    ("The chunks a bulk export is read in: `lines` NDJSON lines at a time (as the byte range they span), a Bundle "
+     "file whole.")
     for f in fhir_files(path):
         name = str(f)
         if problem := head_problem(f, json=True):
@@ -56,17 +87,10 @@ def _tasks(path: Path, lines: int = 1000):
             try: yield name, [(None, f.read_text(encoding="utf-8-sig"))]
             except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=name) from None
             continue
-        chunk = []
-        try:
-            for n, text in _ndjson_lines(f):
-                chunk.append((n, text))
-                if len(chunk) == lines: yield name, chunk; chunk = []
-        except CareBenchError:
-            if chunk: yield name, chunk                    # the lines before the problem are read first
-            raise
-        if chunk: yield name, chunk
+        for rows in _line_ranges(name, lines): yield name, rows
 
-def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: Skips, workers: int) -> _Collected:
+def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: Skips, workers: int,
+                     lines: int = 1000) -> _Collected:
     """What `_collect` keeps, read by `workers` processes (validation is most of the time a bulk export takes): chunks
     are handed out in file order, at most two per worker at a time, and their outcomes applied in that order, so the
     result, the counts and the first error are those of a reading in one process."""
@@ -83,12 +107,13 @@ def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: 
                     n_read += digest is not None                  # a resource read (not a validation failure)
                     if digest is not None and not _first_read(key, digest, file, row, c, skips): continue
                     if counts is not None:                        # what rendering it counted, for a resource kept
-                        term.rules.update(counts[0]); term.unmapped.update(counts[1]); term.map_missed.update(counts[2])
+                        for total, items in zip((term.rules, term.unmapped, term.map_missed), counts):
+                            for what, count in items: total[what] += count
                     if o[0] == "pending":                         # its Medication may have been read by now
                         o = _outcome(o[1], term, options.routes, options.snapshot.note_chars, c.meds)
                     _apply(c, o, key, file, row, skips)
         try:
-            for task in _tasks(options.bundles):
+            for task in _tasks(options.bundles, lines):
                 inflight.append(pool.submit(_work, task)); drain(2 * workers)
         except CareBenchError: drain(0); raise             # an earlier chunk's error comes first, as in one process
         drain(0)

@@ -5,6 +5,7 @@
 # %% ../../nbs/2j_fhir_read.ipynb #917af1d6
 from __future__ import annotations
 import dataclasses
+import functools
 import hashlib
 import json
 from collections import Counter
@@ -66,6 +67,7 @@ class Skips:
                 + [f"{prefix}: {n} left out (on_invalid: skip): {r}" for r, n in sorted(self.counts.items())])
 
 # %% ../../nbs/2j_fhir_read.ipynb #d768e82e
+@functools.cache                        # one lookup per type (a bulk export asks millions of times)
 def _model(rtype: str):
     try: from fhir.resources.R4B import get_fhir_model_class     # lazy: pydantic models of every resource type
     except ImportError:
@@ -115,6 +117,9 @@ class Resource:
             if self.model.id
             else f"{self.model.get_resource_type()} (no id)"
         )
+    def at(self, element: str | None = None) -> Location:
+        "Where the resource's `element` is: its file and row, its key, the element."
+        return dataclasses.replace(self.where, resource=self.key, element=element)
 
 # %% ../../nbs/2j_fhir_read.ipynb #9f5c72b9
 def _json(text: str, where: Location):
