@@ -30,7 +30,7 @@ class _Recorder(Skips):
                                                     ("skip", reason, error), None))
 
 def _range_lines(name: str, start: int, end: int, first: int):
-    "(line number, text) of the non-blank lines of bytes `start` to `end` of an NDJSON file, the first numbered `first`."
+    "(line number, text) of an NDJSON file's non-blank lines from byte `start` to `end`, the first numbered `first`."
     try:
         with open(name, "rb") as fh: fh.seek(start); raw = fh.read(end - start)
     except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=name) from None

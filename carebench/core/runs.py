@@ -26,9 +26,9 @@ from .vocab import PROTOCOL_VERSION
 
 # %% auto #0
 __all__ = ['DEFAULT_PACKAGES', 'ROLE', 'BOOKKEEPING', 'sha256_file', 'current_umask', 'atomic_write', 'write_json',
-           'package_versions', 'git_info', 'new_run_id', 'redact_argv', 'RunFolderError', 'confined_path',
-           'output_folder', 'read_json_file', 'RunFolder', 'create_run', 'verify_artifacts', 'RunInputsError',
-           'check_run_inputs']
+           'package_versions', 'git_info', 'new_run_id', 'redact_argv', 'papermill_command', 'kernel_command',
+           'RunFolderError', 'confined_path', 'output_folder', 'read_json_file', 'RunFolder', 'create_run',
+           'verify_artifacts', 'RunInputsError', 'check_run_inputs']
 
 # %% ../../nbs/04_runs.ipynb #9a204c90
 def sha256_file(path, chunk: int = 1 << 20) -> str:
@@ -116,6 +116,33 @@ def redact_argv(argv) -> list[str]:
         if secret and eq: out.append(f"{name}={REDACTED}")
         else: out.append(a); hide_next = secret
     return out
+
+# %% ../../nbs/04_runs.ipynb #8107de3c
+def papermill_command(cells: list, session: str | None = None) -> list[str]:
+    """`papermill NOTEBOOK -p name value …` from a kernel's executed cells (IPython's `In`): the parameters of the cell
+    papermill injected (`# Parameters`), the notebook its `PAPERMILL_INPUT_PATH` or `session` names."""
+    import ast
+    params = {}
+    for source in cells:
+        if not source.lstrip().startswith("# Parameters"): continue
+        try: tree = ast.parse(source)
+        except SyntaxError: continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                params[node.targets[0].id] = ast.get_source_segment(source, node.value)
+    path = params.pop("PAPERMILL_INPUT_PATH", None)
+    params.pop("PAPERMILL_OUTPUT_PATH", None)
+    notebook = (ast.literal_eval(path) if path else session) or "(a notebook: papermill --inject-paths names it)"
+    runner = "papermill" if params or path else "jupyter"
+    return [runner, notebook] + [x for k, v in params.items() for x in ("-p", k, v)]
+
+# %% ../../nbs/04_runs.ipynb #7a733ff4
+def kernel_command() -> list[str] | None:
+    "The command of a run made in a Jupyter kernel (`papermill_command`); None outside one."
+    if not sys.argv or not Path(sys.argv[0]).name.startswith("ipykernel"): return None
+    ip = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+    cells = list(ip.user_ns.get("In", [])) if ip is not None else []
+    return papermill_command(cells, os.environ.get("JPY_SESSION_NAME"))
 
 # %% ../../nbs/04_runs.ipynb #261195d4
 class RunFolderError(CareBenchError):
@@ -257,7 +284,8 @@ def create_run(out_root, config: Config, *, command=None, seeds: dict | None = N
     if config.source and "config" not in files: files = {"config": config.source, **files}
     manifest = dict(run_id=run_id, protocol_version=PROTOCOL_VERSION, carebench_version=carebench.__version__,
                     created_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                    command=redact_argv(command if command is not None else sys.argv), python=sys.version.split()[0],
+                    command=redact_argv(command if command is not None else kernel_command() or sys.argv),
+                    python=sys.version.split()[0],
                     platform=platform.platform(), git=git_info(), packages=package_versions(),
                     seeds={"master": config.seed, **(seeds or {})}, epsilon=config.analysis.epsilon, status="running",
                     inputs=[dict(role=r, path=str(p.resolve()), sha256=sha256_file(p), bytes=p.stat().st_size)

@@ -113,6 +113,8 @@ def execute_page(template: Path, dest: Path, parameters: dict, cwd: Path, attemp
         execute = pm.execute_notebook
     for attempt in range(1, attempts + 1):
         try:
+            # the template's path, as `papermill --inject-paths` gives it: a run made on the page records it
+            parameters = {**parameters, "PAPERMILL_INPUT_PATH": str(template)}
             return execute(str(template), str(dest), parameters=parameters, kernel_name="python3", progress_bar=False,
                            cwd=str(cwd), log_output=False, extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
         except RuntimeError as e:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import html
 import json
+import re
 import os
 from pathlib import Path
 
@@ -18,11 +19,11 @@ from ..core.vocab import PROTOCOL_VERSION
 from ..stats.endpoints import ENDPOINTS, FAMILY
 from ..stats.simulate import SCENARIOS, StudySettings, read_study, simulation_study, write_study
 from .pages import _plt
-from .site import ReportError, _CSS, templates_dir
+from .site import ReportError, _CSS, _nav_html, templates_dir
 
 # %% auto #0
-__all__ = ['quick_study', 'null_rates', 'power_table', 'coverage_table', 'plot_null_rates', 'plot_power', 'plot_coverage',
-           'build_validity_page']
+__all__ = ['COVERAGE_FLOOR', 'FLOOR_FROM', 'quick_study', 'null_rates', 'power_table', 'coverage_table', 'plot_null_rates',
+           'plot_power', 'plot_coverage', 'build_validity_page']
 
 # %% ../../nbs/42_validity.ipynb #6b43a307
 def quick_study(folder=None) -> Path:
@@ -52,9 +53,15 @@ def power_table(study: dict) -> pd.DataFrame:
     return alt.pivot_table(index=["scenario", "quantity"], columns="n_patients", values="rate")
 
 # %% ../../nbs/42_validity.ipynb #e915cd8e
+COVERAGE_FLOOR, FLOOR_FROM = 0.93, 12          # the protocol asks this coverage from this many patients on
+
 def coverage_table(study: dict) -> pd.DataFrame:
-    "The smallest coverage over scenarios of each quantity's interval, by number of patients."
-    return study["coverage"].pivot_table(index="quantity", columns="n_patients", values="coverage", aggfunc="min")
+    """The smallest coverage over scenarios of each quantity's interval, by number of patients, and `below 0.93`: the
+    numbers of patients (from 12 on) where it falls short of the protocol's floor."""
+    t = study["coverage"].pivot_table(index="quantity", columns="n_patients", values="coverage", aggfunc="min")
+    short = [", ".join(str(p) for p, v in row.items() if p >= FLOOR_FROM and v < COVERAGE_FLOOR)
+             for _, row in t.iterrows()]
+    return t.assign(**{f"below {COVERAGE_FLOOR}": short})
 
 # %% ../../nbs/42_validity.ipynb #cfda7609
 def plot_null_rates(study: dict):
@@ -65,7 +72,7 @@ def plot_null_rates(study: dict):
     names = [q for q in FAMILY if q in set(rj["quantity"])]
     scen = list(dict.fromkeys(rj["scenario"]))
     sizes = sorted(rj["n_patients"].unique())
-    fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 0.32 * len(scen) + 1.6), sharey=True,
+    fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 0.4 * len(scen) + 1.8), sharey=True,
                              squeeze=False)
     colors = plt.cm.viridis(np.linspace(0.1, 0.85, len(sizes)))
     alpha = study["settings"]["alpha"]
@@ -77,12 +84,12 @@ def plot_null_rates(study: dict):
                         ms=3, color=col, lw=0.8, label=f"P = {p}")
         ax.axvline(alpha, color="#e34a33", ls="--", lw=1); ax.axvline(0.07, color="#e34a33", ls=":", lw=1)
         ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q,
-                     fontsize=9); ax.set_xlim(0, max(0.15, float(rj["rate_high"].max()) + 0.01))
-        ax.tick_params(labelsize=7); ax.set_xlabel("rejection rate", fontsize=8)
-    axes[0, 0].set_yticks(range(len(scen))); axes[0, 0].set_yticklabels(scen, fontsize=7); axes[0, 0].invert_yaxis()
+                     fontsize=11); ax.set_xlim(0, max(0.15, float(rj["rate_high"].max()) + 0.01))
+        ax.tick_params(labelsize=10); ax.set_xlabel("rejection rate", fontsize=10)
+    axes[0, 0].set_yticks(range(len(scen))); axes[0, 0].set_yticklabels(scen, fontsize=10); axes[0, 0].invert_yaxis()
     # beside the data, never over it
-    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
-    fig.suptitle("False-positive rate under each null scenario (dashed: α; dotted: 0.07)", fontsize=9)
+    axes[0, -1].legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
+    fig.suptitle("False-positive rate under each null scenario (dashed: α; dotted: 0.07)", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -98,12 +105,12 @@ def plot_power(study: dict):
         sub = t.xs(q, level="quantity")
         for s, row in sub.iterrows(): ax.plot(row.index, row.values, marker="o", ms=3, label=s)
         ax.axhline(0.8, color="#999", ls=":", lw=1); ax.set_ylim(0, 1.02); ax.set_xscale("log", base=2)
-        ax.set_xticks(list(sub.columns)); ax.set_xticklabels(list(sub.columns), fontsize=7)
+        ax.set_xticks(list(sub.columns)); ax.set_xticklabels(list(sub.columns), fontsize=10)
         ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q,
-                     fontsize=9); ax.set_xlabel("patients", fontsize=8); ax.tick_params(labelsize=7)
-    axes[0, 0].set_ylabel("power"); axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1),
-                                                       frameon=False)
-    fig.suptitle("Power under planted alignment (dotted: 0.8)", fontsize=9)
+                     fontsize=11); ax.set_xlabel("patients", fontsize=10); ax.tick_params(labelsize=10)
+    axes[0, 0].set_ylabel("power", fontsize=10); axes[0, -1].legend(fontsize=10, loc="upper left",
+                                                                    bbox_to_anchor=(1.02, 1), frameon=False)
+    fig.suptitle("Power under planted alignment (dotted: 0.8)", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -112,16 +119,22 @@ def plot_coverage(study: dict):
     ("Coverage of every interval against the scenario's population value: the smallest over scenarios, by number of "
      "patients.")
     plt = _plt()
-    t = coverage_table(study)
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    for q, row in t.iterrows(): ax.plot(row.index, row.values, marker="o", ms=3, label=q)
-    ax.axhline(0.95, color="#999", ls="--", lw=1); ax.axhline(0.93, color="#e34a33", ls=":", lw=1)
-    ax.set_xscale("log", base=2); ax.set_xticks(list(t.columns)); ax.set_xticklabels(list(t.columns))
-    ax.set_xlabel("patients")
-    ax.set_ylabel("coverage (smallest over scenarios)")
+    t = coverage_table(study).drop(columns=f"below {COVERAGE_FLOOR}")
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    spread = np.linspace(-0.06, 0.06, len(t)) if len(t) > 1 else [0.0]     # side by side: no line hides another
+    for (q, row), dx, mk in zip(t.iterrows(), spread, "osD^v<>px*h"):
+        x = np.asarray(row.index, float) * 2 ** dx
+        ax.plot(x, row.values, marker=mk, ms=5, lw=1.2, label=q)
+        low = (row.index >= FLOOR_FROM) & (row.values < COVERAGE_FLOOR)   # short of the floor: ringed in red
+        ax.plot(x[low], row.values[low], "o", ms=12, mfc="none", mec="#e34a33", mew=1.5)
+    ax.axhline(0.95, color="#999", ls="--", lw=1); ax.axhline(COVERAGE_FLOOR, color="#e34a33", ls=":", lw=1)
+    ax.set_xscale("log", base=2); ax.set_xticks(list(t.columns)); ax.set_xticklabels(list(t.columns), fontsize=10)
+    ax.set_xlabel("patients", fontsize=10); ax.tick_params(labelsize=10)
+    ax.set_ylabel("coverage (smallest over scenarios)", fontsize=10)
     ax.set_ylim(max(0.5, float(np.nanmin(t.values)) - 0.05), 1.0)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
-    ax.set_title("Interval coverage (dashed: nominal 0.95; dotted: 0.93)", fontsize=9)
+    ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
+    ax.set_title("Interval coverage (dashed: nominal 0.95; dotted: 0.93; red ring: short of it from 12 patients)",
+                 fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -144,8 +157,12 @@ def build_validity_page(folder, quiet: bool = True) -> Path:
         raise ReportError(f"the validity page failed to build ({type(e).__name__}); see {dest}") from None
     body = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True,
                         exclude_output_prompt=True).from_notebook_node(nbformat.read(dest, as_version=4))[0]
+    # the site's layout: a sidebar naming the page's sections (its headings), the page beside it
+    sections = [{"href": f"#{i}", "text": html.unescape(re.sub(r"<[^>]+>", "", t)).strip()}
+                for i, t in re.findall(r'<h2 id="([^"]+)"[^>]*>(.*?)</h2>', body, re.S)]
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>CAREBench validity: "
             f"{html.escape(folder.name)}</title>"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{_CSS}</style></head>\n"
-            f"<body><main>{body}</main></body></html>\n")
+            f"<body><nav><h1>CAREBench validity study</h1>\n{_nav_html(sections, '')}</nav>\n"
+            f"<main>{body}</main></body></html>\n")
     return atomic_write(folder/"validity.html", page)
