@@ -1,4 +1,5 @@
 """Shared helpers for the tests that cannot live in a notebook (CLI subprocesses, packaging, templates, a browser)."""
+import html
 import json
 import os
 import re
@@ -36,18 +37,41 @@ NO_BROWSER = ("Chromium is not installed: `sudo apt-get install chromium` (Debia
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
 
-# Injected into a copy of a page: after layout, the elements of <main> that reach past its right edge (clipped or scrolled
-# away), and table cells whose text was cut with an ellipsis.
+# Injected into a copy of a page: after layout, what a reader would stumble on, measured in the browser: elements of <main>
+# that reach past its right edge (clipped or scrolled away), a page that scrolls sideways (wide tables scroll inside
+# themselves instead), table cells whose text was cut with an ellipsis, text smaller than 10 px (a figure's text too, as
+# shown, at a desktop width), and two text boxes (one line of one text node each) that overlap.
 _MEASURE = """<script>window.addEventListener('load', () => {
-  const m = document.querySelector('main').getBoundingClientRect(), out = [];
+  const m = document.querySelector('main').getBoundingClientRect(), out = [], doc = document.documentElement;
+  if (doc.scrollWidth > doc.clientWidth + 1) out.push('the page scrolls sideways +' + (doc.scrollWidth - doc.clientWidth) + 'px');
   document.querySelectorAll('main table, main img, main figure, main pre').forEach(e => {
     const r = e.getBoundingClientRect(); if (r.width && r.right > m.right + 1) out.push(e.tagName + ' +' + Math.round(r.right - m.right) + 'px'); });
   document.querySelectorAll('main td, main th').forEach(e => { if (e.textContent.trim().endsWith('\u2026')) out.push('cut: ' + e.textContent.slice(0, 40)); });
-  document.body.setAttribute('data-clipped', JSON.stringify(out)); });</script>"""
+  if (window.innerWidth >= 1000) document.querySelectorAll('main img[data-min-font-px]').forEach(e => {   // a figure's text as shown
+    const px = parseFloat(e.dataset.minFontPx) * e.getBoundingClientRect().width / e.naturalWidth;
+    if (px < 10) out.push('figure text of ' + px.toFixed(1) + 'px: ' + e.alt.slice(0, 40)); });
+  document.querySelectorAll('main img[data-overlaps]').forEach(e => {                               // labels hiding labels
+    if (e.dataset.overlaps !== '[]') out.push('figure labels overlap ' + e.dataset.overlaps + ': ' + e.alt.slice(0, 40)); });
+  const boxes = [], walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const t = walk.currentNode, el = t.parentElement, text = t.textContent.trim().slice(0, 30);
+    if (!text || ['SCRIPT', 'STYLE'].includes(el.tagName)) continue;
+    const cs = getComputedStyle(el); if (cs.visibility === 'hidden' || cs.display === 'none') continue;
+    if (el.closest('details:not([open])') && !el.closest('summary')) continue;           // folded away: not shown
+    if (parseFloat(cs.fontSize) < 10) out.push('text of ' + cs.fontSize + ': ' + text);
+    const range = document.createRange(); range.selectNodeContents(t);
+    for (const r of range.getClientRects()) if (r.width > 1 && r.height > 1) boxes.push([r, text]); }
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i][0], b = boxes[j][0];
+    const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (w > 2 && h > 2) out.push('overlap: ' + boxes[i][1] + ' / ' + boxes[j][1]); }
+  document.body.setAttribute('data-clipped', JSON.stringify(out.slice(0, 30))); });</script>"""
+
+WIDTHS = (1300, 390)                                   # a desktop browser and a phone
 
 
 def look(page, shot, width=1300):
-    "Screenshot of a site page, and what of it is clipped or cut (measured in the browser)."
+    "Screenshot of a site page at `width` px, and what of it is clipped, cut, too small or overlapping (measured in the browser)."
     profile = tempfile.mkdtemp(prefix="chromium-")
     base = [BROWSER, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},5000", "--hide-scrollbars", "--virtual-time-budget=5000"]
     r = subprocess.run(base + [f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True, timeout=120)
@@ -58,7 +82,12 @@ def look(page, shot, width=1300):
     probe.unlink(); shutil.rmtree(profile, ignore_errors=True)
     m = re.search(r'data-clipped="([^"]*)"', dom)
     assert m, "the measuring script did not run"
-    return json.loads(m.group(1).replace("&quot;", '"'))
+    return json.loads(html.unescape(m.group(1)))
+
+
+def look_both(page, shots, name):
+    "`look` at both `WIDTHS`: {width: problems}, the screenshots as shots/<name>-<width>.png."
+    return {w: look(page, shots / f"{name}-{w}.png", w) for w in WIDTHS}
 
 
 # The longest test files first, so that the two workers of `pytest -n 2 --dist loadfile` finish together instead of one waiting

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import BROWSER, EXAMPLE, EXAMPLE_SITE_TEMPLATES, FLAGS, NO_BROWSER, ROOT, look, run_cli
+from conftest import BROWSER, EXAMPLE, EXAMPLE_SITE_TEMPLATES, FLAGS, NO_BROWSER, ROOT, WIDTHS, look_both, run_cli
 
 
 
@@ -78,14 +78,16 @@ def test_offline_site_and_quarto_project_list_the_same_pages(quickstart):
 
 @pytest.mark.skipif(BROWSER is None, reason=NO_BROWSER)
 def test_every_page_type_in_a_browser_nothing_clipped(quickstart):
-    "A screenshot of every page type in the run folder (report/screenshots/), and no table or figure reaches past the page."
+    """A screenshot of every page type in the run folder (report/screenshots/<page>-<width>.png) at a desktop's and a
+    phone's width: no table or figure reaches past the page, the page never scrolls sideways, no text is smaller than 10
+    px (a figure's, as shown, at the desktop width) and no two text boxes overlap, on the page or in a figure."""
     run, _, _ = quickstart
     site, shots = run / "report/site", run / "report/screenshots"
     shots.mkdir(exist_ok=True)
     pages = ["index", "input", "model-dry_run_example", "model-dry_run_example-correct_context", "model-all-MiniLM-L6-v2_ridge_fusion",
              "model-all-MiniLM-L6-v2_ridge_fusion-shuffled_context", "representation", "comparison", "provenance", "tripod"]
-    clipped = {p: look(site / f"{p}.html", shots / f"{p}.png") for p in pages}
-    assert not {p: c for p, c in clipped.items() if c}, clipped
+    found = {p: look_both(site / f"{p}.html", shots, p) for p in pages}
+    assert not {(p, w): c for p, by in found.items() for w, c in by.items() if c}, found
     print(f"screenshots: {shots}")
 
 
@@ -149,7 +151,7 @@ def test_a_model_whose_every_call_failed_is_the_first_thing_the_site_says(tmp_pa
     assert nav.index("failures") == 1                         # right after the overview
     if BROWSER:                                               # and seen in a browser: nothing clipped
         for page in ("index", "failures"):
-            assert look(site / f"{page}.html", tmp_path / f"all-failed-{page}.png") == [], page
+            assert look_both(site / f"{page}.html", tmp_path, f"all-failed-{page}") == {w: [] for w in WIDTHS}, page
 
 
 @pytest.mark.skipif(BROWSER is None, reason=NO_BROWSER)
@@ -158,7 +160,7 @@ def test_validity_page_in_a_browser(tmp_path):
     from carebench.report.validity import build_validity_page, quick_study
     study = shutil.copytree(quick_study(), tmp_path / "study")
     page = build_validity_page(study)
-    assert look(page, tmp_path / "validity.png") == []
+    assert look_both(page, tmp_path, "validity") == {w: [] for w in WIDTHS}
     print(f"screenshot: {tmp_path / 'validity.png'}")
 
 

@@ -22,7 +22,7 @@ from .scores import read_csv_text
 
 # %% auto #0
 __all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'read_table', 'RunView', 'load_run', 'breakable', 'Table', 'table',
-           'Figure', 'category_names', 'ReportParameterError', 'pick']
+           'text_overlaps', 'place_labels', 'Figure', 'category_names', 'ReportParameterError', 'pick']
 
 # %% ../../nbs/2f_view.ipynb #2b76feca
 TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode",
@@ -219,6 +219,59 @@ def table(df: pd.DataFrame, caption: str = "", digits: int = 4, empty: str = "no
     its caption (`True`), or when it has more rows than a number."""
     return Table(df, caption, digits, empty, collapsed, max_rows)
 
+# %% ../../nbs/2f_view.ipynb #b5dbb08e
+def _drawn_texts(fig) -> list:
+    "(text, box in pixels, rotation) of every text a figure draws (tick labels outside an axis's view are not drawn)."
+    from matplotlib.text import Text
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(fig); canvas.draw()                           # drawn as its PNG is
+    r, hidden = canvas.get_renderer(), set()
+    for ax in fig.axes:
+        for axis, lims in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            lo, hi = sorted(lims); tol = 1e-9 * (abs(hi - lo) + 1)
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not lo - tol <= tick.get_loc() <= hi + tol: hidden.update((id(tick.label1), id(tick.label2)))
+    return [(t.get_text().strip(), t.get_window_extent(r), t.get_rotation() % 180, t.get_fontsize() * fig.dpi / 72)
+            for t in fig.findobj(Text) if t.get_text().strip() and t.get_visible() and id(t) not in hidden]
+
+def _overlap(a, b) -> bool:
+    """Whether two drawn texts hide each other: their boxes intersect, or for texts turned by one angle (rotated tick
+    labels), their turned boxes (width along the text, the font's height across it)."""
+    (_, ba, ra, ha), (_, bb, rb, hb) = a, b
+    wx, wy = min(ba.x1, bb.x1) - max(ba.x0, bb.x0), min(ba.y1, bb.y1) - max(ba.y0, bb.y0)
+    if wx <= 1 or wy <= 1: return False
+    if ra != rb or ra == 0: return True
+    u = np.array([math.cos(math.radians(ra)), math.sin(math.radians(ra))]); n = np.array([-u[1], u[0]])
+    along = lambda box, h: ((box.width - h * abs(u[1])) / abs(u[0]) if abs(u[0]) > 0.3
+                            else (box.height - h * abs(u[0])) / abs(u[1]))
+    d = np.array([bb.x0 + bb.width / 2 - ba.x0 - ba.width / 2, bb.y0 + bb.height / 2 - ba.y0 - ba.height / 2])
+    return abs(d @ n) < (ha + hb) / 2 * 0.9 and abs(d @ u) < (along(ba, ha) + along(bb, hb)) / 2
+
+def text_overlaps(fig) -> list:
+    "Pairs of a figure's texts (labels, ticks, titles, legends, annotations) that hide each other as drawn."
+    drawn = _drawn_texts(fig)
+    return [(a[0], b[0]) for i, a in enumerate(drawn) for b in drawn[i + 1:] if _overlap(a, b)]
+
+# %% ../../nbs/2f_view.ipynb #61fa2382
+def place_labels(ax, xs, ys, labels, fontsize: float = 10, **kw) -> list:
+    """Label each point (data coordinates) beside it, at the first of a ring of offsets (nearest first) where the label
+    hides no label placed before; returns the annotations. Call after the figure's layout is final."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    fig = ax.figure
+    r = (fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)).get_renderer()
+    rings = [(dx * k, dy * k) for k in (1, 2, 3, 4) for dx, dy in ((4, 3), (4, -11), (-4, 3), (-4, -11), (0, 8),
+                                                                   (0, -16))]
+    placed, out = [], []
+    for x, y, label in zip(xs, ys, labels):
+        for dx, dy in rings:
+            a = ax.annotate(label, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                            ha="left" if dx >= 0 else "right", **kw)
+            box = a.get_window_extent(r).padded(1)
+            if not any(box.overlaps(b) for b in placed): break
+            if (dx, dy) != rings[-1]: a.remove()
+        placed.append(box); out.append(a)
+    return out
+
 # %% ../../nbs/2f_view.ipynb #4c57c511
 def _plt():
     "pyplot, imported on first use: the backend is the environment's (inline in a kernel, Agg in a headless script)."
@@ -257,6 +310,16 @@ class Figure:
     @property
     def axes(self): return self.fig.axes
 
+    def min_font_px(self, dpi: int = 110) -> float:
+        "The smallest text of the figure in pixels of its PNG (a browser measures it as shown: `tests/conftest.py`)."
+        from matplotlib.text import Text
+        sizes = [t.get_fontsize() for t in self.fig.findobj(Text) if t.get_text().strip() and t.get_visible()]
+        return min(sizes, default=0) * dpi / 72
+
+    def overlapping_texts(self) -> list:
+        "Pairs of the figure's texts that hide each other as drawn (`text_overlaps`)."
+        return text_overlaps(self.fig)
+
     def png(self, dpi: int = 110) -> bytes:
         import io
         buf = io.BytesIO()
@@ -267,7 +330,8 @@ class Figure:
         import base64
         img = base64.b64encode(self.png()).decode()
         return (f'<figure class="cb-figure" style="margin:8px 0"><img style="max-width:100%" '
-                f'alt="{html.escape(self.caption)}" '
+                f'alt="{html.escape(self.caption)}" data-min-font-px="{self.min_font_px():.1f}" '
+                f'data-overlaps="{html.escape(json.dumps(self.overlapping_texts()[:3]))}" '
                 f'src="data:image/png;base64,{img}"><figcaption '
                 f'class="cb-caption">{html.escape(self.caption)}</figcaption></figure>')
 

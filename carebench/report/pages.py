@@ -18,7 +18,8 @@ from ..stats.measures import cohens_kappa
 from ..evaluation.view import (_CORRECT, _DOWN, _NULL, _SHUF, _UP, Figure, RunView, _below, _estimates_by,
                                        _heatmap, _label, _role_rows, _step_hist, _style, category_names)
 # the toolkit the report templates import from this module (`from carebench.report.pages import load_run, table`)
-from ..evaluation.view import ReportParameterError, Table, _plt, load_run, pick, read_table, table  # noqa: F401
+from ..evaluation.view import (ReportParameterError, Table, _plt, load_run, pick, place_labels,  # noqa: F401
+                                       read_table, table)
 
 
 # %% auto #0
@@ -369,12 +370,10 @@ def plot_class_scatter(view: RunView, model: str) -> Figure:
     ax.scatter(ref, mod, color=_CORRECT, s=40,
                label="with the patient's own chart" + ("" if r is None else f" (r = {r:.2f})"), zorder=3)
     ax.scatter(ref, shuf[ref.index], color=_SHUF, marker="x", s=40, label="with a donor's chart", zorder=3)
-    for k in ref.index:
-        ax.annotate(names.get(k, k), (ref[k], mod[k]), fontsize=7, alpha=0.85, xytext=(3, 3),
-                    textcoords="offset points")
     ax.axhline(0, color="#999", lw=0.8); ax.axvline(0, color="#999", lw=0.8)
     ax.set_xlabel("mean Δ_ref per category (observers)"); ax.set_ylabel("mean model shift per category")
-    ax.set_title(f"{model}: class correspondence"); _below(ax, 2); fig.tight_layout()
+    ax.set_title(f"{model}: class correspondence"); _below(ax, 2); ax.margins(0.15); fig.tight_layout()
+    place_labels(ax, ref.values, mod.values, [names.get(k, k) for k in ref.index], fontsize=9.5, alpha=0.85)
     return Figure(fig,
                   f"One point per category ({len(ref)} points): the observers' mean shift against the model's. Points "
                   f"along a rising "
@@ -449,7 +448,8 @@ def plot_shifts(view: RunView, model: str) -> Figure:
         ax.axvline(r["mean_abs"].iloc[0], color=_NULL, ls=":",
                    lw=1.5); ax.axvline(r["q95_abs"].iloc[0], color=_NULL, ls="--", lw=1.5)
         ax.text(r["q95_abs"].iloc[0], ax.get_ylim()[1] * 0.95, " retest 95%", color=_NULL, fontsize=8, va="top")
-    ax.set_xlim(0, top); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: how far the scores move with a chart")
+    ax.set_xlim(-0.02 * top, top); ax.set_ylabel("% of cells")   # 0 off the corner: its label clear of the y axis's
+    ax.set_title(f"{model}: how far the scores move with a chart")
     fig.tight_layout()
     return Figure(fig,
                   "Per cell, how far the model's score moved when a chart was added: the patient's own (blue) or a "
@@ -550,8 +550,8 @@ def plot_comparison(view: RunView) -> Figure | None:
     names = [n for n in dict.fromkeys([*FAMILY, *ENDPOINTS]) if n in present and ENDPOINTS[n].null_value is not None]
     # no model with results (every call failed): nothing to draw
     if not names: return None
-    cols = min(3, len(names)); rows_ = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows_, cols, figsize=(3.6 * cols + 1.8, (0.42 * len(view.models) + 1.2) * rows_),
+    cols = min(2, len(names)); rows_ = math.ceil(len(names) / cols)     # two panels a row: type a page can show
+    fig, axes = plt.subplots(rows_, cols, figsize=(3.4 * cols + 2.2, (0.45 * len(view.models) + 1.3) * rows_),
                              squeeze=False)
     for k, ax in enumerate(axes.ravel()):
         if k >= len(names): ax.set_axis_off(); continue
@@ -564,8 +564,8 @@ def plot_comparison(view: RunView) -> Figure | None:
             if None not in ci: ax.plot(ci, [i, i], color="#333", lw=2)
             ax.plot([o["estimate"]], [i], "o", color=_CORRECT, ms=7)
         ax.set_yticks(range(len(view.models))); ax.set_yticklabels(view.models if k % cols == 0
-                                                                   else [""] * len(view.models), fontsize=8)
-        ax.set_ylim(len(view.models) - 0.5, -0.5); ax.set_title(_label(n)); ax.tick_params(axis="x", labelsize=8)
+                                                                   else [""] * len(view.models), fontsize=9.5)
+        ax.set_ylim(len(view.models) - 0.5, -0.5); ax.set_title(_label(n)); ax.tick_params(axis="x", labelsize=9.5)
     fig.tight_layout()
     return Figure(fig,
                   "Each panel is one endpoint; each row one model (frozen, fine-tuned or prompted: the patients are "

@@ -106,11 +106,17 @@ def page_templates() -> list:
 # %% ../../nbs/41_site.ipynb #0d8ce611
 _KERNEL_START = ("Kernel died before replying to kernel_info", "Kernel didn't respond")
 
+class _InjectedPath(logging.Filter):
+    "papermill's warning that a template does not declare `PAPERMILL_INPUT_PATH`: it is meant to be injected."
+    def filter(self, record): return "unknown parameter: PAPERMILL_INPUT_PATH" not in record.getMessage()
+
 def execute_page(template: Path, dest: Path, parameters: dict, cwd: Path, attempts: int = 3, execute=None):
     "Execute one page's template with papermill into `dest`, starting its kernel again when it died before answering."
     if execute is None:
         import papermill as pm
         execute = pm.execute_notebook
+        log = logging.getLogger("papermill")
+        if not any(isinstance(f, _InjectedPath) for f in log.filters): log.addFilter(_InjectedPath())
     for attempt in range(1, attempts + 1):
         try:
             # the template's path, as `papermill --inject-paths` gives it: a run made on the page records it

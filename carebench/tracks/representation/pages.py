@@ -131,8 +131,8 @@ def plot_reliability(view: RunView, model: str) -> Figure:
     for (cond, g), color in zip(d.groupby("condition", sort=False), (_SHUF, _CORRECT)):
         ax.errorbar(g["mean_score"], g["observed"], yerr=[g["observed"] - g["ci_low"], g["ci_high"] - g["observed"]],
                     fmt="o-", color=color, capsize=3, label=cond.replace("_", " "))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
+    ax.set_xlim(-0.03, 1.03)                          # 0 off the corner: the two axes' 0 labels clear of each other
+    ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("mean score in the bin")
     ax.set_ylabel("share of observers saying yes")
     ax.set_title(f"{model}: reliability"); _below(ax, 3); fig.tight_layout()
