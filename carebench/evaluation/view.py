@@ -255,13 +255,14 @@ def text_overlaps(fig) -> list:
 # %% ../../nbs/2f_view.ipynb #61fa2382
 def place_labels(ax, xs, ys, labels, fontsize: float = 10, **kw) -> list:
     """Label each point (data coordinates) beside it, at the first of a ring of offsets (nearest first) where the label
-    hides no label placed before; returns the annotations. Call after the figure's layout is final."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    hides no text drawn before (ticks, titles, labels placed); returns the annotations. Call once the layout is
+    final."""
     fig = ax.figure
-    r = (fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)).get_renderer()
+    placed = [box.padded(1) for _, box, _, _ in _drawn_texts(fig)]          # ticks, titles: never under a label
+    r = fig.canvas.get_renderer()
     rings = [(dx * k, dy * k) for k in (1, 2, 3, 4) for dx, dy in ((4, 3), (4, -11), (-4, 3), (-4, -11), (0, 8),
                                                                    (0, -16))]
-    placed, out = [], []
+    out = []
     for x, y, label in zip(xs, ys, labels):
         for dx, dy in rings:
             a = ax.annotate(label, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,

@@ -140,9 +140,11 @@ def plot_format_spread(view: RunView, model: str) -> Figure | None:
     d = _role_rows(view, "format_endpoints", model)
     if d.empty: return None
     names = list(dict.fromkeys(d["endpoint"]))
-    fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names) + 1, 0.32 * d["format"].nunique() + 2),
+    cols = min(3, len(names)); rows = -(-len(names) // cols)          # three panels a row: type a page can show
+    fig, axes = plt.subplots(rows, cols, figsize=(3.1 * cols + 1.3, (0.32 * d["format"].nunique() + 1.7) * rows),
                              squeeze=False, sharey=True)
-    for ax, name in zip(axes[0], names):
+    for ax in axes.ravel()[len(names):]: ax.set_axis_off()
+    for ax, name in zip(axes.ravel(), names):
         e = d[d["endpoint"] == name].sort_values("format")
         y = e["format"].to_numpy()
         ax.errorbar(e["estimate"], y, xerr=[e["estimate"] - e["ci_low"], e["ci_high"] - e["estimate"]], fmt="none",
@@ -151,7 +153,7 @@ def plot_format_spread(view: RunView, model: str) -> Figure | None:
                    s=30)
         null = ENDPOINTS[name].null_value if name in ENDPOINTS else None
         if null is not None: ax.axvline(null, color=_NULL, ls="--", lw=1)
-        ax.set_title(_label(name), fontsize=9); ax.tick_params(labelsize=8)
+        ax.set_title(_label(name), fontsize=10); ax.tick_params(labelsize=10)
     axes[0][0].set_yticks(sorted(d["format"].unique()))
     axes[0][0].set_yticklabels([f"format {int(k)}" for k in sorted(d["format"].unique())])
     axes[0][0].invert_yaxis()
