@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import EXAMPLE_SITE_TEMPLATES as SITE, ROOT
+from conftest import BROWSER, EXAMPLE_SITE_TEMPLATES as SITE, ROOT, WIDTHS, look_both
 
 # the shared templates, then the pages each track ships in its room
 TEMPLATES = sorted((ROOT / "reports").glob("*.ipynb")) + sorted((ROOT / "carebench" / "tracks").glob("*/*.ipynb"))
@@ -87,3 +87,8 @@ def test_shift_template_shows_a_shifted_pair(tmp_path):
     shown = " ".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
     assert "Jaccard overlap" in shown and "Context specificity" in shown and "No shifted dataset" not in shown
     assert shown.count("data:image/png;base64") == 2                           # both figures, as embedded PNGs
+    if BROWSER:                                                                # as the site shows it, at both widths
+        from carebench.report.site import build_offline_site
+        view = load_run(run)
+        build_offline_site(view, [p for p in page_plan(view) if p.name == "shift"], {"shift": (out, None)})
+        assert look_both(run / "report/site/shift.html", tmp_path, "shift") == {w: [] for w in WIDTHS}
