@@ -40,7 +40,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
 # Injected into a copy of a page: after layout, what a reader would stumble on, measured in the browser: elements of <main>
 # that reach past its right edge (clipped or scrolled away), a page that scrolls sideways (wide tables scroll inside
 # themselves instead), table cells whose text was cut with an ellipsis, text smaller than 10 px (a figure's text too, as
-# shown, at a desktop width), and two text boxes (one line of one text node each) that overlap.
+# shown, at a desktop width), two text boxes (one line of one text node each) that overlap, and a word of up to 24
+# letters broken across two lines (`faile d`).
 _MEASURE = """<script>window.addEventListener('load', () => {
   const m = document.querySelector('main').getBoundingClientRect(), out = [], doc = document.documentElement;
   if (doc.scrollWidth > doc.clientWidth + 1) out.push('the page scrolls sideways +' + (doc.scrollWidth - doc.clientWidth) + 'px');
@@ -60,7 +61,13 @@ _MEASURE = """<script>window.addEventListener('load', () => {
     if (el.closest('details:not([open])') && !el.closest('summary')) continue;           // folded away: not shown
     if (parseFloat(cs.fontSize) < 10) out.push('text of ' + cs.fontSize + ': ' + text);
     const range = document.createRange(); range.selectNodeContents(t);
-    for (const r of range.getClientRects()) if (r.width > 1 && r.height > 1) boxes.push([r, text]); }
+    for (const r of range.getClientRects()) if (r.width > 1 && r.height > 1) boxes.push([r, text]);
+    const re = /[^\s\u200b\-\u2013\/]+/g; let w;     // a word (hyphens and slashes break) of up to 24 letters: one line
+    while ((w = re.exec(t.textContent)) !== null) {
+      if (w[0].length > 24) continue;
+      const wr = document.createRange(); wr.setStart(t, w.index); wr.setEnd(t, w.index + w[0].length);
+      const tops = new Set([...wr.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (tops.size > 1) out.push('a word broken across lines: ' + w[0]); } }
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
     const a = boxes[i][0], b = boxes[j][0];
     const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
