@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ from ..core.errors import CareBenchError, ConfigError, FhirError, InputFileError
 from ..core.inputs import file_problem, folder_files, head_problem
 
 # %% auto #0
-__all__ = ['fhir_files', 'element_path', 'Skips', 'validate_resource', 'Resource', 'iter_resources', 'read_resources']
+__all__ = ['VALIDATED', 'fhir_files', 'element_path', 'Skips', 'ValidatedElements', 'validate_resource', 'Resource',
+           'iter_resources', 'read_resources']
 
 # %% ../../nbs/2j_fhir_read.ipynb #db03e2d6
 def fhir_files(path: Path) -> list[Path]:
@@ -66,6 +68,42 @@ class Skips:
                  n in sorted(self.unused.items())]
                 + [f"{prefix}: {n} left out (on_invalid: skip): {r}" for r, n in sorted(self.counts.items())])
 
+# %% ../../nbs/2j_fhir_read.ipynb #7e7d0b69
+@functools.cache
+def _element_names(model) -> dict:
+    "A model's elements as a resource's JSON names them (`class` is the field `class_fhir`)."
+    return {(f.alias or name): name for name, f in model.model_fields.items()}
+
+class ValidatedElements:
+    """Complex elements (objects, and each object of a list) already validated, by resource type, name and content
+    (its `repr`: equal text is equal content; the same content written in another key order is only not reused)."""
+    def __init__(self, size: int = 20_000): self.size, self.models = size, {}
+    def _known(self, key, fresh: list, where):
+        if (hit := self.models.pop(key, None)) is None: fresh.append((where, key))
+        else: self.models[key] = hit                                  # the most recently used last
+        return hit
+    def reuse(self, model, data: dict) -> tuple:
+        "`data` with each element validated before as its model; and the (name, index, key) of the ones to keep."
+        parts, fresh, names = dict(data), [], _element_names(model)
+        for k, v in data.items():
+            if k not in names: continue
+            if isinstance(v, dict):
+                if (hit := self._known((model, k, repr(v)), fresh, (k, None))) is not None: parts[k] = hit
+            elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+                hits = [self._known((model, k, repr(x)), fresh, (k, i)) for i, x in enumerate(v)]
+                parts[k] = [x if h is None else h for x, h in zip(v, hits)]
+        return parts, fresh
+    def keep(self, model, validated, fresh: list) -> None:
+        "The fresh elements of a resource that passed validation, as their models."
+        names = _element_names(model)
+        for (k, i), key in fresh:
+            value = getattr(validated, names[k])
+            self.models[key] = value if i is None else value[i]
+        if len(self.models) > self.size:
+            for key in list(itertools.islice(self.models, len(self.models) - self.size * 3 // 4)): del self.models[key]
+
+VALIDATED = ValidatedElements()                  # one per process (each worker of a bulk export has its own)
+
 # %% ../../nbs/2j_fhir_read.ipynb #d768e82e
 @functools.cache                        # one lookup per type (a bulk export asks millions of times)
 def _model(rtype: str):
@@ -91,7 +129,8 @@ def validate_resource(data, where: Location):
         raise FhirError(f"unknown resourceType {rtype[:60]!r}",
                         dataclasses.replace(where, resource=name, element="resourceType"))
     from pydantic import ValidationError
-    try: return model.model_validate(data)
+    parts, fresh = VALIDATED.reuse(model, data)
+    try: validated = model.model_validate(parts)
     except RecursionError:
         raise FhirError("the resource is nested too deeply to validate",
                         dataclasses.replace(where, resource=name)) from None
@@ -100,6 +139,8 @@ def validate_resource(data, where: Location):
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
         raise FhirError(f"fails FHIR validation: {err['msg'][:160]}{more}",
                         dataclasses.replace(where, resource=name, element=element_path(err["loc"]) or None)) from None
+    VALIDATED.keep(model, validated, fresh)
+    return validated
 
 # %% ../../nbs/2j_fhir_read.ipynb #ec3d16ce
 @dataclass
