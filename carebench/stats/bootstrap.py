@@ -12,7 +12,7 @@ import numpy as np                 # scipy.special (normal and Student t quantil
 
 # %% auto #0
 __all__ = ['DENSE_CELLS', 'MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap_weights', 'BootstrapDraws', 'BootstrapResult',
-           'ratio_se', 'ratio_bootstrap']
+           'effective_patients', 'ratio_se', 'ratio_bootstrap']
 
 # %% ../../nbs/10_bootstrap.ipynb #8a22375a
 def cluster_sums(values, cluster, n_clusters: int, mask=None):
@@ -110,6 +110,14 @@ def _bca_levels(reps, est, S, n, probs):
     z = ndtri(lo_hi)[None, :]
     return ndtr(z0[:, None] + (z0[:, None] + z) / (1 - a[:, None] * (z0[:, None] + z)))
 
+# %% ../../nbs/10_bootstrap.ipynb #eb1c2886
+def effective_patients(n) -> np.ndarray:
+    "Kish's effective number of patients per column of `n` (P × M cells per patient): (Σ n)² / Σ n²; NaN without cells."
+    n = np.asarray(n, float)
+    n = n[:, None] if n.ndim == 1 else n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n.sum(0) > 0, n.sum(0) ** 2 / (n ** 2).sum(0), np.nan)
+
 # %% ../../nbs/10_bootstrap.ipynb #c6f0e602
 def ratio_se(S, n, theta=None) -> np.ndarray:
     ("Cluster-robust standard error of the ratio sum(S)/sum(n) (columns), with the P/(P−1) small-sample factor; P = "
@@ -158,15 +166,18 @@ def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
             if len(r): out[m] = np.quantile(r, levels[m])
         return out
     se, P = ratio_se(S, n, est), (n > 0).sum(0)
-    def t_bounds():                  # the small-sample t interval
+    def t_bounds(patients):          # the small-sample t interval with patients − 1 degrees of freedom
         from scipy.special import stdtrit
-        return est[:, None] + stdtrit(np.maximum(P - 1, 1)[:, None], probs[None, :]) * se[:, None]
-    if method == "t": return t_bounds()
+        return est[:, None] + stdtrit(np.maximum(patients - 1, 1)[:, None], probs[None, :]) * se[:, None]
+    if method == "t": return t_bounds(P)
     if method == "studentized":
         out = est[:, None] - _quantiles(_studentized_t(S, n, est, reps, weights, P), 1 - probs) * se[:, None]
-        # too few clusters for bootstrap-t: the small-sample t interval
+        # never narrower than the t interval at Kish's effective number of patients (unbalanced designs)
+        kish = t_bounds(np.nan_to_num(effective_patients(n), nan=1.0))
+        out = np.where(probs[None, :] < 0.5, np.minimum(out, kish), np.maximum(out, kish))
+        # too few clusters for bootstrap-t: that t interval alone
         few = P < MIN_STUDENTIZED_PATIENTS
-        return np.where(few[:, None], t_bounds(), out) if few.any() else out
+        return np.where(few[:, None], kish, out) if few.any() else out
     raise ValueError(f"unknown CI method {method!r} (percentile, bca, studentized or t)")
 
 # %% ../../nbs/10_bootstrap.ipynb #e8e63c5e

@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_limits
 from ..core.config import AnalysisConfig, quote_value
 from ..core.errors import ConfigError
 from ..core.seeds import rng_for
-from .bootstrap import BootstrapDraws, cluster_sums, ratio_bootstrap
+from .bootstrap import BootstrapDraws, cluster_sums, effective_patients, ratio_bootstrap
 from .measures import around, average_ranks, effective_epsilon, finite_number, odds_ratios
 from .measures import row_correlations, to_jsonable
 from .multiplicity import bh_adjust, holm_adjust
@@ -127,6 +127,7 @@ class Estimate:
     lower_bound: float = math.nan         # one-sided (1 − α) bound matching the one-sided test
     power_at_effect: float = math.nan
     ci_level: float = math.nan
+    effective_patients: float = math.nan  # Kish's (Σ cells)² / Σ cells² over patients: what the interval rests on
 
     def to_dict(self) -> dict:
         "JSON-ready fields: the named values first, then estimate, ci, p-values and sizes (NaN → null)."
@@ -137,7 +138,8 @@ class Estimate:
                             "power_at_effect": self.power_at_effect,
                             "ci_degenerate": self.ci[0] == self.ci[1] if all(map(finite_number, self.ci)) else None,
                             "underpowered": self.underpowered, "exact": self.exact, "n_cells": self.n_cells,
-                            "n_patients": self.n_patients, "confirmatory": self.confirmatory})
+                            "n_patients": self.n_patients, "effective_patients": self.effective_patients,
+                            "confirmatory": self.confirmatory})
 
 # %% ../../nbs/15_endpoints.ipynb #53d83183
 @dataclass(frozen=True)
@@ -201,7 +203,7 @@ def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, d
     one_sided = signflip_lower_bound(S, n, rs.patterns, rs.exact_flips, st.alpha)   # the test, inverted
     test = signflip_test(S, rs.patterns, rs.exact_flips, st.alpha)
     power = signflip_power(S, n, st.power_effect, st.alpha, test.min_attainable_p)
-    K, out = S.shape[1], []
+    K, out, kish = S.shape[1], [], np.round(effective_patients(n), 2)
     for j in range(K):
         has = n[:, j].sum() > 0
         vals = {}
@@ -213,7 +215,7 @@ def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, d
                             exact=test.exact,
                             underpowered=bool(power[j] < st.power_target) if has else None, values=vals,
                             lower_bound=one_sided[j], power_at_effect=power[j] if has else math.nan,
-                            ci_level=st.ci_level))
+                            ci_level=st.ci_level, effective_patients=kish[j]))
     return out
 
 def _assemble(inp, settings, name, statistic, null, estimates: list, role: str) -> EndpointResult:
@@ -408,6 +410,7 @@ def class_correspondence(inp: EndpointInput, rs: Resampling) -> EndpointResult:
             else (math.nan, math.nan)
         )
     est = Estimate(r, interval(br, r), n_cells=inp.delta_ref.size, n_patients=inp.n_patients, ci_level=lvl,
+                   effective_patients=round(float(effective_patients(np.bincount(inp.cluster))[0]), 2),
                    values=dict(pearson_r=r, spearman_rho=rho, pearson_r_shuffled=r_s,
                                ci_pearson_r_shuffled=interval(bs, r_s), spearman_rho_shuffled=rho_s, difference=r - r_s,
                                ci_difference=interval(br - bs, r - r_s),
@@ -476,7 +479,8 @@ def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     boot = [rs.weights @ x for x in cnt]
     boot_pooled = odds_ratios(*boot, pooled=True)
     lvl = rs.settings.ci_level
-    pat = (_sums(inp, nz.astype(float))[0] > 0).sum(0)
+    moved = _sums(inp, nz.astype(float))[0]
+    pat, kish = (moved > 0).sum(0), np.round(effective_patients(moved), 2)
     est = []
     for j in range(C + 1):
         value = pooled if j == C else per_cat[j]
@@ -489,7 +493,7 @@ def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
         )
         counts = [int(t.sum()) if j == C else int(t[j]) for t in tot]
         est.append(Estimate(value, ci, n_cells=int(nz[:, j].sum()) if j < C else int(nz.sum()), n_patients=int(pat[j]),
-                            ci_level=lvl,
+                            ci_level=lvl, effective_patients=kish[j],
                             values=dict(odds_ratio=value, a_up_up=counts[0], b_up_down=counts[1], c_down_up=counts[2],
                                         d_down_down=counts[3])))
     return _assemble(inp, rs.settings, "mantel_haenszel",

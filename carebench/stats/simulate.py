@@ -29,9 +29,10 @@ from .measures import effective_epsilon
 
 # %% auto #0
 __all__ = ['SCENARIOS', 'COVERAGE', 'PART_OF', 'RECORD', 'CI_METHODS', 'VALIDITY_NULLS', 'Scenario', 'register_scenario',
-           'generate', 'coverage_cells', 'population_values', 'truth', 'planted_alignment', 'run_batch',
-           'clopper_pearson', 'summarise', 'interval_coverage', 'StudySettings', 'simulation_study', 'markdown_table',
-           'study_summary_markdown', 'write_study', 'read_study', 'design_validity', 'simulate_input', 'w1']
+           'cluster_sizes', 'generate', 'coverage_cells', 'population_values', 'truth', 'planted_alignment',
+           'run_batch', 'clopper_pearson', 'summarise', 'interval_coverage', 'StudySettings', 'simulation_study',
+           'markdown_table', 'study_summary_markdown', 'write_study', 'read_study', 'design_validity', 'simulate_input',
+           'w1']
 
 # %% ../../nbs/16_simulate.ipynb #fb7a04e4
 @dataclass(frozen=True)
@@ -64,6 +65,11 @@ class Scenario:
     item_shift: float = 0.2         # sd of per-item shifts common to every chart
     snapshot_effect: float = 0.3    # sd of each chart's own per-category push
     pull: float = 0.0               # any chart pulls scores this share toward 0.5
+    # unbalanced designs: each patient's item count log-uniform on items … items_max (0: every patient has `items`), or
+    # drawn from `sizes` (a dataset's own counts, used as they are when there are as many patients)
+    items_max: int = 0
+    sizes: tuple = ()
+    patient_spread: float = 0.0     # heteroscedastic patients: sd of the log of each patient's noise scale
 
     @property
     def nulls(self) -> tuple:
@@ -103,6 +109,8 @@ for _s in [
     Scenario("three_observers_hedging", "three observers; a hedging model (scores near 0.5)", observers=3, slope=0.5),
     Scenario("category_shift_clipped", "large patient-blind category shifts, clipped scores", category_shift=1.0,
              link="clipped"),
+    Scenario("unbalanced", "very unbalanced patients (2 to 40 items each) whose noise differs (heteroscedastic)",
+             items=2, items_max=40, patient_spread=0.7),
     Scenario("aligned", "a planted alignment: agreement with the own chart 0.05 above a donor's chart", gap=0.05),
     Scenario("aligned_small", "a planted agreement gap of 0.025", gap=0.025),
     Scenario("aligned_large", "a planted agreement gap of 0.10", gap=0.10),
@@ -127,12 +135,25 @@ def _scores(s: Scenario, latent, zero, chart: bool) -> np.ndarray:
     if s.grid: p = np.round(p / s.grid) * s.grid
     return np.clip(np.where(zero, 0.0, p), 0, 1)
 
+# %% ../../nbs/16_simulate.ipynb #c9a35206
+def cluster_sizes(s: Scenario, n_patients: int, rng: np.random.Generator) -> np.ndarray:
+    """Items per patient in a dataset of `s`: a dataset's own `sizes` (as they are for as many patients, else drawn
+    from them), log-uniform on `items … items_max`, or `items` each (nothing drawn, so a balanced scenario's datasets
+    do not depend on this)."""
+    if s.sizes:
+        sizes = np.asarray(s.sizes, int)
+        return sizes if len(sizes) == n_patients else rng.choice(sizes, n_patients)
+    if s.items_max > s.items:                  # log-uniform: many small patients, a few large ones
+        return np.floor(np.exp(rng.uniform(np.log(s.items), np.log(s.items_max + 1), n_patients))).astype(int)
+    return np.full(n_patients, s.items)
+
 # %% ../../nbs/16_simulate.ipynb #8a6c31fe
 def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: float | None = None) -> EndpointInput:
     """One simulated dataset of scenario `s` with `n_patients` patients, as the endpoints' input (rows as generated,
     patients 0..P−1). `alignment` overrides the scenario's planted alignment (alternatives solve it for their gap)."""
-    P, m, C, K, D = n_patients, s.items, s.categories, s.observers, s.donors
-    N, cluster = P * m, np.repeat(np.arange(P), m)
+    P, C, K, D = n_patients, s.categories, s.observers, s.donors
+    cluster = np.repeat(np.arange(P), cluster_sizes(s, P, rng))
+    N = len(cluster)
     # the observers' biases and the model's category shifts:
     fixed = np.random.default_rng(derive_seed(0, "scenario", s.name))
     # properties of the design and the model, not of a sample
@@ -151,7 +172,8 @@ def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: 
     # each patient's chart, wherever shown
     push = rng.normal(0, s.snapshot_effect, (P, C))
     zero = rng.random((N, C)) < s.zero_inflation
-    noise = lambda: rng.normal(0, s.response_noise, (N, C))
+    spread = np.exp(rng.normal(0, s.patient_spread, P))[cluster, None] if s.patient_spread else 1.0
+    noise = lambda: rng.normal(0, s.response_noise, (N, C)) * spread
     free = _scores(s, base, zero, chart=False)
     correct = _scores(s, base + common + push[cluster] + a[cluster, None] * shift + noise(), zero, chart=True)
     shuffled = np.stack([_scores(s, base + common + push[(cluster + k + 1) % P] + noise(), zero, chart=True)
