@@ -207,14 +207,15 @@ def _n(name: str, o: dict) -> str:
 RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "chance", "p (one-sided)", "n", "formats (min–max)",
                   "format SD")
 
-DESIGN_COLUMNS = ("patients", "smallest attainable p", "confirmatory", "underpowered", "simulated false-positive rate",
+DESIGN_COLUMNS = ("patients", "effective patients", "smallest attainable p", "confirmatory", "underpowered",
+                  "simulated false-positive rate",
                   "simulated power")
 
 
 def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.DataFrame:
     """The overall result of every endpoint of a model: role, estimate, CI, chance level, one-sided p, what it counts,
-    and the design's side (patients, smallest attainable p, flags, the simulated false-positive rate and power); `part`
-    = "result" or "design" keeps one side (two tables that fit a page)."""
+    and the design's side (patients and Kish's effective number of them, smallest attainable p, flags, the simulated
+    false-positive rate and power); `part` = "result" or "design" keeps one side (two tables that fit a page)."""
     rows = []
     for name, r in _endpoints(view, model).items():
         o = r["overall"]
@@ -222,7 +223,8 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
         rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"), "CI low": ci[0],
                      "CI high": ci[1], "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"),
                      "smallest attainable p": o.get("min_attainable_p"),
-                     "n": _n(name, o), "patients": o.get("n_patients"), "confirmatory": o.get("confirmatory"),
+                     "n": _n(name, o), "patients": o.get("n_patients"),
+                     "effective patients": o.get("effective_patients"), "confirmatory": o.get("confirmatory"),
                      "underpowered": o.get("underpowered"), **_validity(view, model, name)})
     t = pd.DataFrame(rows).set_index("endpoint")
     f = _role_rows(view, "format_spread", model)
