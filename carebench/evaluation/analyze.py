@@ -314,8 +314,9 @@ def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config
         D = max(int(donors.max()), 1)
         if D not in checked:
             from carebench.stats.simulate import design_validity     # the simulation machinery, only when it runs
-            checked[D] = design_validity(ds.n_patients, int(np.median(np.bincount(ds.cluster))), len(ds.categories),
-                                         ds.observers_per_pair, D, config.analysis, config.seed)
+            sizes = np.bincount(ds.cluster, minlength=ds.n_patients)             # the dataset's own items per patient
+            checked[D] = design_validity(ds.n_patients, int(np.median(sizes)), len(ds.categories),
+                                         ds.observers_per_pair, D, config.analysis, config.seed, sizes=tuple(sizes))
         res["validity"] = checked[D]
     return res
 

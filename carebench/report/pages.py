@@ -192,10 +192,16 @@ def _endpoints(view, model) -> dict:
 
 
 def _validity(view, model, name) -> dict:
-    "The design-matched simulation's worst null rejection rate and power for one endpoint (empty when none was run)."
-    v = (view.endpoints["models"][model].get("validity") or {}).get("endpoints", {}).get(name)
+    ("The design-matched simulation's worst null rejection rate (with its binomial interval and the number of datasets "
+     "it rests on) and power for one endpoint (empty when none was run).")
+    doc = view.endpoints["models"][model].get("validity") or {}
+    v = doc.get("endpoints", {}).get(name)
     if not v: return {}
-    return {"simulated false-positive rate": v["false_positive_rate"], "simulated power": v["power"]}
+    fp = v["false_positive_rate"]
+    if v.get("false_positive_rate_low") is not None:     # a rate from a few hundred datasets: its interval, how sure
+        lo, hi = v["false_positive_rate_low"], v["false_positive_rate_high"]
+        fp = f"{fp:.3f} [{lo:.3f}, {hi:.3f}], {doc['datasets']} datasets"
+    return {"simulated false-positive rate": fp, "simulated power": v["power"]}
 
 
 def _n(name: str, o: dict) -> str:

@@ -436,37 +436,34 @@ def read_study(folder) -> dict:
 VALIDITY_NULLS = ("baseline", "confident", "pull_to_half", "patient_varying_alignment", "patient_varying_specificity")
 
 def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int,
-                    settings: AnalysisConfig, seed: int = 0, cache_dir=None) -> dict:
-    """Simulated false-positive rate (the largest over `VALIDITY_NULLS`) and power (planted gap 0.05) of each
-    confirmatory test at a design, with `settings.validity_datasets` datasets per scenario; cached in `cache_dir`
-    (default ~/.cache/carebench/validity)."""
+                    settings: AnalysisConfig, seed: int = 0, cache_dir=None, sizes=()) -> dict:
+    """Simulated false-positive rate (the largest over `VALIDITY_NULLS`, with its binomial interval) and power (planted
+    gap 0.05) of each confirmatory test at a design, with `settings.validity_datasets` datasets per scenario; `sizes`:
+    the dataset's own items per patient (simulated as they are; without them every patient has `items`). Cached in
+    `cache_dir` (default ~/.cache/carebench/validity), keyed by the design, the settings and the scenarios'
+    definitions."""
     design = dict(n_patients=int(n_patients), items=int(max(items, 1)), n_categories=int(n_categories),
                   observers=int(max(observers, 1)), donors=int(max(donors, 1)))
+    sizes = tuple(int(max(m, 1)) for m in sizes) if len(sizes) == design["n_patients"] else ()
     small = dataclasses.replace(settings, n_bootstrap=200, n_permutations=min(settings.n_permutations, 1000))
+    at = lambda name: dataclasses.replace(SCENARIOS[name], items=design["items"], categories=design["n_categories"],
+                                          observers=design["observers"], donors=design["donors"], sizes=sizes)
+    scen = {n: at(n) for n in (*VALIDITY_NULLS, "aligned")}
     key_src = json.dumps({**design, "alpha": small.alpha, "epsilon": small.epsilon, "n": small.validity_datasets,
                           "flips": small.n_permutations, "seed": seed, "protocol": PROTOCOL_VERSION,
-                          "version": carebench.__version__}, sort_keys=True)
+                          "version": carebench.__version__, "scenarios": [repr(s) for s in scen.values()]},
+                         sort_keys=True)
     cache = Path(cache_dir or os.environ.get("CAREBENCH_VALIDITY_CACHE") or Path.home()/".cache"/"carebench"/"validity")
     path = cache/f"{hashlib.sha256(key_src.encode()).hexdigest()[:20]}.json"
     if path.is_file():
         try: return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError): pass
     t0 = time.time()
-    at = lambda name: dataclasses.replace(SCENARIOS[name], items=design["items"], categories=design["n_categories"],
-                                          observers=design["observers"], donors=design["donors"])
-    scen = {n: at(n) for n in (*VALIDITY_NULLS, "aligned")}
     recs = pd.DataFrame([r for s in scen.values()
                          for r in run_batch(s, design["n_patients"], 0, small.validity_datasets, small, seed)],
                         columns=RECORD)
-    rj = summarise(recs, small.alpha, small.epsilon, seed, scen)["rejections"]
-    out = {}
-    for q in FAMILY:
-        nulls, alt = rj[(rj["quantity"] == q) & rj["null"]], rj[(rj["quantity"] == q) & (rj["scenario"] == "aligned")]
-        if not len(nulls): continue
-        w = nulls.loc[nulls["rate"].idxmax()]
-        out[q] = {"false_positive_rate": float(w["rate"]), "false_positive_scenario": w["scenario"],
-                  "false_positive_rate_high": float(w["rate_high"]),
-                  "power": float(alt["rate"].iloc[0]) if len(alt) else None}
+    out = _validity_endpoints(summarise(recs, small.alpha, small.epsilon, seed, scen)["rejections"])
+    if sizes: design["items_per_patient"] = [min(sizes), max(sizes)]     # simulated with the dataset's own counts
     doc = {"design": design, "datasets": small.validity_datasets, "alpha": small.alpha,
            "planted_gap": scen["aligned"].gap, "null_scenarios": list(VALIDITY_NULLS), "endpoints": out,
            "seconds": round(time.time() - t0, 1)}
@@ -474,6 +471,18 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
         cache.mkdir(parents=True, exist_ok=True); write_json(path, doc)
     except OSError: pass                      # a read-only cache folder costs a recomputation, nothing else
     return doc
+
+def _validity_endpoints(rj: pd.DataFrame) -> dict:
+    "Per tested endpoint: the worst null's rejection rate with its interval and scenario, and the power."
+    out = {}
+    for q in FAMILY:
+        nulls, alt = rj[(rj["quantity"] == q) & rj["null"]], rj[(rj["quantity"] == q) & (rj["scenario"] == "aligned")]
+        if not len(nulls): continue
+        w = nulls.loc[nulls["rate"].idxmax()]
+        out[q] = {"false_positive_rate": float(w["rate"]), "false_positive_scenario": w["scenario"],
+                  "false_positive_rate_low": float(w["rate_low"]), "false_positive_rate_high": float(w["rate_high"]),
+                  "power": float(alt["rate"].iloc[0]) if len(alt) else None}
+    return out
 
 # %% ../../nbs/16_simulate.ipynb #048f8502
 def simulate_input(n_patients: int = 20, n_items: int = 10, n_categories: int = 5, alignment: float = 0.0,
