@@ -381,6 +381,15 @@ def markdown_table(df: pd.DataFrame) -> str:
     return "\n".join(f"| {r} |" for r in rows)
 
 # %% ../../nbs/16_simulate.ipynb #61426274
+def _resolution(datasets: int, alpha: float) -> list:
+    "A warning line for a study too small to tell a rejection rate at α from one well above it (a quick run)."
+    if datasets >= 400: return []
+    lo, hi = map(float, clopper_pearson(round(alpha * datasets), datasets))
+    clo, chi = map(float, clopper_pearson(round(0.95 * datasets), datasets))
+    return [f"**A quick run: {datasets} datasets per cell.** A rejection rate of exactly {alpha} would show with the "
+            f"95% interval [{lo:.3f}, {hi:.3f}], so this run cannot tell {alpha} from {hi:.2f}; a coverage of 0.95 "
+            f"would show as [{clo:.2f}, {chi:.2f}]. Run the full study (500 datasets per cell) for a claim.", ""]
+
 def study_summary_markdown(study: dict) -> str:
     "The headline of a study: the worst null rejection rate per tested endpoint and size, power and coverage."
     rj, cov, st = study["rejections"], study["coverage"], study["settings"]
@@ -389,7 +398,7 @@ def study_summary_markdown(study: dict) -> str:
              f"datasets; "
              f"α = {st['alpha']}, {st['n_bootstrap']} bootstrap resamples ({st['ci_method']}), {st['n_permutations']} "
              f"sign flips; "
-             f"{study['seconds']} s.", "",
+             f"{study['seconds']} s.", "", *_resolution(st["datasets"], st["alpha"]),
              "## Largest rejection rate under a null scenario (with its exact 95% interval)", "",
              "| endpoint | " + " | ".join(f"P = {p}" for p in st["patients"]) + " |",
              "|---|" + "---|" * len(st["patients"])]
