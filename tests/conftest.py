@@ -42,7 +42,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
 # themselves instead), table cells whose text was cut with an ellipsis, text smaller than 10 px (a figure's text too, as
 # shown, at a desktop width), two text boxes (one line of one text node each) that overlap, and a word of up to 24
 # letters broken across two lines (`faile d`).
-_MEASURE = """<script>window.addEventListener('load', () => {
+_MEASURE = r"""<script>window.addEventListener('load', () => {
   const m = document.querySelector('main').getBoundingClientRect(), out = [], doc = document.documentElement;
   if (doc.scrollWidth > doc.clientWidth + 1) out.push('the page scrolls sideways +' + (doc.scrollWidth - doc.clientWidth) + 'px');
   document.querySelectorAll('main table, main img, main figure, main pre').forEach(e => {

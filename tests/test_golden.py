@@ -16,9 +16,10 @@ GOLDEN = json.loads((HERE / "endpoints_protocol2.json").read_text())
 
 
 # fields added to every estimate since the golden values were computed (additions only: no value changes meaning); the
-# values were last recorded when the studentized intervals gained their floor at Kish's effective number of patients and
-# every estimate its `effective_patients` (nbs/10_bootstrap.ipynb): only interval bounds changed then, every estimate,
-# p-value and bound of a test was compared with the previous recording and equal to 1e-12
+# values were last recorded when the studentized intervals gained their floor at the fewer of Kish's and Satterthwaite's
+# effective patients, every estimate its `effective_patients`, and power its per-endpoint stated effect (`power_effect`,
+# nbs/15_endpoints.ipynb): only interval bounds and the power of context sensitivity and Brier improvement changed then;
+# every estimate, p-value and bound of a test was compared with the previous recording and equal to 1e-12
 ADDED: set = set()
 
 

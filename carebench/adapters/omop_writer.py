@@ -93,7 +93,7 @@ def write_omop(ds: Dataset, folder, fmt: Literal["csv", "parquet"] = "csv") -> d
                       *([SUFFIX_COLUMNS[t]] if t in SUFFIX_COLUMNS else [])]
                   for t, (k, c, _, _) in OMOP_TABLES.items()}}
     for name, rows in {"person": persons, "concept": concept, **tables}.items():
-        df = pd.DataFrame(rows, columns=columns[name]).fillna("")
+        df = pd.DataFrame(rows, columns=columns[name]).astype(object).fillna("")
         if fmt == "parquet":
             for c in df.columns:
                 if c == "value_as_number": df[c] = pd.to_numeric(df[c].replace("", None))

@@ -161,8 +161,10 @@ class AnalysisConfig:
     ci_level: float = 0.95
     confirmatory_min_nonzero: int = 15    # categories with fewer non-zero Δ_ref are descriptive only
     confirmatory_min_patients: int = 6    # … and so are those whose non-zero Δ_ref cells come from fewer patients
-    power_effect: float = 0.05            # the stated effect (estimate scale) at which each test's power is reported
-    power_target: float = 0.8             # `underpowered`: power at power_effect below this
+    # the effect (estimate scale) at which each test's power is reported: None, each endpoint's own stated effect
+    # (registered with it, 15_endpoints); a number, that effect for every endpoint; a mapping, per endpoint
+    power_effect: float | dict[str, float] | None = None
+    power_target: float = 0.8             # `underpowered`: power at the stated effect below this
     # run/analyze: a quick simulation at the dataset's design (false-positive rate, power)
     design_validity: bool = True
     validity_datasets: int = 200          # simulated datasets per scenario of that check
@@ -186,8 +188,10 @@ class AnalysisConfig:
         if not self.max_memory_gb > 0: raise ValueError("max_memory_gb must be positive")
         if self.confirmatory_min_nonzero < 1 or self.confirmatory_min_patients < 1:
             raise ValueError("confirmatory_min_nonzero and confirmatory_min_patients must be at least 1")
-        if not (self.power_effect > 0 and 0 < self.power_target < 1):
-            raise ValueError("need power_effect > 0 and 0 < power_target < 1")
+        effects = [] if self.power_effect is None else list(
+            self.power_effect.values() if isinstance(self.power_effect, dict) else [self.power_effect])
+        if not (all(e > 0 for e in effects) and 0 < self.power_target < 1):
+            raise ValueError("need power_effect > 0 (each one) and 0 < power_target < 1")
         if not 20 <= self.validity_datasets <= 100_000:
             raise ValueError("validity_datasets must be between 20 and 100,000")
         if not self.endpoints: raise ValueError("endpoints must name at least one endpoint")

@@ -123,13 +123,15 @@ def _summary_row(key: str, results: dict, a) -> str:
         note.append(f"agreement {_fmt(o.get('sign_agreement_rate'))}, with a donor's chart "
                     f"{_fmt(o.get('sign_agreement_rate_shuffled'))}, chance {_fmt(o.get('chance_rate'))}")
     if o.get("underpowered"):
-        note.append(f"underpowered: power < {a.power_target:.0%} at an effect of {a.power_effect:g}")
+        note.append(f"underpowered: power < {a.power_target:.0%} at its stated effect of {_fmt(o.get('power_effect'))}")
     if role != "descriptive" and not o.get("confirmatory"):
         note.append("too few non-zero Δ_ref cells or patients for a confirmatory test")
     if key in validity:
         v = validity[key]
         note.append(f"simulated at this design: false-positive rate {_fmt(v.get('false_positive_rate'))}, "
                     f"power {_fmt(v.get('power'))}")
+        if v.get("coverage_below_goal"):
+            note.append(f"its interval covered only {_fmt(v.get('coverage'))} in that simulation (goal 0.93)")
     ci = o.get("ci") or [None, None]
     stat = (meta.formula if meta else results[key].get("statistic", "")).replace("|", chr(92) + "|")
     return (f"| {meta.label if meta else key} | {role} | {stat} | {_fmt(o.get('estimate'))} | "

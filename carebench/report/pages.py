@@ -201,7 +201,11 @@ def _validity(view, model, name) -> dict:
     if v.get("false_positive_rate_low") is not None:     # a rate from a few hundred datasets: its interval, how sure
         lo, hi = v["false_positive_rate_low"], v["false_positive_rate_high"]
         fp = f"{fp:.3f} [{lo:.3f}, {hi:.3f}], {doc['datasets']} datasets"
-    return {"simulated false-positive rate": fp, "simulated power": v["power"]}
+    out = {"simulated false-positive rate": fp, "simulated power": v["power"]}
+    if v.get("coverage") is not None:                 # the interval's lowest simulated coverage at this design
+        low = " (below 0.93)" if v.get("coverage_below_goal") else ""
+        out["simulated coverage"] = f"{v['coverage']:.3f} [{v['coverage_low']:.2f}, {v['coverage_high']:.2f}]{low}"
+    return out
 
 
 def _n(name: str, o: dict) -> str:
@@ -215,7 +219,7 @@ RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "chance", "p (one-sid
 
 DESIGN_COLUMNS = ("patients", "effective patients", "smallest attainable p", "confirmatory", "underpowered",
                   "simulated false-positive rate",
-                  "simulated power")
+                  "simulated power", "simulated coverage")
 
 
 def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.DataFrame:

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import numpy as np                 # scipy.special (normal and Student t quantiles) is imported where a method needs it
 
 # %% auto #0
-__all__ = ['DENSE_CELLS', 'MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap_weights', 'BootstrapDraws', 'BootstrapResult',
-           'effective_patients', 'ratio_se', 'ratio_bootstrap']
+__all__ = ['DENSE_CELLS', 'SATTERTHWAITE_SCALE', 'MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap_weights',
+           'BootstrapDraws', 'BootstrapResult', 'effective_patients', 'satterthwaite_patients', 'ratio_se',
+           'ratio_bootstrap']
 
 # %% ../../nbs/10_bootstrap.ipynb #8a22375a
 def cluster_sums(values, cluster, n_clusters: int, mask=None):
@@ -118,6 +119,19 @@ def effective_patients(n) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n.sum(0) > 0, n.sum(0) ** 2 / (n ** 2).sum(0), np.nan)
 
+# %% ../../nbs/10_bootstrap.ipynb #ca722c0b
+# the plug-in Satterthwaite number is scaled by this before it may set the floor (chosen by bench/coverage.py)
+SATTERTHWAITE_SCALE = 1.25
+
+def satterthwaite_patients(S, n, theta=None) -> np.ndarray:
+    "Per column, the patients the cluster variance of sum(S)/sum(n) rests on: (Σ r²)² / Σ r⁴, r = S − θ n; NaN if 0."
+    S, n = np.asarray(S, float), np.asarray(n, float)
+    S, n = (S[:, None], n[:, None]) if S.ndim == 1 else (S, n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta = S.sum(0) / n.sum(0) if theta is None else theta
+        r2 = (S - theta * n) ** 2
+        return np.where(r2.sum(0) > 0, r2.sum(0) ** 2 / (r2 ** 2).sum(0), np.nan)
+
 # %% ../../nbs/10_bootstrap.ipynb #c6f0e602
 def ratio_se(S, n, theta=None) -> np.ndarray:
     ("Cluster-robust standard error of the ratio sum(S)/sum(n) (columns), with the P/(P−1) small-sample factor; P = "
@@ -172,9 +186,11 @@ def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
     if method == "t": return t_bounds(P)
     if method == "studentized":
         out = est[:, None] - _quantiles(_studentized_t(S, n, est, reps, weights, P), 1 - probs) * se[:, None]
-        # never narrower than the t interval at Kish's effective number of patients (unbalanced designs)
-        kish = t_bounds(np.nan_to_num(effective_patients(n), nan=1.0))
-        out = np.where(probs[None, :] < 0.5, np.minimum(out, kish), np.maximum(out, kish))
+        kish = np.nan_to_num(effective_patients(n), nan=1.0)
+        # never narrower than the t interval at the fewer of Kish's and 1.25 × Satterthwaite's effective patients
+        floor = t_bounds(np.fmin(kish, SATTERTHWAITE_SCALE * satterthwaite_patients(S, n, est)))
+        out = np.where(probs[None, :] < 0.5, np.minimum(out, floor), np.maximum(out, floor))
+        kish = t_bounds(kish)
         # too few clusters for bootstrap-t: that t interval alone
         few = P < MIN_STUDENTIZED_PATIENTS
         return np.where(few[:, None], kish, out) if few.any() else out

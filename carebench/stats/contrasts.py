@@ -27,4 +27,4 @@ def model_contrast(a: EndpointInput, b: EndpointInput, settings: AnalysisConfig,
     (xa, mask), (xb, _) = CONTRASTS[endpoint](a, eps), CONTRASTS[endpoint](b, eps)
     with threadpool_limits(1):
         rs = Resampling.build(settings, seed, stream, a.n_patients)
-        return _tested(a, rs, xa - xb, mask, lambda j: {})[-1]
+        return _tested(a, rs, xa - xb, mask, lambda j: {}, name=endpoint)[-1]

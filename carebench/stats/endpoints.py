@@ -24,10 +24,11 @@ from .signflip import SignFlips, signflip_lower_bound, signflip_power, signflip_
 # %% auto #0
 __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'EndpointInput', 'Estimate',
            'EndpointResult', 'Resampling', 'confirmatory_flags', 'Cells', 'Endpoint', 'register_endpoint',
-           'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells', 'directional_alignment',
-           'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells', 'brier_contrast_cells',
-           'brier_improvement', 'direction_counts', 'mantel_haenszel', 'within_bounds', 'run_endpoints',
-           'family_decisions', 'register_mean_endpoint', 'unregister_endpoint', 'results_to_dict', 'demo_input']
+           'stated_effect', 'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells',
+           'directional_alignment', 'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells',
+           'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'within_bounds',
+           'run_endpoints', 'family_decisions', 'register_mean_endpoint', 'unregister_endpoint', 'results_to_dict',
+           'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -126,6 +127,7 @@ class Estimate:
     values: dict = field(default_factory=dict)
     lower_bound: float = math.nan         # one-sided (1 − α) bound matching the one-sided test
     power_at_effect: float = math.nan
+    power_effect: float = math.nan        # the stated effect at which power_at_effect is computed
     ci_level: float = math.nan
     effective_patients: float = math.nan  # Kish's (Σ cells)² / Σ cells² over patients: what the interval rests on
 
@@ -135,7 +137,7 @@ class Estimate:
                             "ci_sides": 2, "lower_bound": self.lower_bound, "p_value": self.p_value,
                             "p_adjusted": self.p_adjusted, "p_holm": self.p_holm,
                             "min_attainable_p": self.min_attainable_p,
-                            "power_at_effect": self.power_at_effect,
+                            "power_at_effect": self.power_at_effect, "power_effect": self.power_effect,
                             "ci_degenerate": self.ci[0] == self.ci[1] if all(map(finite_number, self.ci)) else None,
                             "underpowered": self.underpowered, "exact": self.exact, "n_cells": self.n_cells,
                             "n_patients": self.n_patients, "effective_patients": self.effective_patients,
@@ -191,10 +193,11 @@ def confirmatory_flags(inp: EndpointInput, settings: AnalysisConfig) -> np.ndarr
     return enough_cells & ((moved > 0).sum(0) >= settings.confirmatory_min_patients)
 
 # %% ../../nbs/15_endpoints.ipynb #20a01223
-def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, described: list | None = None) -> list:
+def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, described: list | None = None,
+            name: str = "") -> list:
     """Estimates (categories, then overall) of a contrast whose estimate is a mean of cell `values` over `mask`:
-    interval, one-sided cluster sign-flip p-value, floor, one-sided bound and power. `described` adds (name, values,
-    mask) means with their own intervals into `values` (`name` and `ci_name`); `extra(j)` adds more named values."""
+    interval, one-sided cluster sign-flip p-value, floor, one-sided bound and power (at `name`'s stated effect).
+    `described` adds (name, values, mask) means with their intervals into `values`; `extra(j)` adds more."""
     st = rs.settings
     S, n = _sums(inp, values, mask)
     parts = [(S, n)] + [_sums(inp, v, m) for _, v, m in (described or [])]
@@ -202,7 +205,7 @@ def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, d
     boot = ratio_bootstrap(SS, nn, rs.weights, st.ci_level, st.ci_method)
     one_sided = signflip_lower_bound(S, n, rs.patterns, rs.exact_flips, st.alpha)   # the test, inverted
     test = signflip_test(S, rs.patterns, rs.exact_flips, st.alpha)
-    power = signflip_power(S, n, st.power_effect, st.alpha, test.min_attainable_p)
+    power = signflip_power(S, n, effect := stated_effect(st, name), st.alpha, test.min_attainable_p)
     K, out, kish = S.shape[1], [], np.round(effective_patients(n), 2)
     for j in range(K):
         has = n[:, j].sum() > 0
@@ -215,7 +218,7 @@ def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, d
                             exact=test.exact,
                             underpowered=bool(power[j] < st.power_target) if has else None, values=vals,
                             lower_bound=one_sided[j], power_at_effect=power[j] if has else math.nan,
-                            ci_level=st.ci_level, effective_patients=kish[j]))
+                            ci_level=st.ci_level, effective_patients=kish[j], power_effect=effect))
     return out
 
 def _assemble(inp, settings, name, statistic, null, estimates: list, role: str) -> EndpointResult:
@@ -252,19 +255,16 @@ class Endpoint:
     family: int | None = None       # its position in the confirmatory fixed sequence (None: not in the family)
     bounds: tuple = (-math.inf, math.inf)   # the range the parameter can take: interval end points are kept inside it
     part_bounds: dict = field(default_factory=dict)   # the same for named values with an interval (`ci_<name>`)
+    effect: float = 0.05            # the stated effect (estimate scale) at which its test's power is reported
 
 
 ENDPOINTS: dict[str, Endpoint] = {}
 
 # %% ../../nbs/15_endpoints.ipynb #e8e0fabe
 MEAN_CONTRASTS: dict = {}   # every endpoint with `cells`: name -> (inp, ε) -> (values, mask)
-
 CONTRASTS: dict = {}        # the paired ones among them (model contrasts, perturbation effects)
-
 FAMILY: list = []   # the confirmatory fixed sequence: the endpoints registered with a `family` position, in order
-
 PRIMARY = "context_specificity"                         # registered with role "primary", first of the family
-
 NON_ENDPOINT_KEYS = ("data", "family", "validity")      # other keys of a model's results
 
 
@@ -276,19 +276,28 @@ def _values_mask(cells: Callable, inp, eps) -> tuple:
 def register_endpoint(name: str, label: str = "", formula: str = "", null_value: float = 0.0,
                       role: str = "confirmatory", cells: Callable | None = None, paired: bool = False,
                       family: int | None = None, bounds: tuple = (-math.inf, math.inf),
-                      part_bounds: dict | None = None):
+                      part_bounds: dict | None = None, effect: float = 0.05):
     """Decorator: register an endpoint function under `name` with its metadata; the contrast tables and the family
     (every list that names endpoints) follow the registration, so a new endpoint is one registration."""
     def deco(fn):
         ENDPOINTS[name] = Endpoint(name, fn, label or name.replace("_", " "), formula, null_value, role, cells, paired,
                                    family, tuple(float(b) for b in bounds),
-                                   {k: tuple(float(b) for b in v) for k, v in (part_bounds or {}).items()})
+                                   {k: tuple(float(b) for b in v) for k, v in (part_bounds or {}).items()},
+                                   float(effect))
         for table, listed in ((MEAN_CONTRASTS, cells is not None), (CONTRASTS, cells is not None and paired)):
             if listed: table[name] = partial(_values_mask, cells)
             else: table.pop(name, None)
         FAMILY[:] = sorted((n for n, e in ENDPOINTS.items() if e.family is not None), key=lambda n: ENDPOINTS[n].family)
         return fn
     return deco
+
+# %% ../../nbs/15_endpoints.ipynb #e56ab050
+def stated_effect(settings: AnalysisConfig, name: str) -> float:
+    "The effect at which `name`'s power is reported: the config's (a number, or a mapping naming it), else its own."
+    given = settings.power_effect
+    if isinstance(given, dict) and name in given: return float(given[name])
+    if given is not None and not isinstance(given, dict): return float(given)
+    return ENDPOINTS[name].effect if name in ENDPOINTS else 0.05
 
 # %% ../../nbs/15_endpoints.ipynb #eb15eac9
 def specificity_cells(inp: EndpointInput, eps: float) -> Cells:
@@ -299,13 +308,13 @@ def specificity_cells(inp: EndpointInput, eps: float) -> Cells:
 
 # %% ../../nbs/15_endpoints.ipynb #a71b9d17
 @register_endpoint("context_specificity", label="context specificity", formula="mean sign(Δ_ref)·(Δ_model − Δ_shuf)",
-                   role="primary", cells=specificity_cells, paired=True, family=1, bounds=(-2, 2),
+                   role="primary", cells=specificity_cells, paired=True, family=1, bounds=(-2, 2), effect=0.05,
                    part_bounds={"mean_alignment": (-1, 1), "mean_alignment_shuffled": (-1, 1)})
 def context_specificity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     """Mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells (Δ_shuf per donor, averaged); interval; cluster
     sign-flip test."""
     c = specificity_cells(inp, effective_epsilon(rs.settings.epsilon))
-    est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts])
+    est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts], "context_specificity")
     est = [Estimate(**{**e.__dict__, "values": {"mean_difference": e.estimate, **e.values}}) for e in est]
     return _assemble(inp, rs.settings, "context_specificity",
                      "mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells",
@@ -339,6 +348,7 @@ def alignment_cells(inp: EndpointInput, eps: float) -> Cells:
 # %% ../../nbs/15_endpoints.ipynb #5790f7ab
 @register_endpoint("directional_alignment", label="directional alignment",
                    formula="sign agreement, correct − donor's chart", cells=alignment_cells, paired=True, family=2,
+                   effect=0.05,
                    bounds=(-1, 1), part_bounds={"sign_agreement_rate": (0, 1), "sign_agreement_rate_shuffled": (0, 1),
                                                 "mean_alignment": (-1, 1)})
 def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
@@ -348,7 +358,8 @@ def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     c = alignment_cells(inp, eps)
     _, n = _sums(inp, nz.astype(float), nz)
     with np.errstate(invalid="ignore", divide="ignore"): chance = chance_agreement(inp, eps) / n.sum(0)
-    est = _tested(inp, rs, c.values, c.mask, lambda j: {"chance_rate": chance[j]}, [(n, v, c.mask) for n, v in c.parts])
+    est = _tested(inp, rs, c.values, c.mask, lambda j: {"chance_rate": chance[j]}, [(n, v, c.mask) for n, v in c.parts],
+                  "directional_alignment")
     est = [Estimate(**{**e.__dict__,
                        "values": {"n_cells": e.n_cells, "agreement_beyond_chart": e.estimate, **e.values}})
                        for e in est]
@@ -369,14 +380,14 @@ def sensitivity_cells(inp: EndpointInput, eps: float) -> Cells:
 
 # %% ../../nbs/15_endpoints.ipynb #0bf9e320
 @register_endpoint("context_sensitivity", label="context sensitivity", formula="mean |Δ_model| − mean |Δ_shuf|",
-                   cells=sensitivity_cells, family=3, bounds=(-1, 1),
+                   cells=sensitivity_cells, family=3, bounds=(-1, 1), effect=0.02,
                    part_bounds=dict.fromkeys(("mean_abs_delta", "mean_abs_delta_shuffled", "unchanged_rate",
                                               "unchanged_rate_shuffled"), (0, 1)))
 def context_sensitivity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     """Mean |Δ_model| − mean |Δ_shuf| over all cells (|Δ_shuf| per donor, averaged); interval; cluster sign-flip test
     of > 0."""
     c = sensitivity_cells(inp, effective_epsilon(rs.settings.epsilon))
-    est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts])
+    est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts], "context_sensitivity")
     est = [Estimate(**{**e.__dict__, "values": {"difference": e.estimate, **e.values}}) for e in est]
     return _assemble(inp, rs.settings, "context_sensitivity", "mean |Δ_model| − mean |Δ_shuf| over all cells",
                      "within each patient the correct and a donor's chart are exchangeable: each patient's sum of "
@@ -441,7 +452,7 @@ def brier_contrast_cells(inp: EndpointInput, eps: float) -> Cells:
 
 # %% ../../nbs/15_endpoints.ipynb #b9fc779b
 @register_endpoint("brier_improvement", label="Brier improvement", formula="Brier(shuffled) − Brier(correct)",
-                   cells=brier_contrast_cells, family=4, bounds=(-1, 1),
+                   cells=brier_contrast_cells, family=4, bounds=(-1, 1), effect=0.01,
                    part_bounds={**dict.fromkeys(("brier_free", "brier_correct", "brier_shuffled"), (0, 1)),
                                 "improvement_over_free": (-1, 1)})
 def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
@@ -450,7 +461,7 @@ def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     c = brier_contrast_cells(inp, effective_epsilon(rs.settings.epsilon))
     excluded = np.append((~c.mask).sum(0), (~c.mask).sum())
     est = _tested(inp, rs, c.values, c.mask, lambda j: {"n_excluded_disagreement": int(excluded[j])},
-                  [(n, v, c.mask) for n, v in c.parts])
+                  [(n, v, c.mask) for n, v in c.parts], "brier_improvement")
     est = [Estimate(**{**e.__dict__, "values": {"improvement": e.estimate, **e.values}}) for e in est]
     return _assemble(inp, rs.settings, "brier_improvement",
                      "Brier(shuffled) − Brier(correct) against correct-context labels",
@@ -546,13 +557,9 @@ def family_decisions(results: dict, alpha: float) -> dict:
         elif p is not None and not (isinstance(p, float) and math.isnan(p)) and p <= alpha:
             decisions[name] = "confirmed"
         else: decisions[name] = "not rejected"; going = False
-    return {
-        "primary": PRIMARY if PRIMARY in results else None,
-        "order": order,
-        "alpha": alpha,
-        "rule": "fixed sequence at alpha: an endpoint is confirmed only when it and every endpoint before it reject",
-        "decisions": decisions,
-    }
+    rule = "fixed sequence at alpha: an endpoint is confirmed only when it and every endpoint before it reject"
+    return {"primary": PRIMARY if PRIMARY in results else None, "order": order, "alpha": alpha, "rule": rule,
+            "decisions": decisions}
 
 # %% ../../nbs/15_endpoints.ipynb #352060d9
 def register_mean_endpoint(name: str, cells: Callable, statistic: str, null_hypothesis: str,
@@ -561,7 +568,7 @@ def register_mean_endpoint(name: str, cells: Callable, statistic: str, null_hypo
     built-in ones; `metadata` as for `register_endpoint` (label, formula, null_value, paired, family)."""
     def fn(inp: EndpointInput, rs: Resampling) -> EndpointResult:
         c = cells(inp, effective_epsilon(rs.settings.epsilon))
-        est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts])
+        est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts], name)
         return _assemble(inp, rs.settings, name, statistic, null_hypothesis, est, role)
     return register_endpoint(name, role=role, cells=cells, **metadata)(fn)
 

@@ -22,17 +22,18 @@ from ..core.config import AnalysisConfig
 from ..core.executors import Job, run_jobs
 from ..core.runs import atomic_write, write_json
 from ..core.vocab import PROTOCOL_VERSION
-from ..core.seeds import derive_seed
+from ..core.seeds import derive_seed, rng_for
 from .bootstrap import bootstrap_weights, cluster_sums, ratio_bootstrap
-from .endpoints import ENDPOINTS, FAMILY, EndpointInput, run_endpoints
+from .endpoints import ENDPOINTS, FAMILY, EndpointInput, run_endpoints, stated_effect
+from .signflip import SignFlips, signflip_test
 from .measures import effective_epsilon
 
 # %% auto #0
-__all__ = ['SCENARIOS', 'COVERAGE', 'PART_OF', 'RECORD', 'CI_METHODS', 'VALIDITY_NULLS', 'Scenario', 'register_scenario',
-           'cluster_sizes', 'generate', 'coverage_cells', 'population_values', 'truth', 'planted_alignment',
-           'run_batch', 'clopper_pearson', 'summarise', 'interval_coverage', 'StudySettings', 'simulation_study',
-           'markdown_table', 'study_summary_markdown', 'write_study', 'read_study', 'design_validity', 'simulate_input',
-           'w1']
+__all__ = ['SCENARIOS', 'COVERAGE', 'PART_OF', 'RECORD', 'CI_METHODS', 'VALIDITY_NULLS', 'COVERAGE_GOAL', 'VALIDITY_FORMAT',
+           'Scenario', 'register_scenario', 'cluster_sizes', 'generate', 'coverage_cells', 'population_values', 'truth',
+           'planted_alignment', 'run_batch', 'clopper_pearson', 'summarise', 'interval_coverage', 'StudySettings',
+           'simulation_study', 'markdown_table', 'study_summary_markdown', 'write_study', 'read_study', 'shift_power',
+           'design_validity', 'simulate_input', 'w1']
 
 # %% ../../nbs/16_simulate.ipynb #fb7a04e4
 @dataclass(frozen=True)
@@ -111,6 +112,9 @@ for _s in [
              link="clipped"),
     Scenario("unbalanced", "very unbalanced patients (2 to 40 items each) whose noise differs (heteroscedastic)",
              items=2, items_max=40, patient_spread=0.7),
+    Scenario("unbalanced_binary_sparse",
+             "unbalanced, heteroscedastic patients; scores 0 or 1; Δ_ref ≠ 0 in about 3% of cells", items=2,
+             items_max=40, patient_spread=0.7, grid=1.0, shift_rate=0.03, observer_transient=0.0),
     Scenario("aligned", "a planted alignment: agreement with the own chart 0.05 above a donor's chart", gap=0.05),
     Scenario("aligned_small", "a planted agreement gap of 0.025", gap=0.025),
     Scenario("aligned_large", "a planted agreement gap of 0.10", gap=0.10),
@@ -441,29 +445,47 @@ def read_study(folder) -> dict:
     return {**meta, "rejections": pd.read_csv(folder/"rejections.csv"), "coverage": pd.read_csv(folder/"coverage.csv"),
             "folder": folder}
 
+# %% ../../nbs/16_simulate.ipynb #c7e0beb8
+def shift_power(s: Scenario, n_patients: int, count: int, settings: AnalysisConfig, effects: dict,
+                seed: int = 0) -> dict:
+    """Per endpoint of `effects` (name -> effect): the share of `count` datasets of null scenario `s` whose one-sided
+    overall sign-flip test rejects at α once every cell of the endpoint's contrast is moved by its effect (the same
+    datasets, seeds and sign patterns as `run_batch`)."""
+    names, eps = tuple(effects), effective_epsilon(settings.epsilon)
+    hits = np.zeros(len(names))
+    for i in range(count):
+        inp = generate(s, n_patients, np.random.default_rng(derive_seed(seed, "simulate", s.name, n_patients, i)))
+        flips = SignFlips.draw(n_patients, settings.n_permutations,
+                               rng_for(derive_seed(seed, "resample", s.name, n_patients, i), "simulation", "signflip"))
+        cells = coverage_cells(inp, eps, names)
+        S = np.column_stack([cluster_sums(v + effects[q], inp.cluster, n_patients, m)[0].sum(1)
+                             for q, (v, m) in cells.items()])
+        hits += signflip_test(S, flips, flips.exact, settings.alpha).p_value <= settings.alpha
+    return {q: float(h / count) for q, h in zip(names, hits)}
+
 # %% ../../nbs/16_simulate.ipynb #8a7156c3
 VALIDITY_NULLS = ("baseline", "confident", "pull_to_half", "patient_varying_alignment", "patient_varying_specificity")
+COVERAGE_GOAL = 0.93     # an interval whose simulated coverage at the design is lower says so on the model page
+VALIDITY_FORMAT = 2      # what a cached answer holds (2: power at stated effects, coverage); part of the cache key
 
 def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int,
                     settings: AnalysisConfig, seed: int = 0, cache_dir=None, sizes=()) -> dict:
-    """Simulated false-positive rate (the largest over `VALIDITY_NULLS`, with its binomial interval) and power (planted
-    gap 0.05) of each confirmatory test at a design, with `settings.validity_datasets` datasets per scenario; `sizes`:
-    the dataset's own items per patient (simulated as they are; without them every patient has `items`). Cached in
-    `cache_dir` (default ~/.cache/carebench/validity), keyed by the design, the settings and the scenarios'
-    definitions."""
+    """Simulated false-positive rate (the largest over `VALIDITY_NULLS`, with its binomial interval) and power (at its
+    stated effect, `shift_power`) and lowest interval coverage of each confirmatory test at a design, with
+    `settings.validity_datasets` datasets per scenario; `sizes`: the dataset's own items per patient (simulated as they
+    are; without them every patient has `items`). Cached in `cache_dir` (default ~/.cache/carebench/validity), keyed by
+    the design, the settings, the stated effects and the scenarios' definitions."""
     design = dict(n_patients=int(n_patients), items=int(max(items, 1)), n_categories=int(n_categories),
                   observers=int(max(observers, 1)), donors=int(max(donors, 1)))
     sizes = tuple(int(max(m, 1)) for m in sizes) if len(sizes) == design["n_patients"] else ()
     small = dataclasses.replace(settings, n_bootstrap=200, n_permutations=min(settings.n_permutations, 1000))
     at = lambda name: dataclasses.replace(SCENARIOS[name], items=design["items"], categories=design["n_categories"],
                                           observers=design["observers"], donors=design["donors"], sizes=sizes)
-    scen = {n: at(n) for n in (*VALIDITY_NULLS, "aligned")}
-    key_src = json.dumps({**design, "alpha": small.alpha, "epsilon": small.epsilon, "n": small.validity_datasets,
-                          "flips": small.n_permutations, "seed": seed, "protocol": PROTOCOL_VERSION,
-                          "version": carebench.__version__, "scenarios": [repr(s) for s in scen.values()]},
-                         sort_keys=True)
-    cache = Path(cache_dir or os.environ.get("CAREBENCH_VALIDITY_CACHE") or Path.home()/".cache"/"carebench"/"validity")
-    path = cache/f"{hashlib.sha256(key_src.encode()).hexdigest()[:20]}.json"
+    scen = {n: at(n) for n in VALIDITY_NULLS}
+    effects = {q: stated_effect(settings, q) for q in FAMILY}
+    path = _validity_path(cache_dir, {**design, "alpha": small.alpha, "epsilon": small.epsilon, "effects": effects,
+                                      "n": small.validity_datasets, "flips": small.n_permutations, "seed": seed,
+                                      "scenarios": [repr(s) for s in scen.values()]})
     if path.is_file():
         try: return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError): pass
@@ -471,26 +493,41 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
     recs = pd.DataFrame([r for s in scen.values()
                          for r in run_batch(s, design["n_patients"], 0, small.validity_datasets, small, seed)],
                         columns=RECORD)
-    out = _validity_endpoints(summarise(recs, small.alpha, small.epsilon, seed, scen)["rejections"])
+    power = shift_power(scen["baseline"], design["n_patients"], small.validity_datasets, small, effects, seed)
+    out = _validity_endpoints(summarise(recs, small.alpha, small.epsilon, seed, scen), power)
     if sizes: design["items_per_patient"] = [min(sizes), max(sizes)]     # simulated with the dataset's own counts
     doc = {"design": design, "datasets": small.validity_datasets, "alpha": small.alpha,
-           "planted_gap": scen["aligned"].gap, "null_scenarios": list(VALIDITY_NULLS), "endpoints": out,
-           "seconds": round(time.time() - t0, 1)}
+           "power_effects": effects, "power_scenario": "baseline", "null_scenarios": list(VALIDITY_NULLS),
+           "endpoints": out, "seconds": round(time.time() - t0, 1)}
     try:
-        cache.mkdir(parents=True, exist_ok=True); write_json(path, doc)
+        path.parent.mkdir(parents=True, exist_ok=True); write_json(path, doc)
     except OSError: pass                      # a read-only cache folder costs a recomputation, nothing else
     return doc
 
-def _validity_endpoints(rj: pd.DataFrame) -> dict:
-    "Per tested endpoint: the worst null's rejection rate with its interval and scenario, and the power."
-    out = {}
+def _validity_path(cache_dir, key: dict) -> Path:
+    "Where the answer for `key` (with the protocol, the package version and the answer's format) is cached."
+    key_src = json.dumps({**key, "protocol": PROTOCOL_VERSION, "version": carebench.__version__,
+                          "format": VALIDITY_FORMAT}, sort_keys=True)
+    cache = Path(cache_dir or os.environ.get("CAREBENCH_VALIDITY_CACHE") or Path.home()/".cache"/"carebench"/"validity")
+    return cache/f"{hashlib.sha256(key_src.encode()).hexdigest()[:20]}.json"
+
+def _validity_endpoints(study: dict, power: dict) -> dict:
+    """Per tested endpoint: the worst null's rejection rate with its interval and scenario, the power (`power`), and
+    the lowest coverage of its interval over the scenarios, with its interval (flagged below `COVERAGE_GOAL`)."""
+    rj, cov, out = study["rejections"], study["coverage"], {}
     for q in FAMILY:
-        nulls, alt = rj[(rj["quantity"] == q) & rj["null"]], rj[(rj["quantity"] == q) & (rj["scenario"] == "aligned")]
+        nulls = rj[(rj["quantity"] == q) & rj["null"]]
         if not len(nulls): continue
         w = nulls.loc[nulls["rate"].idxmax()]
         out[q] = {"false_positive_rate": float(w["rate"]), "false_positive_scenario": w["scenario"],
                   "false_positive_rate_low": float(w["rate_low"]), "false_positive_rate_high": float(w["rate_high"]),
-                  "power": float(alt["rate"].iloc[0]) if len(alt) else None}
+                  "power": power.get(q)}
+        c = cov[cov["quantity"] == q]
+        if len(c):
+            w = c.loc[c["coverage"].idxmin()]
+            out[q].update(coverage=float(w["coverage"]), coverage_low=float(w["coverage_low"]),
+                          coverage_high=float(w["coverage_high"]), coverage_scenario=w["scenario"],
+                          coverage_below_goal=bool(w["coverage"] < COVERAGE_GOAL))
     return out
 
 # %% ../../nbs/16_simulate.ipynb #048f8502
