@@ -304,7 +304,8 @@ def _check_scores(run: RunFolder, ds: Dataset, df: pd.DataFrame, cells, exclude_
 def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config, names, validity: bool,
                    checked: dict) -> dict:
     """One model's results: its endpoints on its complete pairs, what was analysed, the family's decisions and (once
-    per number of donors, kept in `checked`) the tests' behaviour at this very design."""
+    per number of donors and score type, kept in `checked`) the tests' behaviour at this very design: the dataset's
+    items per patient and share of non-zero Δ_ref cells, the model's score type."""
     donors = mats["n_donors"][complete]
     data = {"n_pairs_analysed": int(complete.sum()), "n_pairs_excluded": int((~complete).sum()),
             "shuffled_donors_per_cell": [int(donors.min()), int(donors.max())] if complete.any() else None}
@@ -313,12 +314,13 @@ def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config
     res["data"] = data
     res["family"] = family_decisions(res, config.analysis.alpha)
     if validity and config.analysis.design_validity and complete.any():
-        D = max(int(donors.max()), 1)
+        from carebench.stats.simulate import design_validity, score_grid     # the simulation machinery, when it runs
+        D = (max(int(donors.max()), 1), score_grid(inp.s_free, inp.s_correct, inp.s_donors))
         if D not in checked:
-            from carebench.stats.simulate import design_validity     # the simulation machinery, only when it runs
             sizes = np.bincount(ds.cluster, minlength=ds.n_patients)             # the dataset's own items per patient
             checked[D] = design_validity(ds.n_patients, int(np.median(sizes)), len(ds.categories),
-                                         ds.observers_per_pair, D, config.analysis, config.seed, sizes=tuple(sizes))
+                                         ds.observers_per_pair, D[0], config.analysis, config.seed, sizes=tuple(sizes),
+                                         delta_ref_rate=float((ds.delta_ref != 0).mean()), grid=D[1])
         res["validity"] = checked[D]
     return res
 

@@ -12,9 +12,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..core.config import AnalysisConfig
-from ..core.seeds import derive_seed
 from .endpoints import PRIMARY
-from .simulate import Scenario, clopper_pearson, generate, run_batch
+from .simulate import Scenario, clopper_pearson, matched_to, run_batch
 
 # %% auto #0
 __all__ = ['PLAN_HELP', 'PLAN_ENDPOINTS', 'PlanDesign', 'design_from_counts', 'plan_scenario', 'power_curve',
@@ -53,20 +52,7 @@ def plan_scenario(design: PlanDesign, effect: float, seed: int = 0) -> Scenario:
      "the design's Δ_ref rate.")
     s = Scenario("plan", f"a planned study: directional-alignment gap {effect}", gap=float(effect),
                  items=design.items, categories=design.categories, observers=design.observers, donors=design.donors)
-    def rate(**kw) -> float:                        # the share of non-zero Δ_ref cells of one large dataset
-        rng = np.random.default_rng(derive_seed(seed, "plan", "calibrate"))
-        return float((generate(dataclasses.replace(s, **kw), max(2000 // design.items, 20), rng,
-                               0.0).delta_ref != 0).mean())
-    noise = _bisect(lambda t: rate(shift_rate=0.0, observer_transient=t), design.delta_ref_rate / 3, 0.0, 1.0)
-    shift = _bisect(lambda r: rate(shift_rate=r, observer_transient=noise), design.delta_ref_rate, 0.0, 1.0)
-    return dataclasses.replace(s, shift_rate=shift, observer_transient=noise)
-
-def _bisect(f, target: float, lo: float, hi: float, steps: int = 14) -> float:
-    "The x in [lo, hi] where the increasing function `f` reaches `target` (an end when it never does), to 4 digits."
-    for _ in range(steps):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if f(mid) < target else (lo, mid)
-    return round((lo + hi) / 2, 4)
+    return matched_to(s, design.delta_ref_rate, seed)
 
 # %% ../../nbs/1b_plan.ipynb #10c97e1e
 PLAN_ENDPOINTS = (PRIMARY, "directional_alignment")

@@ -33,7 +33,7 @@ __all__ = ['SCENARIOS', 'COVERAGE', 'PART_OF', 'RECORD', 'CI_METHODS', 'VALIDITY
            'Scenario', 'register_scenario', 'cluster_sizes', 'generate', 'coverage_cells', 'population_values', 'truth',
            'planted_alignment', 'run_batch', 'clopper_pearson', 'summarise', 'interval_coverage', 'StudySettings',
            'simulation_study', 'markdown_table', 'study_summary_markdown', 'write_study', 'read_study', 'shift_power',
-           'design_validity', 'simulate_input', 'w1']
+           'matched_to', 'score_grid', 'design_validity', 'simulate_input', 'w1']
 
 # %% ../../nbs/16_simulate.ipynb #fb7a04e4
 @dataclass(frozen=True)
@@ -463,25 +463,52 @@ def shift_power(s: Scenario, n_patients: int, count: int, settings: AnalysisConf
         hits += signflip_test(S, flips, flips.exact, settings.alpha).p_value <= settings.alpha
     return {q: float(h / count) for q, h in zip(names, hits)}
 
+# %% ../../nbs/16_simulate.ipynb #afa7e902
+def matched_to(s: Scenario, delta_ref_rate: float, seed: int = 0) -> Scenario:
+    """`s` with its shift rate and transient observer noise set so that the share of its (pair, category) cells with
+    Δ_ref ≠ 0 is `delta_ref_rate`, a third of it from the observers' noise alone (bisection on one large dataset)."""
+    def rate(**kw) -> float:
+        rng = np.random.default_rng(derive_seed(seed, "plan", "calibrate"))
+        return float((generate(dataclasses.replace(s, **kw), max(2000 // max(s.items, 1), 20), rng,
+                               0.0).delta_ref != 0).mean())
+    def bisect(f, target: float, lo: float = 0.0, hi: float = 1.0) -> float:   # f increases; to 4 digits
+        for _ in range(14):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if f(mid) < target else (lo, mid)
+        return round((lo + hi) / 2, 4)
+    noise = bisect(lambda t: rate(shift_rate=0.0, observer_transient=t), delta_ref_rate / 3)
+    shift = bisect(lambda r: rate(shift_rate=r, observer_transient=noise), delta_ref_rate)
+    return dataclasses.replace(s, shift_rate=shift, observer_transient=noise)
+
+# %% ../../nbs/16_simulate.ipynb #77a90010
+def score_grid(*scores) -> float:
+    """A model's score type as the simulation takes it (`Scenario.grid`): 1.0 when every score is 0 or 1, else the step
+    of the coarsest grid of at most 20 steps holding them all (0.5, 0.25, 0.2, 0.1, 0.05), else 0 (continuous)."""
+    s = np.concatenate([np.ravel(np.asarray(x, float)) for x in scores])
+    s = s[np.isfinite(s)]
+    for steps in (1, 2, 4, 5, 10, 20):
+        if len(s) and np.allclose(s * steps, np.round(s * steps), rtol=0, atol=1e-9): return 1.0 / steps
+    return 0.0
+
 # %% ../../nbs/16_simulate.ipynb #8a7156c3
 VALIDITY_NULLS = ("baseline", "confident", "pull_to_half", "patient_varying_alignment", "patient_varying_specificity")
 COVERAGE_GOAL = 0.93     # an interval whose simulated coverage at the design is lower says so on the model page
-VALIDITY_FORMAT = 2      # what a cached answer holds (2: power at stated effects, coverage); part of the cache key
+VALIDITY_FORMAT = 3      # what a cached answer holds (3: power at stated effects, coverage, data-matched); in its key
 
 def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int,
-                    settings: AnalysisConfig, seed: int = 0, cache_dir=None, sizes=()) -> dict:
+                    settings: AnalysisConfig, seed: int = 0, cache_dir=None, sizes=(), delta_ref_rate=None,
+                    grid: float = 0.0) -> dict:
     """Simulated false-positive rate (the largest over `VALIDITY_NULLS`, with its binomial interval) and power (at its
     stated effect, `shift_power`) and lowest interval coverage of each confirmatory test at a design, with
     `settings.validity_datasets` datasets per scenario; `sizes`: the dataset's own items per patient (simulated as they
     are; without them every patient has `items`). Cached in `cache_dir` (default ~/.cache/carebench/validity), keyed by
-    the design, the settings, the stated effects and the scenarios' definitions."""
+    the design, the settings, the stated effects and the scenarios' definitions. `delta_ref_rate` (the data's share of
+    cells with Δ_ref ≠ 0, `matched_to`) and `grid` (the model's `score_grid`) make the scenarios the data's."""
     design = dict(n_patients=int(n_patients), items=int(max(items, 1)), n_categories=int(n_categories),
                   observers=int(max(observers, 1)), donors=int(max(donors, 1)))
     sizes = tuple(int(max(m, 1)) for m in sizes) if len(sizes) == design["n_patients"] else ()
     small = dataclasses.replace(settings, n_bootstrap=200, n_permutations=min(settings.n_permutations, 1000))
-    at = lambda name: dataclasses.replace(SCENARIOS[name], items=design["items"], categories=design["n_categories"],
-                                          observers=design["observers"], donors=design["donors"], sizes=sizes)
-    scen = {n: at(n) for n in VALIDITY_NULLS}
+    scen = _validity_scenarios(design, sizes, delta_ref_rate, grid, seed)
     effects = {q: stated_effect(settings, q) for q in FAMILY}
     path = _validity_path(cache_dir, {**design, "alpha": small.alpha, "epsilon": small.epsilon, "effects": effects,
                                       "n": small.validity_datasets, "flips": small.n_permutations, "seed": seed,
@@ -496,6 +523,8 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
     power = shift_power(scen["baseline"], design["n_patients"], small.validity_datasets, small, effects, seed)
     out = _validity_endpoints(summarise(recs, small.alpha, small.epsilon, seed, scen), power)
     if sizes: design["items_per_patient"] = [min(sizes), max(sizes)]     # simulated with the dataset's own counts
+    design.update(delta_ref_rate=None if delta_ref_rate is None else round(float(delta_ref_rate), 4),
+                  score_grid=float(grid))
     doc = {"design": design, "datasets": small.validity_datasets, "alpha": small.alpha,
            "power_effects": effects, "power_scenario": "baseline", "null_scenarios": list(VALIDITY_NULLS),
            "endpoints": out, "seconds": round(time.time() - t0, 1)}
@@ -503,6 +532,16 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
         path.parent.mkdir(parents=True, exist_ok=True); write_json(path, doc)
     except OSError: pass                      # a read-only cache folder costs a recomputation, nothing else
     return doc
+
+def _validity_scenarios(design: dict, sizes: tuple, delta_ref_rate, grid: float, seed: int) -> dict:
+    "`VALIDITY_NULLS` at the design: its counts, sizes, Δ_ref rate (`matched_to` on the baseline) and score grid."
+    base = dataclasses.replace(SCENARIOS["baseline"], items=design["items"], categories=design["n_categories"],
+                               observers=design["observers"], donors=design["donors"], sizes=sizes)
+    base = base if delta_ref_rate is None or not 0 < delta_ref_rate < 1 else matched_to(base, delta_ref_rate, seed)
+    at = lambda name: dataclasses.replace(SCENARIOS[name], items=base.items, categories=base.categories, sizes=sizes,
+                                          observers=base.observers, donors=base.donors, shift_rate=base.shift_rate,
+                                          observer_transient=base.observer_transient, grid=float(grid))
+    return {n: at(n) for n in VALIDITY_NULLS}
 
 def _validity_path(cache_dir, key: dict) -> Path:
     "Where the answer for `key` (with the protocol, the package version and the answer's format) is cached."
