@@ -6,6 +6,7 @@
 from __future__ import annotations
 import hashlib
 import itertools
+import math
 import re
 import shutil
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, PROTOCOL_VERSION, SHUFFL
 from ..core.errors import ConfigError
 from ..stats.endpoints import (CONTRASTS, ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS, PRIMARY, EndpointInput,
                                        family_decisions, results_to_dict, run_endpoints, to_jsonable)
+from ..stats.measures import finite_number
 from ..stats.resources import check_analysis
 from ..stats.contrasts import model_contrast
 from ..adapters.dataset import Dataset, adapter_manifest
@@ -30,8 +32,8 @@ from .scores import ScoreValidationError, read_scores, score_cells, score_matric
 
 # %% auto #0
 __all__ = ['MISSING_CHECKS', 'model_slug', 'model_slugs', 'complete_pairs', 'endpoint_input', 'endpoint_table',
-           'paired_cell_deltas', 'summary_markdown', 'Analysis', 'model_contrasts', 'check_sensitivity',
-           'aggregation_sensitivity', 'write_analysis', 'analyze']
+           'paired_cell_deltas', 'degenerate_note', 'summary_markdown', 'Analysis', 'model_contrasts',
+           'check_sensitivity', 'aggregation_sensitivity', 'write_analysis', 'analyze']
 
 # %% ../../nbs/27_analyze.ipynb #79d67386
 def model_slug(model: str, taken=()) -> str:
@@ -103,6 +105,21 @@ def paired_cell_deltas(model: str, ds: Dataset, mats: dict) -> pd.DataFrame:
                          # the arrays as they are: no second copy of a million rows
                          "delta_shuffled": s - f}, copy=False)
 
+# %% ../../nbs/27_analyze.ipynb #0cc20642
+def degenerate_note(o: dict) -> str:
+    """Why an overall estimate (its JSON) reads as it does when degenerate: a Mantel–Haenszel odds ratio of 0 or
+    without a finite value (Σ a·d/n or Σ b·c/n is 0 over the categories), an interval whose resamples all agree;
+    else ""."""
+    why = []
+    if "odds_ratio" in o and finite_number(o.get("estimate")) and o["estimate"] == 0:
+        why.append(f"no category has cells moving with the reference both up and down (up–up {o.get('a_up_up')}, "
+                   f"down–down {o.get('d_down_down')} in all), so the odds ratio is 0")
+    if "odds_ratio" in o and o.get("estimate") in (None, math.inf) and o.get("n_cells"):
+        why.append(f"no category has cells moving against the reference both ways (up–down {o.get('b_up_down')}, "
+                   f"down–up {o.get('c_down_up')} in all), so the odds ratio has no finite value")
+    if o.get("ci_degenerate"): why.append("every resample gave the same value, so the interval is a single point")
+    return f" — {'; '.join(why)}." if why else ""
+
 # %% ../../nbs/27_analyze.ipynb #4a937f02
 def _fmt(x, nd=3):
     return "n/a" if x is None else f"{x:.{nd}g}" if abs(x) < 1e-3 and x != 0 else f"{x:.{nd}f}"
@@ -126,6 +143,7 @@ def _summary_row(key: str, results: dict, a) -> str:
         note.append(f"underpowered: power < {a.power_target:.0%} at its stated effect of {_fmt(o.get('power_effect'))}")
     if role != "descriptive" and not o.get("confirmatory"):
         note.append("too few non-zero Δ_ref cells or patients for a confirmatory test")
+    if degenerate_note(o): note.append(degenerate_note(o)[3:-1])
     if key in validity:
         v = validity[key]
         note.append(f"simulated at this design: false-positive rate {_fmt(v.get('false_positive_rate'))}, "

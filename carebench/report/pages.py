@@ -15,6 +15,7 @@ import carebench
 from ..core.vocab import CONTEXT_FREE
 from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
+from ..evaluation.analyze import degenerate_note
 from ..evaluation.view import (_CORRECT, _DOWN, _NULL, _SHUF, _UP, Figure, RunView, _below, _estimates_by,
                                        _heatmap, _label, _role_rows, _step_hist, _style, category_names)
 # the toolkit the report templates import from this module (`from carebench.report.pages import load_run, table`)
@@ -248,9 +249,10 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
 
 # %% ../../nbs/40_report.ipynb #632166dc
 def endpoint_definitions(view: RunView, model: str) -> str:
-    "Markdown: what each endpoint of the table estimates (the registry's statistic), one line each."
-    return "\n".join(f"- **{_label(n)}** ({r.get('role')}): {r.get('statistic')}" for n,
-                     r in _endpoints(view, model).items())
+    ("Markdown: what each endpoint of the table estimates (the registry's statistic), one line each, with why an "
+     "estimate or its interval is degenerate where it is (`degenerate_note`).")
+    return "\n".join(f"- **{_label(n)}** ({r.get('role')}): {r.get('statistic')}"
+                     f"{degenerate_note(r.get('overall') or {})}" for n, r in _endpoints(view, model).items())
 
 # %% ../../nbs/40_report.ipynb #c1f43bf2
 def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame:
