@@ -10,7 +10,7 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,9 +31,9 @@ from .measures import effective_epsilon
 # %% auto #0
 __all__ = ['SCENARIOS', 'COVERAGE', 'PART_OF', 'RECORD', 'CI_METHODS', 'VALIDITY_NULLS', 'COVERAGE_GOAL', 'VALIDITY_FORMAT',
            'Scenario', 'register_scenario', 'cluster_sizes', 'generate', 'coverage_cells', 'population_values', 'truth',
-           'planted_alignment', 'run_batch', 'clopper_pearson', 'summarise', 'interval_coverage', 'StudySettings',
-           'simulation_study', 'markdown_table', 'study_summary_markdown', 'write_study', 'read_study', 'shift_power',
-           'matched_to', 'score_grid', 'design_validity', 'simulate_input', 'w1']
+           'planted_alignment', 'pooled', 'run_batch', 'clopper_pearson', 'summarise', 'interval_coverage',
+           'StudySettings', 'simulation_study', 'markdown_table', 'study_summary_markdown', 'write_study', 'read_study',
+           'shift_power', 'matched_to', 'score_grid', 'design_validity', 'simulate_input', 'w1']
 
 # %% ../../nbs/16_simulate.ipynb #fb7a04e4
 @dataclass(frozen=True)
@@ -80,7 +80,6 @@ class Scenario:
 
     @property
     def is_null(self) -> bool: return bool(self.nulls)
-
 
 SCENARIOS: dict[str, Scenario] = {}
 
@@ -191,7 +190,6 @@ COVERAGE = ("context_specificity", "directional_alignment", "context_sensitivity
 
 PART_OF = {"mean_abs_delta": "context_sensitivity", "sign_agreement_rate": "directional_alignment"}
 
-
 def coverage_cells(inp: EndpointInput, eps: float, names=COVERAGE) -> dict:
     """Per quantity of `names`: (values, mask) from the registered endpoints' own per-cell contrasts (`Endpoint.cells`)
     or their parts (`PART_OF`): the study averages exactly what the endpoints average."""
@@ -212,7 +210,6 @@ def population_values(inp: EndpointInput, eps: float) -> dict:
 def _population(s: Scenario, alignment: float, eps: float, seed: int) -> tuple:
     return tuple(sorted(population_values(generate(s, 4000, np.random.default_rng(seed), alignment), eps).items()))
 
-
 def truth(s: Scenario, eps: float = 0.01, seed: int = 0) -> dict:
     "Population values of scenario `s` (its planted alignment solved for its gap first); contrasts are 0 under a null."
     out = dict(_population(s, planted_alignment(s, eps, seed), eps, seed))
@@ -231,6 +228,16 @@ def planted_alignment(s: Scenario, eps: float = 0.01, seed: int = 0) -> float:
         else: hi = mid
     return (lo + hi) / 2
 
+# %% ../../nbs/16_simulate.ipynb #f305d5d2
+def pooled(inp: EndpointInput) -> EndpointInput:
+    "The same (pair, category) cells as one category (rows pair by pair), patients unchanged: the overall results only."
+    C = len(inp.categories)
+    flat = lambda m: None if m is None else np.asarray(m).reshape(-1, 1)
+    donors = inp.s_donors.reshape(inp.s_donors.shape[0], -1, 1)
+    return EndpointInput(("all",), np.repeat(inp.cluster, C), flat(inp.delta_ref), flat(inp.s_free),
+                         flat(inp.s_correct), donors if donors.shape[0] > 1 else donors[0], flat(inp.y_correct),
+                         canonical=False)
+
 # %% ../../nbs/16_simulate.ipynb #cf1e1254
 def run_batch(scenario: str, n_patients: int, start: int, count: int, settings: AnalysisConfig, seed: int = 0,
               names=FAMILY) -> list:
@@ -242,7 +249,7 @@ def run_batch(scenario: str, n_patients: int, start: int, count: int, settings: 
     rows = []
     for i in range(start, start + count):
         inp = generate(s, n_patients, np.random.default_rng(derive_seed(seed, "simulate", scenario, n_patients, i)), a)
-        res = run_endpoints(inp, settings, seed=derive_seed(seed, "resample", scenario, n_patients, i),
+        res = run_endpoints(pooled(inp), settings, seed=derive_seed(seed, "resample", scenario, n_patients, i),
                             stream="simulation", names=names)
         for name, r in res.items():
             o = r.overall
@@ -451,8 +458,7 @@ def shift_power(s: Scenario, n_patients: int, count: int, settings: AnalysisConf
     """Per endpoint of `effects` (name -> effect): the share of `count` datasets of null scenario `s` whose one-sided
     overall sign-flip test rejects at α once every cell of the endpoint's contrast is moved by its effect (the same
     datasets, seeds and sign patterns as `run_batch`)."""
-    names, eps = tuple(effects), effective_epsilon(settings.epsilon)
-    hits = np.zeros(len(names))
+    names, eps, hits = tuple(effects), effective_epsilon(settings.epsilon), np.zeros(len(effects))
     for i in range(count):
         inp = generate(s, n_patients, np.random.default_rng(derive_seed(seed, "simulate", s.name, n_patients, i)))
         flips = SignFlips.draw(n_patients, settings.n_permutations,
