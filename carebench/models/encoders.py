@@ -4,6 +4,7 @@
 
 # %% ../../nbs/39_encoders.ipynb #f4e5f673
 from __future__ import annotations
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 import hashlib
@@ -23,7 +24,8 @@ from .hf_backend import model_fingerprint
 
 # %% auto #0
 __all__ = ['MAX_TOKENS', 'MAX_BATCH', 'EncoderConfig', 'default_encoder_path', 'default_embedding_cache', 'model_shape',
-           'check_encoder', 'TextEncoder', 'snapshot_fields', 'embed_contexts', 'context_vector']
+           'check_encoder', 'TextEncoder', 'snapshot_fields', 'embed_contexts', 'context_vector', 'layer_stack',
+           'standing_in']
 
 # %% ../../nbs/39_encoders.ipynb #dee6d6eb
 # the longest `max_length` any setting accepts (tokens); a model's own positions bound it further
@@ -233,3 +235,32 @@ def context_vector(fields: tuple, vecs: np.ndarray, drop: str | None = None) -> 
     "A patient's context: the mean of its field vectors, without field `drop` (ablation); zeros when nothing is left."
     keep = [i for i, f in enumerate(fields) if f != drop]
     return vecs[keep].mean(0) if keep else np.zeros(vecs.shape[1], np.float32)
+
+# %% ../../nbs/39_encoders.ipynb #938f0cc8
+def layer_stack(model) -> tuple:
+    "`(name, module list)` of a torch model's stack of transformer layers, or `(None, None)` where none is found."
+    import torch
+    n = getattr(getattr(model, "config", None), "num_hidden_layers", None)
+    return next(((k, m) for k, m in model.named_modules() if isinstance(m, torch.nn.ModuleList) and len(m) == n),
+                (None, None))
+
+# %% ../../nbs/39_encoders.ipynb #e89262cf
+@contextmanager
+def standing_in(blocks, idx, states=None, as_tuple: bool = False):
+    """For the duration of the block, one module stands in for the layers `idx` of the layer stack `blocks`: it passes
+    on the hidden states it is given (and keeps them as `seen`), or, given `states`, hands those over instead;
+    `as_tuple` returns them the way layers that return tuples do. Yields the stand-in; the layers are put back after."""
+    import torch
+
+    class StandIn(torch.nn.Module):
+        def forward(self, hidden_states, *args, **kwargs):
+            self.seen = hidden_states
+            out = hidden_states if states is None else states
+            return (out,) if self.as_tuple else out
+
+    stand, saved = StandIn(), [blocks[i] for i in idx]
+    stand.as_tuple, stand.seen = as_tuple, None
+    for i in idx: blocks[i] = stand
+    try: yield stand
+    finally:
+        for i, b in zip(idx, saved): blocks[i] = b

@@ -16,13 +16,15 @@ __all__ = ['LoraSettings', 'AdaptationConfig']
 # %% ../../../nbs/tracks/adaptation/3q_adaptation_settings.ipynb #3d27f1a9
 @dataclass(frozen=True)
 class LoraSettings:
-    """LoRA: rank, scaling, dropout, and the modules it adapts (None: the family's attention projections). `r` is at
-    most 4,096 here and at most the model's hidden size once the model is known (a rank beyond it adds parameters, not
-    capacity)."""
+    """LoRA: rank, scaling, dropout, the modules it adapts (None: the family's attention projections) and in how many of
+    the model's top layers (`layers`; None: every layer). `r` is at most 4,096 here and at most the model's hidden size
+    once the model is known (a rank beyond it adds parameters, not capacity); `layers` above the model's number of
+    layers means every layer."""
     r: int = 8
     alpha: int = 16
     dropout: float = 0.05
     target_modules: tuple[str, ...] | None = None
+    layers: int | None = 2           # the top layers that carry adapters (1–10,000; None: all, as in protocol 1)
 
     def __post_init__(self):
         _whole("r", self.r, 1, 4_096, " (and at most the model's hidden size)")
@@ -31,6 +33,7 @@ class LoraSettings:
         if self.target_modules is not None and (not self.target_modules
                                                 or not all(str(m).strip() for m in self.target_modules)):
             raise ValueError("target_modules must name at least one module (or be null)")
+        _whole("layers", self.layers, 1, 10_000, null=True)
 
 # %% ../../../nbs/tracks/adaptation/3q_adaptation_settings.ipynb #80a313f0
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ import copy
 import hashlib
 import json
 import math
+import re
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,14 +25,15 @@ from ...core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ...adapters.dataset import Dataset
 from ..crossfit import crossfit
 from ...models.backends import hub_offline
-from ...models.encoders import check_encoder, default_encoder_path, snapshot_fields
+from ...models.encoders import (check_encoder, default_encoder_path, layer_stack, model_shape, snapshot_fields,
+                                       standing_in)
 from ...models.hf_backend import model_fingerprint
 from .settings import AdaptationConfig
 from ..splits import nested_folds
 from ..track import Merged, Track, register_track
 
 # %% auto #0
-__all__ = ['chart_text', 'BaseModel', 'Scorer', 'fine_tune', 'fine_tune_memory', 'check_fine_tuning', 'save_adapter',
+__all__ = ['chart_text', 'fine_tune_memory', 'check_fine_tuning', 'BaseModel', 'Scorer', 'fine_tune', 'save_adapter',
            'AdaptationResult', 'fine_tuning_plan', 'adapt', 'model_name', 'adaptation_job', 'adapt_shift',
            'adaptation_shift_job', 'AdaptationTrack']
 
@@ -38,162 +41,6 @@ __all__ = ['chart_text', 'BaseModel', 'Scorer', 'fine_tune', 'fine_tune_memory',
 def chart_text(patient) -> str:
     "A patient's snapshot as text: one `field: text` block per non-empty field, in the snapshot's order."
     return "\n".join(f"{name}: {text}" for name, text in snapshot_fields(patient))
-
-# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #8166ebf0
-_TARGETS = {"query": ["query", "value"], "q_proj": ["q_proj", "v_proj"], "c_attn": ["c_attn"]}
-
-
-class BaseModel:
-    ("The pretrained body and its tokenizer, loaded once per job; every fine-tuning starts from its initial adapter "
-     "weights.")
-    def __init__(self, s: AdaptationConfig):
-        hub_offline()                                          # local folders only: nothing is downloaded
-        import torch
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as hf_logging
-        hf_logging.disable_progress_bar()
-        # a deprecation notice of transformers that PEFT triggers: not the user's
-        import warnings
-        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-        if s.threads: torch.set_num_threads(s.threads)
-        self.s, self.torch = s, torch
-        self.path = s.model.path or default_encoder_path()
-        self.tok = AutoTokenizer.from_pretrained(self.path, revision=s.model.revision, local_files_only=True)
-        if self.tok.pad_token is None: self.tok.pad_token = self.tok.eos_token
-        self.tok.padding_side = "right"                      # pooling "last" reads the last real token
-        self.model = AutoModel.from_pretrained(self.path, revision=s.model.revision, local_files_only=True)
-        self.device = s.model.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        names = {n.rsplit(".", 1)[-1] for n, _ in self.model.named_modules()}
-        self.targets = list(s.lora.target_modules or next((v for k, v in _TARGETS.items() if k in names), []))
-        if not self.targets or not set(self.targets) <= names:
-            raise ConfigError(f"cannot tell which modules of {self.path} to adapt: set adaptation.lora.target_modules",
-                              None, "adaptation.lora.target_modules")
-        self.hidden = self.model.config.hidden_size
-        self.peft, self.active = None, None
-
-    def adapted(self):
-        "The body with LoRA adapters, made once (seeded); `reset` puts its initial adapter weights back."
-        if self.peft is None:
-            from peft import LoraConfig, get_peft_model
-            self.torch.manual_seed(0)
-            self.peft = get_peft_model(self.model, LoraConfig(r=self.s.lora.r, lora_alpha=self.s.lora.alpha,
-                                                  lora_dropout=self.s.lora.dropout,
-                                                  target_modules=self.targets)).to(self.device)
-            self.init = {n: p.detach().clone() for n, p in self.peft.named_parameters() if p.requires_grad}
-        return self.peft
-
-    def reset(self):
-        named = dict(self.peft.named_parameters())
-        with self.torch.no_grad():
-            for n, v in self.init.items(): named[n].copy_(v)
-
-    @property
-    def identity(self) -> dict:
-        return {"path": self.path, "revision": self.s.model.revision, "files": model_fingerprint(self.path),
-                "targets": self.targets}
-
-    def encode(self, texts: list):
-        "Token ids of (item, chart or None) cases: a pair for the cross-encoder, item then chart for a causal LM."
-        items, charts = [t[0] for t in texts], [t[1] or "" for t in texts]
-        kw = dict(truncation=True, max_length=self.s.model.max_length, padding=True, return_tensors="pt")
-        if self.s.family == "cross_encoder": enc = self.tok(items, charts, **kw)
-        else: enc = self.tok([i if not c else f"{i}\n\nPatient chart:\n{c}" for i, c in zip(items, charts)], **kw)
-        return {k: v.to(self.device) for k, v in enc.items()}
-
-# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #3657dac4
-class Scorer:
-    """One fine-tuned model: its LoRA adapter weights and a linear head (one sigmoid output per category). All scorers
-    of a job share one adapted copy of the body (`BaseModel.peft`) and swap their weights in when they score, so memory
-    holds one model."""
-    def __init__(self, base: BaseModel, n_categories: int, seed: int):
-        torch = base.torch
-        self.base, self.torch, self.body = base, torch, base.adapted()
-        base.reset()
-        # the head's init and dropout: this fit's own seed                                                     # every
-        # fine-tuning starts from the same adapter init
-        torch.manual_seed(seed)
-        self.head = torch.nn.Linear(base.hidden, n_categories).to(base.device)
-        base.active = self
-
-    def params(self) -> list:
-        return [p for p in self.body.parameters() if p.requires_grad] + list(self.head.parameters())
-
-    def activate(self):
-        "Put this scorer's adapter weights into the shared body."
-        if self.base.active is not self: self.load_state(self.saved)
-
-    def logits(self, enc):
-        h, mask = self.body(**enc).last_hidden_state, enc["attention_mask"].unsqueeze(-1).to(self.body.dtype)
-        pooling = self.base.s.model.pooling
-        if pooling == "cls": pooled = h[:, 0]
-        elif pooling == "last": pooled = h[self.torch.arange(len(h)), enc["attention_mask"].sum(1) - 1]
-        else: pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1)
-        return self.head(pooled)
-
-    def scores(self, texts: list) -> np.ndarray:
-        """Sigmoid scores (cases × categories) in evaluation mode. Cases are batched by length (a batch is padded to its
-        longest case, and an item alone is a tenth of an item with its chart) and returned in their own order."""
-        self.activate(); self.body.eval(); out, bs = [], self.base.s.model.batch_size
-        order = np.argsort([len(i) + len(c or "") for i, c in texts], kind="stable")
-        with self.torch.no_grad():
-            for b in range(0, len(texts), bs):
-                z = self.logits(self.base.encode([texts[k] for k in order[b:b + bs]]))
-                out.append(self.torch.sigmoid(z).double().cpu().numpy())
-        res = np.empty((len(texts), self.head.out_features))
-        if out: res[order] = np.vstack(out)
-        return res
-
-    def state(self) -> dict:
-        "The trained parameters only (adapter weights; the head is this scorer's own)."
-        return {n: p.detach().clone() for n, p in self.body.named_parameters() if p.requires_grad}
-
-    def load_state(self, state: dict):
-        named = dict(self.body.named_parameters())
-        with self.torch.no_grad():
-            for n, v in state.items(): named[n].copy_(v)
-        self.base.active = self
-
-# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #09e59e19
-def _batches(texts: list, bs: int, rng) -> list:
-    """One epoch's batches in a random order: cases with a chart and cases without one are batched apart (shuffled
-    within each), so that an item alone is never padded to the length of a chart: about half the work of mixed batches,
-    the same cases."""
-    groups = [np.flatnonzero([bool(c) for _, c in texts]), np.flatnonzero([not c for _, c in texts])]
-    out = [g[b:b + bs] for g in (rng.permutation(g) for g in groups) for b in range(0, len(g), bs)]
-    return [out[k] for k in rng.permutation(len(out))]
-
-def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.ndarray, seed: int,
-              say=None) -> tuple:
-    """Fine-tune a fresh `Scorer` on `texts` (soft targets `Y`), keep the epoch with the lowest validation loss, stop
-    after `patience` epochs without improvement. Returns the scorer and its log (epochs run, best epoch, losses).
-    `say(line)`, when given, hears the time the first epoch took and what it makes of the fit."""
-    s, torch = base.s, base.torch
-    sc = Scorer(base, Y.shape[1], seed)
-    opt = torch.optim.AdamW(sc.params(), lr=s.learning_rate, weight_decay=s.weight_decay)
-    loss_fn, rng = torch.nn.BCEWithLogitsLoss(), np.random.default_rng(seed)
-    target = lambda y: torch.tensor(y, dtype=torch.float32, device=base.device)
-    def valid_loss():
-        p = np.clip(sc.scores(valid), 1e-7, 1 - 1e-7)
-        return float(-(Yv * np.log(p) + (1 - Yv) * np.log(1 - p)).mean())
-    best, best_epoch, state, stale, losses = valid_loss(), 0, sc.state(), 0, []
-    started = time.time()
-    for epoch in range(1, s.epochs + 1):
-        if epoch == 2 and say is not None:
-            took = time.time() - started
-            say(f"adaptation: first epoch of a fit took {took:.0f} s ({math.ceil(len(texts) / s.model.batch_size)} "
-                f"steps); this fit at most {took * (s.epochs - 1):.0f} s more if no epoch stops it early")
-        sc.body.train()
-        for idx in _batches(texts, s.model.batch_size, rng):
-            loss = loss_fn(sc.logits(base.encode([texts[i] for i in idx])), target(Y[idx]))
-            loss.backward(); opt.step(); opt.zero_grad()
-        losses.append(v := valid_loss())
-        if v < best - 1e-6: best, best_epoch, state, stale = v, epoch, sc.state(), 0
-        else:
-            stale += 1
-            if stale >= s.patience: break
-    sc.load_state(state); sc.saved = state
-    return sc, dict(epochs_run=len(losses), best_epoch=best_epoch, valid_losses=[round(x, 6) for x in losses],
-                    best_valid_loss=round(best, 6))
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #63c8dbb0
 def _lora_width(name: str, h: int, ffn: int) -> int:
@@ -208,19 +55,20 @@ def _lora_width(name: str, h: int, ffn: int) -> int:
 def fine_tune_memory(s: AdaptationConfig, shape: dict) -> dict:
     """Estimated peak bytes of one fine-tuning from the model's sizes (`model_shape`), by the part each setting drives:
     the body's weights in float32 (`weights`); the LoRA adapters with their gradients and AdamW's two moments, 16 bytes
-    a parameter, r·(inputs + outputs) parameters per adapted module and layer (`adapters`: `lora.r`,
-    `lora.target_modules`, by default two attention projections); and what one batch keeps for the backward pass
-    (`activations`: `model.batch_size` × `model.max_length` tokens, about 8·hidden + 2·ffn floats a token and
-    layer, and two attention maps of length² per head and layer). Sizes a config does not give are taken large
+    a parameter, r·(inputs + outputs) parameters per adapted module and adapted layer (`adapters`: `lora.r`,
+    `lora.target_modules`, by default two attention projections, `lora.layers`); and what one batch keeps for the
+    backward pass (`activations`: `model.batch_size` × `model.max_length` tokens, about 8·hidden + 2·ffn floats a token
+    and adapted layer, and two attention maps of length² per head and adapted layer; frozen layers keep nothing).
+    Sizes a config does not give are taken large
     (hidden 1,024, 24 layers)."""
     h, L = shape.get("hidden") or 1024, shape.get("layers") or 24
     heads, ffn = shape.get("heads") or max(1, h // 64), shape.get("ffn") or 4 * h
     vocab, pos = shape.get("vocab") or 50_000, shape.get("positions") or 0
     widths = [_lora_width(t, h, ffn) for t in s.lora.target_modules] if s.lora.target_modules else [2 * h, 2 * h]
-    b, T = s.model.batch_size, s.model.max_length
+    b, T, La = s.model.batch_size, s.model.max_length, min(L, s.lora.layers or L)
     return {"weights": 4 * (L * (4 * h * h + 2 * h * ffn) + (vocab + pos) * h),
-            "adapters": 16 * s.lora.r * L * sum(widths),
-            "activations": 4 * b * T * L * (8 * h + 2 * ffn) + 8 * b * heads * T * T * L}
+            "adapters": 16 * s.lora.r * La * sum(widths),
+            "activations": 4 * b * T * La * (8 * h + 2 * ffn) + 8 * b * heads * T * T * La}
 
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #c0f6e709
@@ -250,6 +98,218 @@ def check_fine_tuning(s: AdaptationConfig, config_file=None) -> dict:
                           "or raise adaptation.max_memory_gb", config_file, key)
     return need
 
+
+# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #548255da
+def _cache_budget(s: AdaptationConfig, path) -> float:
+    "Bytes the frozen layers' outputs may take: what `max_memory_gb` leaves beside the fine-tuning's own estimate."
+    return max(0.0, s.max_memory_gb * 2 ** 30 - sum(fine_tune_memory(s, model_shape(path)).values()))
+
+# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #9a5d685d
+_TARGETS = {"query": ["query", "value"], "q_proj": ["q_proj", "v_proj"], "c_attn": ["c_attn"]}
+
+
+class BaseModel:
+    """The pretrained body and its tokenizer, loaded once per job; every fine-tuning starts from its initial adapter
+    weights. With `lora.layers` below the model's number of layers, the layers under the adapted ones are frozen: their
+    output for a case is computed once (`frozen`) and kept while `max_memory_gb` allows, and a forward pass runs the
+    adapted layers on it (`hidden`)."""
+    def __init__(self, s: AdaptationConfig):
+        hub_offline()                                          # local folders only: nothing is downloaded
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+        hf_logging.disable_progress_bar()
+        # a deprecation notice of transformers that PEFT triggers: not the user's
+        import warnings
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        if s.threads: torch.set_num_threads(s.threads)
+        self.s, self.torch = s, torch
+        self.path = s.model.path or default_encoder_path()
+        self.tok = AutoTokenizer.from_pretrained(self.path, revision=s.model.revision, local_files_only=True)
+        if self.tok.pad_token is None: self.tok.pad_token = self.tok.eos_token
+        self.tok.padding_side = "right"                      # pooling "last" reads the last real token
+        self.model = AutoModel.from_pretrained(self.path, revision=s.model.revision, local_files_only=True)
+        self.device = s.model.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        names = {n.rsplit(".", 1)[-1] for n, _ in self.model.named_modules()}
+        self.targets = list(s.lora.target_modules or next((v for k, v in _TARGETS.items() if k in names), []))
+        if not self.targets or not set(self.targets) <= names:
+            raise ConfigError(f"cannot tell which modules of {self.path} to adapt: set adaptation.lora.target_modules",
+                              None, "adaptation.lora.target_modules")
+        self.hidden_size = self.model.config.hidden_size
+        self.blocks_name, self.blocks = layer_stack(self.model)
+        # the first adapted layer: 0 (every layer) unless the layer stack is known and lora.layers leaves some below
+        self.first = max(0, len(self.blocks) - s.lora.layers) if s.lora.layers and self.blocks is not None else 0
+        self.cache, self.cache_bytes, self.cache_limit = {}, 0, _cache_budget(s, self.path)
+        self.peft, self.active, self.as_tuple, self.tokens = None, None, False, 0
+
+    def adapted(self):
+        "The body with LoRA adapters in its adapted layers, made once (seeded); `reset` puts their first weights back."
+        if self.peft is None:
+            from peft import LoraConfig, get_peft_model
+            self.torch.manual_seed(0)
+            # the adapted layers by their index in the layer stack, found by the stack's own name
+            layers = list(range(self.first, len(self.blocks))) if self.first else None
+            pattern = re.escape(self.blocks_name.rsplit(".", 1)[-1]) if self.first else None
+            self.peft = get_peft_model(self.model, LoraConfig(r=self.s.lora.r, lora_alpha=self.s.lora.alpha,
+                                                  lora_dropout=self.s.lora.dropout, target_modules=self.targets,
+                                                  layers_to_transform=layers, layers_pattern=pattern)).to(self.device)
+            self.init = {n: p.detach().clone() for n, p in self.peft.named_parameters() if p.requires_grad}
+        return self.peft
+
+    def reset(self):
+        named = dict(self.peft.named_parameters())
+        with self.torch.no_grad():
+            for n, v in self.init.items(): named[n].copy_(v)
+
+    @property
+    def identity(self) -> dict:
+        n = len(self.blocks) if self.blocks is not None else None
+        return {"path": self.path, "revision": self.s.model.revision, "files": model_fingerprint(self.path),
+                "targets": self.targets, "adapted_layers": list(range(self.first, n)) if self.first else "all"}
+
+    def encode(self, texts: list):
+        "Token ids of (item, chart or None) cases: a pair for the cross-encoder, item then chart for a causal LM."
+        items, charts = [t[0] for t in texts], [t[1] or "" for t in texts]
+        kw = dict(truncation=True, max_length=self.s.model.max_length, padding=True, return_tensors="pt")
+        if self.s.family == "cross_encoder": enc = self.tok(items, charts, **kw)
+        else: enc = self.tok([i if not c else f"{i}\n\nPatient chart:\n{c}" for i, c in zip(items, charts)], **kw)
+        return {k: v.to(self.device) for k, v in enc.items()}
+
+    def frozen(self, texts: list) -> list:
+        """The frozen layers' output for each (item, chart) case, its real tokens only (tokens × hidden): from the
+        cache, or computed once in evaluation mode without gradients (the adapted layers stood in for) and cached while
+        the budget lasts. A case's output does not depend on the cases batched with it (padding is masked)."""
+        torch, todo = self.torch, [t for t in dict.fromkeys(texts) if t not in self.cache]
+        fresh, was = {}, self.model.training
+        todo.sort(key=lambda t: len(t[0]) + len(t[1] or ""))
+        self.model.eval()
+        with torch.no_grad(), standing_in(self.blocks, range(self.first, len(self.blocks))) as stand:
+            # the stand-in returns what the model's own layers return (a tensor, or a tuple in older versions)
+            last = self.blocks[self.first - 1].register_forward_hook(
+                lambda m, i, o: setattr(stand, "as_tuple", isinstance(o, tuple)))
+            try:
+                for b in range(0, len(todo), self.s.model.batch_size):
+                    batch = todo[b:b + self.s.model.batch_size]
+                    enc = self.encode(batch)
+                    self.model(**enc)
+                    self.as_tuple = stand.as_tuple
+                    for t, h, k in zip(batch, stand.seen, enc["attention_mask"].sum(1).tolist()):
+                        fresh[t] = h[:k].clone()
+                        if self.cache_bytes + fresh[t].nbytes <= self.cache_limit:
+                            self.cache[t] = fresh[t]; self.cache_bytes += fresh[t].nbytes
+            finally:
+                last.remove(); self.model.train(was)
+        return [self.cache[t] if t in self.cache else fresh[t] for t in texts]
+
+    def hidden(self, body, texts: list) -> tuple:
+        """The last hidden states of `body` (the adapted model) for the cases `texts`, and their attention mask: the
+        whole model, or, with frozen layers, the adapted layers on their cached input."""
+        enc = self.encode(texts)
+        self.tokens += int(enc["attention_mask"].sum())
+        if not self.first: return body(**enc).last_hidden_state, enc["attention_mask"]
+        rows = self.frozen(texts)
+        states = rows[0].new_zeros(len(rows), enc["input_ids"].shape[1], rows[0].shape[-1])
+        for j, h in enumerate(rows): states[j, :len(h)] = h
+        with standing_in(self.blocks, range(self.first), states, self.as_tuple):
+            return body(**enc).last_hidden_state, enc["attention_mask"]
+
+# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #3657dac4
+class Scorer:
+    """One fine-tuned model: its LoRA adapter weights and a linear head (one sigmoid output per category). All scorers
+    of a job share one adapted copy of the body (`BaseModel.peft`) and swap their weights in when they score, so memory
+    holds one model."""
+    def __init__(self, base: BaseModel, n_categories: int, seed: int):
+        torch = base.torch
+        self.base, self.torch, self.body = base, torch, base.adapted()
+        base.reset()
+        # the head's init and dropout: this fit's own seed                                                     # every
+        # fine-tuning starts from the same adapter init
+        torch.manual_seed(seed)
+        self.head = torch.nn.Linear(base.hidden_size, n_categories).to(base.device)
+        base.active = self
+
+    def params(self) -> list:
+        return [p for p in self.body.parameters() if p.requires_grad] + list(self.head.parameters())
+
+    def activate(self):
+        "Put this scorer's adapter weights into the shared body."
+        if self.base.active is not self: self.load_state(self.saved)
+
+    def logits(self, texts: list):
+        h, att = self.base.hidden(self.body, texts)
+        mask, pooling = att.unsqueeze(-1).to(self.body.dtype), self.base.s.model.pooling
+        if pooling == "cls": pooled = h[:, 0]
+        elif pooling == "last": pooled = h[self.torch.arange(len(h)), att.sum(1) - 1]
+        else: pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1)
+        return self.head(pooled)
+
+    def scores(self, texts: list) -> np.ndarray:
+        """Sigmoid scores (cases × categories) in evaluation mode. Cases are batched by length (a batch is padded to its
+        longest case, and an item alone is a tenth of an item with its chart) and returned in their own order."""
+        self.activate(); self.body.eval(); out, bs = [], self.base.s.model.batch_size
+        order = np.argsort([len(i) + len(c or "") for i, c in texts], kind="stable")
+        with self.torch.no_grad():
+            for b in range(0, len(texts), bs):
+                z = self.logits([texts[k] for k in order[b:b + bs]])
+                out.append(self.torch.sigmoid(z).double().cpu().numpy())
+        res = np.empty((len(texts), self.head.out_features))
+        if out: res[order] = np.vstack(out)
+        return res
+
+    def state(self) -> dict:
+        "The trained parameters only (adapter weights; the head is this scorer's own)."
+        return {n: p.detach().clone() for n, p in self.body.named_parameters() if p.requires_grad}
+
+    def load_state(self, state: dict):
+        named = dict(self.body.named_parameters())
+        with self.torch.no_grad():
+            for n, v in state.items(): named[n].copy_(v)
+        self.base.active = self
+
+# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #09e59e19
+def _batches(texts: list, bs: int, rng) -> list:
+    """One epoch's batches in a random order: cases with a chart and cases without one are batched apart (shuffled
+    within each), so that an item alone is never padded to the length of a chart: about half the work of mixed batches,
+    the same cases."""
+    groups = [np.flatnonzero([bool(c) for _, c in texts]), np.flatnonzero([not c for _, c in texts])]
+    out = [g[b:b + bs] for g in (rng.permutation(g) for g in groups) for b in range(0, len(g), bs)]
+    return [out[k] for k in rng.permutation(len(out))]
+
+def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.ndarray, seed: int,
+              say=None) -> tuple:
+    """Fine-tune a fresh `Scorer` on `texts` (soft targets `Y`), keep the epoch with the lowest validation loss, stop
+    after `patience` epochs without improvement. Returns the scorer and its log (epochs run, best epoch, losses).
+    `say(line)`, when given, hears the time the first epoch took and what it makes of the fit. The log counts the
+    optimiser's steps and the tokens (padding left out) they read."""
+    s, torch = base.s, base.torch
+    sc = Scorer(base, Y.shape[1], seed)
+    opt = torch.optim.AdamW(sc.params(), lr=s.learning_rate, weight_decay=s.weight_decay)
+    loss_fn, rng = torch.nn.BCEWithLogitsLoss(), np.random.default_rng(seed)
+    target = lambda y: torch.tensor(y, dtype=torch.float32, device=base.device)
+    def valid_loss():
+        p = np.clip(sc.scores(valid), 1e-7, 1 - 1e-7)
+        return float(-(Yv * np.log(p) + (1 - Yv) * np.log(1 - p)).mean())
+    best, best_epoch, state, stale, losses, steps, tokens = valid_loss(), 0, sc.state(), 0, [], 0, 0
+    started = time.time()
+    for epoch in range(1, s.epochs + 1):
+        if epoch == 2 and say is not None:
+            took = time.time() - started
+            say(f"adaptation: first epoch of a fit took {took:.0f} s ({math.ceil(len(texts) / s.model.batch_size)} "
+                f"steps); this fit at most {took * (s.epochs - 1):.0f} s more if no epoch stops it early")
+        sc.body.train()
+        for idx in _batches(texts, s.model.batch_size, rng):
+            before = base.tokens
+            loss = loss_fn(sc.logits([texts[i] for i in idx]), target(Y[idx]))
+            loss.backward(); opt.step(); opt.zero_grad()
+            steps, tokens = steps + 1, tokens + base.tokens - before
+        losses.append(v := valid_loss())
+        if v < best - 1e-6: best, best_epoch, state, stale = v, epoch, sc.state(), 0
+        else:
+            stale += 1
+            if stale >= s.patience: break
+    sc.load_state(state); sc.saved = state
+    return sc, dict(epochs_run=len(losses), best_epoch=best_epoch, valid_losses=[round(x, 6) for x in losses],
+                    best_valid_loss=round(best, 6), steps=steps, tokens=tokens)
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #9e54300e
 class _Track2Learner:
@@ -417,6 +477,7 @@ def adaptation_job(config, run_path, quiet: bool = True) -> dict:
     stats = dict(model=model, track="adaptation", base=base.identity, n_pairs=ds.n_pairs, fits=len(res.fits),
                  outer_folds=len(nested_folds(list(dict.fromkeys(ds.pair_patient)), s.outer_folds, 2, config.seed)),
                  epochs_run=int(sum(f["epochs_run"] for f in res.fits)), seconds=round(time.time() - t0, 3),
+                 steps=int(sum(f["steps"] for f in res.fits)), tokens=int(sum(f["tokens"] for f in res.fits)),
                  device=str(base.device),
                  # hashes in the run manifest
                  adapters={f["adapter"]: f["adapter_sha256"] for f in res.fits if "adapter" in f})
@@ -513,6 +574,8 @@ class AdaptationTrack(Track):
     @classmethod
     def summary(cls, manifest: dict) -> list:
         r = manifest.get("adaptation")
-        return [(r["model"],
-                 [f"LoRA fine-tuning: {r['outer_folds']} outer folds, {r['fits']} fitted models, {r['epochs_run']} "
-                  f"epochs"])] if r else []
+        if not r: return []
+        work = f", {r['steps']:,} steps over {r['tokens']:,} tokens" if "steps" in r else ""
+        took = f" in {r['seconds']:.0f} s" if "seconds" in r else ""
+        return [(r["model"], [f"LoRA fine-tuning: {r['outer_folds']} outer folds, {r['fits']} fitted models, "
+                              f"{r['epochs_run']} epochs{work}{took}"])]
