@@ -11,7 +11,6 @@ import math
 import re
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,10 +56,9 @@ def fine_tune_memory(s: AdaptationConfig, shape: dict) -> dict:
     the body's weights in float32 (`weights`); the LoRA adapters with their gradients and AdamW's two moments, 16 bytes
     a parameter, r·(inputs + outputs) parameters per adapted module and adapted layer (`adapters`: `lora.r`,
     `lora.target_modules`, by default two attention projections, `lora.layers`); and what one batch keeps for the
-    backward pass (`activations`: `model.batch_size` × `model.max_length` tokens, about 8·hidden + 2·ffn floats a token
-    and adapted layer, and two attention maps of length² per head and adapted layer; frozen layers keep nothing).
-    Sizes a config does not give are taken large
-    (hidden 1,024, 24 layers)."""
+    backward pass (`activations`: `model.batch_size` × `model.max_length` tokens, about 8·hidden + 2·ffn floats
+    a token and adapted layer, and two attention maps of length² per head and adapted layer; frozen layers keep
+    nothing). Sizes a config does not give are taken large (hidden 1,024, 24 layers)."""
     h, L = shape.get("hidden") or 1024, shape.get("layers") or 24
     heads, ffn = shape.get("heads") or max(1, h // 64), shape.get("ffn") or 4 * h
     vocab, pos = shape.get("vocab") or 50_000, shape.get("positions") or 0
