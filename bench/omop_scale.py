@@ -4,11 +4,13 @@ Not a test: it prints figures.
 It writes a DuckDB file with `--rows` measurement rows (and a tenth as many condition rows) over `--persons`
 patients, a small CONCEPT table and a labels table for 200 of the patients (with `--files csv|parquet`, the tables
 exported as files instead, in key order as exports write them), then runs `carebench validate` in a fresh process and
-reports wall seconds, CPU seconds and peak RSS (the whole process tree, sampled).
+reports wall seconds, CPU seconds and peak RSS (the whole process tree, sampled). `--concepts N` adds N concepts that
+no row names, as an Athena download's CONCEPT table brings millions (ids in shuffled order, as a download is not sorted).
 
     python bench/omop_scale.py --rows 1000000
     python bench/omop_scale.py --rows 10000000 --persons 20000
     python bench/omop_scale.py --rows 10000000 --persons 20000 --files csv
+    python bench/omop_scale.py --rows 100000 --concepts 5000000 --files csv
 """
 import argparse
 import json
@@ -24,7 +26,7 @@ from fhir_scale import run_validate, write_labels  # noqa: E402
 LABELLED = 200
 
 
-def write_database(root: Path, rows: int, persons: int, files: str | None = None) -> Path:
+def write_database(root: Path, rows: int, persons: int, files: str | None = None, concepts: int = 0) -> Path:
     "A DuckDB OMOP database generated in SQL (no row passes through Python)."
     import duckdb
     db = root / "cdm.duckdb"
@@ -40,6 +42,10 @@ def write_database(root: Path, rows: int, persons: int, files: str | None = None
                    (8554, 'percent', 'Unit', 'UCUM', 'Unit', 'S', '%'), (8876, 'millimeter mercury column', 'Unit',
                    'UCUM', 'Unit', 'S', 'mm[Hg]'), (320128, 'Essential hypertension', 'Condition', 'SNOMED',
                    'Clinical Finding', 'S', '59621000')""")
+    if concepts:                                  # an Athena-sized vocabulary, none of it named by a row
+        con.execute(f"""INSERT INTO concept SELECT 40000000 + i, 'Filler concept number ' || i, 'Drug', 'RxNorm',
+                        'Clinical Drug', 'S', CAST(900000 + i AS VARCHAR) FROM range({concepts}) t(i)
+                        ORDER BY hash(i)""")
     con.execute(f"""CREATE TABLE measurement AS SELECT i AS measurement_id, 1 + i % {persons} AS person_id,
                     CASE WHEN i % 2 = 0 THEN 3004410 ELSE 3012888 END AS measurement_concept_id,
                     DATE '2010-01-01' + CAST(i % 3650 AS INTEGER) AS measurement_date,
@@ -53,7 +59,7 @@ def write_database(root: Path, rows: int, persons: int, files: str | None = None
     if files:                                     # each table as a file, sorted by its key
         (root / "tables").mkdir()
         for table in ("person", "concept", "measurement", "condition_occurrence"):
-            key = {"person": "person_id", "concept": "concept_id"}.get(table, f"{table}_id")
+            key = {"person": "person_id", "concept": "hash(concept_id)"}.get(table, f"{table}_id")
             options = "(FORMAT PARQUET)" if files == "parquet" else "(HEADER, DELIMITER ',')"
             con.execute(f"COPY (SELECT * FROM {table} ORDER BY {key}) TO '{root / 'tables' / table}.{files}' "
                         f"{options}")
@@ -71,14 +77,15 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=1_000_000, help="measurement rows (default 1,000,000)")
     ap.add_argument("--persons", type=int, default=10_000, help="patients (default 10,000)")
     ap.add_argument("--files", choices=("csv", "parquet"), help="the tables as files of this format, not a database")
+    ap.add_argument("--concepts", type=int, default=0, help="unused concepts added to CONCEPT (default 0)")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     a = ap.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="omop_scale_"))
     try:
         t0 = time.perf_counter()
-        where = write_database(root, a.rows, a.persons, a.files)
+        where = write_database(root, a.rows, a.persons, a.files, a.concepts)
         size = sum(f.stat().st_size for f in where.iterdir()) if where.is_dir() else where.stat().st_size
-        out = dict(measurement_rows=a.rows, condition_rows=a.rows // 10, persons=a.persons,
+        out = dict(measurement_rows=a.rows, condition_rows=a.rows // 10, persons=a.persons, concepts=a.concepts + 5,
                    source=f"{a.files} files" if a.files else "duckdb", input_mb=round(size / 1e6, 1),
                    write_s=round(time.perf_counter() - t0, 1),
                    validate=run_validate(root / "config.yaml"))

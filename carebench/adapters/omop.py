@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from ..core.config import quote_value, redact_secrets
@@ -23,13 +24,14 @@ from .chart import (ChartGroups, ChartOptions, Entry, age_text, cap_note, chart_
 from .dataset import Dataset
 from .leakage import withheld_notes, withhold_items
 from .long import assemble_long, read_long
-from .omop_read import FolderSource, _integers, omop_source, read_table, table_chunks
+from .omop_read import (FolderSource, _integers, omop_source, raw_frames, read_table, table_chunks,
+                                          table_frames)
 from .terminology import Coding, Terminology, TerminologyOptions, standard_code
 
 # %% auto #0
 __all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'DATE_COLUMNS', 'FEMALE', 'MALE', 'VALUE_COLUMNS', 'CONCEPT_COLUMNS', 'RANGE_COLUMNS',
            'OPERATORS', 'SUFFIX_COLUMNS', 'OmopOptions', 'read_concepts', 'read_persons', 'omop_date', 'read_people',
-           'row_text', 'omop_snapshots', 'OmopAdapter']
+           'row_text', 'used_concepts', 'omop_snapshots', 'OmopAdapter']
 
 # %% ../../nbs/2c_omop.ipynb #6a945301
 OMOP_TABLES = {   # table -> (primary key, concept column, source value column, default field)
@@ -81,23 +83,46 @@ class OmopOptions(ChartOptions):
         return self.tables if self.tables is not None else redact_secrets(self.url) if self.url else f"${self.url_env}"
 
 # %% ../../nbs/2c_omop.ipynb #4052a80b
-def read_concepts(source) -> tuple[dict, dict]:
+def read_concepts(source, used=None) -> tuple[dict, dict]:
     """concept_id -> `Coding(vocabulary_id, concept_code, concept_name)` from the user's CONCEPT table (required), and
-    concept_id -> concept_class_id (where the table has the column)."""
-    df = read_table(source, "concept", ("concept_id", "concept_name", "vocabulary_id", "concept_code"),
-                    ("concept_class_id",), key="concept_id")
-    if df is None:
+    concept_id -> concept_class_id (where the table has the column), for the ids in `used` (None: every id). The table
+    is read a frame at a time and every row is checked (an integer id, a name or a code, no id twice), but only the
+    concepts in use are kept: an Athena download of millions of concepts is never held."""
+    frames = table_frames(source, "concept", ("concept_id", "concept_name", "vocabulary_id", "concept_code"),
+                          ("concept_class_id",))
+    if frames is None:
         raise OmopError("no CONCEPT table: the adapter names concepts through the user's CONCEPT table",
                         file=source.where("concept"), table="concept")
-    ids = _integers(df, "concept_id", source, "concept")
-    nameless = ((df["concept_name"] == "") & (df["concept_code"] == "")).to_numpy()
-    if nameless.any():
-        i = int(nameless.argmax())
-        raise OmopError(f"concept {ids[i]} has neither a concept_name nor a concept_code",
-                        Location(source.where("concept"), "concept", int(df["row"].iat[i]), "concept_name"))
-    codings = {int(c): Coding(v, code, n) for c, v, code,
-               n in zip(ids, df["vocabulary_id"], df["concept_code"], df["concept_name"])}
-    return codings, {int(c): k for c, k in zip(ids, df["concept_class_id"]) if k}
+    codings, classes, seen = {}, {}, [np.zeros((0, 2), np.int64)]
+    for df in frames:
+        ids = _integers(df, "concept_id", source, "concept")
+        nameless = ((df["concept_name"] == "") & (df["concept_code"] == "")).to_numpy()
+        if nameless.any():
+            i = int(nameless.argmax())
+            raise OmopError(f"concept {ids[i]} has neither a concept_name nor a concept_code",
+                            Location(source.where("concept"), "concept", int(df["row"].iat[i]), "concept_name"))
+        seen.append(np.c_[ids, df["row"].to_numpy(np.int64)])
+        keep = np.ones(len(ids), bool) if used is None else np.isin(ids, used)
+        cols = [df[c].to_numpy()[keep] for c in ("vocabulary_id", "concept_code", "concept_name", "concept_class_id")]
+        for c, v, code, n, k in zip(ids[keep].tolist(), *cols):
+            if c in codings: continue                     # a repeat (`_repeated_concepts`): the first row is the one
+            codings[c] = Coding(v, code, n)
+            if k: classes[c] = k
+    _repeated_concepts(source, np.concatenate(seen))
+    return codings, classes
+
+def _repeated_concepts(source, seen: np.ndarray) -> None:
+    """A concept id on two rows of CONCEPT (`seen`: id, row): an `OmopError` naming the first repeat's row, or with
+    `on_invalid: skip` the repeats counted (the first row of each id is the one kept)."""
+    ids, rows = seen[:, 0], seen[:, 1]
+    order = np.argsort(ids, kind="stable")
+    later = order[1:][ids[order][1:] == ids[order][:-1]]
+    if not len(later): return
+    if getattr(source, "on_invalid", "error") == "skip":
+        source.skipped["concept: a row whose concept_id repeats an earlier row's"] += len(later); return
+    i = int(later.min())
+    raise OmopError(f"concept_id {ids[i]} appears twice",
+                    Location(source.where("concept"), "concept", int(rows[i]), "concept_id"))
 
 # %% ../../nbs/2c_omop.ipynb #a5415d11
 def read_persons(source, how: str) -> dict:
@@ -196,6 +221,20 @@ def row_text(table: str, fld: str, name: str, r: dict, concepts: dict | None = N
         return f"{name} {value}" if num else f"{name}: {value}"
     return name
 
+# %% ../../nbs/2c_omop.ipynb #93bfe0f0
+def used_concepts(source, size: int = 100_000) -> np.ndarray:
+    """Every concept id the clinical tables name (their concept, value, unit and operator columns), read alone a frame
+    at a time (`raw_frames`), sorted; a cell that is no id is left to the tables' own checks."""
+    found = [np.zeros(0, np.int64)]
+    for table, (_, ccol, _, _) in OMOP_TABLES.items():
+        cols = (ccol, *(CONCEPT_COLUMNS if table in VALUE_COLUMNS else ())) if ccol else ()
+        got = raw_frames(source, table, cols, size) if cols else None
+        for df in got[0] if got else ():
+            for _, col in df.items():
+                v = pd.to_numeric(col.astype(str).str.strip(), errors="coerce").to_numpy(float)
+                found.append(np.unique(v[np.isfinite(v) & (np.abs(v) < 2 ** 62)].astype(np.int64)))
+    return np.unique(np.concatenate(found))
+
 # %% ../../nbs/2c_omop.ipynb #7a5dcff3
 def _check_numbers(df, cols, source, table):
     "A number as written (13.2, 97, 1e-05) in each of `cols`: not inf, nan or text; blank allowed."
@@ -253,7 +292,7 @@ def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: di
     """Patient id -> `Patient` charted from the clinical tables (`2i_chart`: dated rows against each patient's index
     date, most recent first, repeats collapsed, age and sex from PERSON in the summary), and notes (tables absent,
     rows after the index date)."""
-    concepts, persons = read_concepts(source), read_persons(source, options.patient_id)
+    concepts, persons = read_concepts(source, used_concepts(source)), read_persons(source, options.patient_id)
     # each patient's rows grouped as they are read (`ChartGroups`): a table of millions of rows is never kept
     groups = {pid: ChartGroups(fixed_index(explicit or {}, options, pid)) for pid in persons.values()}
     people, notes = read_people(source), []

@@ -19,7 +19,7 @@ from ..core.inputs import file_problem, folder_files, head_problem
 
 # %% auto #0
 __all__ = ['CDM_COLUMNS', 'DUCKDB_CONFIG', 'FILE_CHUNK_BYTES', 'read_delimited_table', 'FolderSource', 'database_engine',
-           'DatabaseSource', 'omop_source', 'read_table', 'table_chunks']
+           'DatabaseSource', 'omop_source', 'read_table', 'table_chunks', 'raw_frames', 'table_frames']
 
 # %% ../../nbs/2k_omop_read.ipynb #aee33eef
 # columns of the tables read, in the order of the CDM's DDL (OHDSI/CommonDataModel, inst/ddl): for headerless tables
@@ -482,11 +482,28 @@ def table_chunks(source, name: str, needed: tuple, optional: tuple = (), key: st
         if key is None or p.stat().st_size < FILE_CHUNK_BYTES or not source.in_key_order(name, key, size):
             return iter([read_table(source, name, needed, optional, key)])
         raw, first = source.frames(name, wanted, size), source.first_row(name)
-    def frames():
-        first_row, previous = first, None
-        for df in raw:
-            n = len(df)
-            df, previous = _checked_frame(df, source, name, needed, optional, key, first_row, previous)
-            first_row += n
-            yield df
-    return frames()
+    return _checked_frames(raw, first, source, name, needed, optional, key)
+
+def _checked_frames(raw, first_row: int, source, name: str, needed: tuple, optional: tuple, key):
+    "The frames of `raw` (the first on line `first_row`) with `_checked_frame`'s checks, rows counted across them."
+    previous = None
+    for df in raw:
+        n = len(df)
+        df, previous = _checked_frame(df, source, name, needed, optional, key, first_row, previous)
+        first_row += n
+        yield df
+
+# %% ../../nbs/2k_omop_read.ipynb #bb317117
+def raw_frames(source, name: str, wanted: tuple | None = None, size: int = 100_000):
+    """Table `name`'s `wanted` columns as unchecked text frames of at most `size` rows in the order stored, and the line
+    its first data row is on; None when absent."""
+    if isinstance(source, DatabaseSource):
+        return (source.chunks(name, wanted, None, size), 1) if name in source.names else None
+    return (source.frames(name, wanted, size), source.first_row(name)) if source.file(name) is not None else None
+
+# %% ../../nbs/2k_omop_read.ipynb #29dd3e3c
+def table_frames(source, name: str, needed: tuple, optional: tuple = (), size: int = 100_000):
+    """Table `name` a frame at a time in the order stored, each frame with `read_table`'s checks but the key's: a table
+    read through once whose repeats the caller finds (CONCEPT, whose ids in use are kept); None when absent."""
+    found = raw_frames(source, name, (*needed, *optional), size)
+    return None if found is None else _checked_frames(*found, source, name, needed, optional, None)

@@ -332,7 +332,7 @@ def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config
     res["data"] = data
     res["family"] = family_decisions(res, config.analysis.alpha)
     if validity and config.analysis.design_validity and complete.any():
-        from carebench.stats.simulate import design_validity, score_grid     # the simulation machinery, when it runs
+        from carebench.stats.design import design_validity, score_grid     # the simulation machinery, when it runs
         D = (max(int(donors.max()), 1), score_grid(inp.s_free, inp.s_correct, inp.s_donors))
         if D not in checked:
             sizes = np.bincount(ds.cluster, minlength=ds.n_patients)             # the dataset's own items per patient

@@ -12,27 +12,45 @@ from statistics import NormalDist
 import numpy as np                 # scipy.special (normal quantiles for BCa) is imported where that method needs it
 
 # %% auto #0
-__all__ = ['DENSE_CELLS', 'SATTERTHWAITE_SCALE', 'MIN_STUDENTIZED_PATIENTS', 'cluster_sums', 'bootstrap_weights',
-           'BootstrapDraws', 'BootstrapResult', 'effective_patients', 'satterthwaite_patients', 't_quantile',
-           'ratio_se', 'ratio_bootstrap']
+__all__ = ['DENSE_CELLS', 'SATTERTHWAITE_SCALE', 'T_SERIES_DF', 'MIN_STUDENTIZED_PATIENTS', 'patient_runs', 'cluster_sums',
+           'bootstrap_weights', 'BootstrapDraws', 'BootstrapResult', 'effective_patients', 'satterthwaite_patients',
+           't_quantile', 'ratio_se', 'ratio_bootstrap']
+
+# %% ../../nbs/10_bootstrap.ipynb #055434d3
+def patient_runs(cluster) -> np.ndarray | None:
+    "The first row of each patient's run of rows when the rows come patient by patient (`cluster` never decreases)."
+    step = np.diff(np.asarray(cluster))
+    return np.r_[0, np.flatnonzero(step) + 1] if (step >= 0).all() else None
 
 # %% ../../nbs/10_bootstrap.ipynb #8a22375a
-def cluster_sums(values, cluster, n_clusters: int, mask=None):
+def cluster_sums(values, cluster, n_clusters: int, mask=None, starts=None):
     """Per-cluster sums `S` and cell counts `n` (both n_clusters × M) of the columns of `values` (N × M), over cells in
-    `mask`. One `bincount` over (cluster, column) bins: linear in the cells, no (patients × cells) matrix, and the same
-    additions in the same order as a scatter-add (`np.add.at`), so the sums are bitwise those of the scatter-add."""
+    `mask`. Rows given patient by patient (as every analysis and simulation gives them) are summed run by run
+    (`np.add.reduceat`, numpy's pairwise sums); other orders by one `bincount` over (cluster, column) bins, the same
+    additions in the same order as a scatter-add (`np.add.at`). Linear in the cells, no (patients × cells) matrix.
+    `starts`: the first row of each patient's run, when the caller knows the rows come patient by patient."""
     values = np.asarray(values, dtype=float)
     values = values[:, None] if values.ndim == 1 else values
     N, M = values.shape
-    mask = np.ones(values.shape,
-                   bool) if mask is None else np.broadcast_to(np.asarray(mask, bool).reshape(N, -1), values.shape)
     cluster = np.asarray(cluster, np.int64)
     if N and (cluster.min() < 0 or cluster.max() >= n_clusters):
         raise ValueError(f"cluster indices must lie in 0..{n_clusters - 1}")
-    bins = (cluster[:, None] * M + np.arange(M)).ravel()
-    S = np.bincount(bins, weights=np.where(mask, values, 0.0).ravel(), minlength=n_clusters * M).reshape(n_clusters, M)
-    n = np.bincount(bins, weights=mask.ravel().astype(float), minlength=n_clusters * M).reshape(n_clusters, M)
-    return S, n
+    if mask is not None: mask = np.broadcast_to(np.asarray(mask, bool).reshape(N, -1), values.shape)
+    starts = patient_runs(cluster) if starts is None and N else starts
+    if N and starts is not None:           # rows patient by patient: one sum per run of rows
+        S, n, who = np.zeros((n_clusters, M)), np.zeros((n_clusters, M)), cluster[starts]
+        S[who] = np.add.reduceat(values if mask is None else np.where(mask, values, 0.0), starts, axis=0)
+        n[who] = (np.diff(np.r_[starts, N])[:, None] if mask is None
+                  else np.add.reduceat(mask, starts, axis=0, dtype=np.int64))
+        return S, n
+    bins = cluster if M == 1 else (cluster[:, None] * M + np.arange(M)).ravel()
+    if mask is None:                  # every cell: the counts are each patient's rows
+        S = np.bincount(bins, weights=values.ravel(), minlength=n_clusters * M).reshape(n_clusters, M)
+        rows = np.bincount(cluster, minlength=n_clusters).astype(float)
+        return S, np.repeat(rows[:, None], M, axis=1)
+    mask = mask.ravel()
+    S = np.bincount(bins, weights=np.where(mask, values.ravel(), 0.0), minlength=n_clusters * M).reshape(n_clusters, M)
+    return S, np.bincount(bins[mask], minlength=n_clusters * M).reshape(n_clusters, M).astype(float)
 
 # %% ../../nbs/10_bootstrap.ipynb #96d49c20
 def bootstrap_weights(n_clusters: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
@@ -158,13 +176,17 @@ def _betainc(a, b, x):
     out = front * f
     return np.where(flip, 1 - out, out)
 
-def t_quantile(df, p):
-    """Quantiles `p` (in (0, 1)) of Student's t with `df` degrees of freedom (real, > 0), elementwise: Newton's method
-    on the upper tail 0.5·I_{df/(df+t²)}(df/2, 1/2) from the normal quantile (without importing scipy, which would
-    cost every analysis a third of a second)."""
-    df, p = np.broadcast_arrays(np.asarray(df, float), np.asarray(p, float))
-    q, tail = np.maximum(p, 1 - p), np.minimum(p, 1 - p)     # the upper quantile; the sign is restored at the end
-    t = np.asarray(np.vectorize(NormalDist().inv_cdf)(q), float)
+def _cornish_fisher(df, z):
+    "Student's t quantile to four terms in 1/df about the normal quantile `z` (Abramowitz & Stegun 26.7.5)."
+    g = ((z ** 3 + z) / 4, (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96,
+         (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384,
+         (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160)
+    return z + sum(gk / df ** k for k, gk in enumerate(g, start=1))
+
+T_SERIES_DF = 300     # from here on the expansion alone is within 1e-10 of the quantile
+
+def _t_newton(df, tail, t):
+    "Newton's method on the upper tail 0.5·I_{df/(df+t²)}(df/2, 1/2) = `tail`, from `t` (> 0)."
     logc = np.asarray(_lgamma((df + 1) / 2) - _lgamma(df / 2), float) - 0.5 * np.log(df * np.pi)
     for _ in range(100):
         beyond = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))     # P(T > t)
@@ -172,6 +194,18 @@ def t_quantile(df, p):
         step = (tail - beyond) / pdf
         t = np.maximum(t - step, t / 2)           # stays positive
         if np.all(np.abs(step) <= 1e-14 * (1 + np.abs(t))): break
+    return t
+
+def t_quantile(df, p):
+    """Quantiles `p` (in (0, 1)) of Student's t with `df` degrees of freedom (real, > 0), elementwise: Newton's method
+    on the upper tail from the Cornish–Fisher expansion (the expansion alone from `T_SERIES_DF` on), without importing
+    scipy, which would cost every analysis a third of a second."""
+    df, p = np.broadcast_arrays(np.asarray(df, float), np.asarray(p, float))
+    q, tail = np.maximum(p, 1 - p), np.minimum(p, 1 - p)     # the upper quantile; the sign is restored at the end
+    z = np.asarray(np.vectorize(NormalDist().inv_cdf, otypes=[float])(q), float).reshape(q.shape)
+    t = np.where(df >= 5, _cornish_fisher(np.maximum(df, 5), z), z)     # below 5 the expansion is no better a start
+    near = (df < T_SERIES_DF) & (q > 0.5)
+    if near.any(): t[near] = _t_newton(df[near], tail[near], t[near])
     return np.where(p < 0.5, -t, np.where(p == 0.5, 0.0, t))
 
 

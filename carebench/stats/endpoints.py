@@ -8,14 +8,14 @@ import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Callable
 import numpy as np
 from threadpoolctl import threadpool_limits
 from ..core.config import AnalysisConfig, quote_value
 from ..core.errors import ConfigError
 from ..core.seeds import rng_for
-from .bootstrap import BootstrapDraws, cluster_sums, effective_patients, ratio_bootstrap
+from .bootstrap import BootstrapDraws, cluster_sums, effective_patients, patient_runs, ratio_bootstrap
 from .measures import around, average_ranks, effective_epsilon, finite_number, odds_ratios
 from .measures import row_correlations, to_jsonable
 from .multiplicity import bh_adjust, holm_adjust
@@ -74,7 +74,7 @@ class EndpointInput:
         for k, m in (("s_free", mats["s_free"]), ("s_correct", mats["s_correct"]), ("s_shuffled", donors)):
             if (m < 0).any() or (m > 1).any(): raise ValueError(f"{k}: scores must lie in [0, 1]")
         # per cell, donors by score (NaN last): every quantity is symmetric in donors
-        donors = np.sort(donors, axis=0)
+        donors = np.sort(donors, axis=0) if len(donors) > 1 else donors
         if self.canonical:
             _, codes = np.unique(cl, return_inverse=True)
             order = _canonical_order(codes, *mats.values(), np.nan_to_num(donors.transpose(1, 0, 2), nan=-1.0))
@@ -103,9 +103,14 @@ class EndpointInput:
     def donor_mean(self, f) -> np.ndarray:
         "Per cell, the mean over the pair's donors of `f(Δ_shuf,k)` (a per-donor quantity, then averaged)."
         d = self.delta_donors
+        if len(d) == 1: return f(d[0])          # one donor: every cell has it (the mean of one value is that value)
         with np.errstate(invalid="ignore"): return np.nanmean(np.where(np.isnan(d), np.nan, f(np.nan_to_num(d))), 0)
-    @property
+    @cached_property
     def nonzero(self) -> np.ndarray: return np.abs(self.delta_ref) > 1e-12
+    @cached_property
+    def runs(self) -> np.ndarray | None:
+        "The first row of each patient's rows (`patient_runs`): rows come patient by patient once canonical."
+        return patient_runs(self.cluster)
 
 # %% ../../nbs/15_endpoints.ipynb #58c3da79
 @dataclass(frozen=True)
@@ -182,7 +187,7 @@ class Resampling:
 # %% ../../nbs/15_endpoints.ipynb #8fd4bdcf
 def _sums(inp: EndpointInput, values, mask=None):
     "Per-patient sums and counts (P × (C+1)) of cell values per category, plus an overall column."
-    S, n = cluster_sums(values, inp.cluster, inp.n_patients, mask)
+    S, n = cluster_sums(values, inp.cluster, inp.n_patients, mask, inp.runs)
     return np.hstack([S, S.sum(1, keepdims=True)]), np.hstack([n, n.sum(1, keepdims=True)])
 
 
@@ -319,19 +324,19 @@ def context_specificity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     return _assemble(inp, rs.settings, "context_specificity",
                      "mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells",
                      "within each patient the correct and a donor's chart are exchangeable: each patient's summed "
-                     "contrast is "
-                     "symmetric about 0", est, "primary")
+                     "contrast is symmetric about 0", est, "primary")
 
 # %% ../../nbs/15_endpoints.ipynb #1c4bc5f6
 def chance_agreement(inp: EndpointInput, eps: float) -> np.ndarray:
     "Expected agreements under within-patient shuffling of model rows, per category and overall (C+1), in closed form."
     dm = inp.delta_model
-    up_share, cnt = cluster_sums(np.hstack([dm >= eps, dm <= -eps]).astype(float), inp.cluster, inp.n_patients)
+    up_share, cnt = cluster_sums(np.hstack([dm >= eps, dm <= -eps]).astype(float), inp.cluster, inp.n_patients,
+                                 starts=inp.runs)
     with np.errstate(invalid="ignore", divide="ignore"): up_share = up_share / cnt
     C = len(inp.categories)
     R = np.sign(inp.delta_ref) * inp.nonzero
-    n_up, _ = cluster_sums((R > 0).astype(float), inp.cluster, inp.n_patients)
-    n_down, _ = cluster_sums((R < 0).astype(float), inp.cluster, inp.n_patients)
+    n_up, _ = cluster_sums((R > 0).astype(float), inp.cluster, inp.n_patients, starts=inp.runs)
+    n_down, _ = cluster_sums((R < 0).astype(float), inp.cluster, inp.n_patients, starts=inp.runs)
     exp = np.nansum(n_up * up_share[:, :C] + n_down * up_share[:, C:], 0)
     return np.append(exp, exp.sum())
 
@@ -367,8 +372,7 @@ def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                      "on non-zero Δ_ref cells: share with sign_ε(Δ_model) = sign(Δ_ref) minus the same share with a "
                      "donor's chart",
                      "within each patient the correct and a donor's chart are exchangeable: each patient's summed "
-                     "difference "
-                     "of agreements is symmetric about 0", est, "confirmatory")
+                     "difference of agreements is symmetric about 0", est, "confirmatory")
 
 # %% ../../nbs/15_endpoints.ipynb #fe8f9bed
 def sensitivity_cells(inp: EndpointInput, eps: float) -> Cells:
@@ -466,8 +470,7 @@ def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     return _assemble(inp, rs.settings, "brier_improvement",
                      "Brier(shuffled) − Brier(correct) against correct-context labels",
                      "within each patient the correct and a donor's chart are exchangeable: each patient's summed "
-                     "Brier "
-                     "difference is symmetric about 0", est, "confirmatory")
+                     "Brier difference is symmetric about 0", est, "confirmatory")
 
 # %% ../../nbs/15_endpoints.ipynb #b6a2e31d
 def direction_counts(inp: EndpointInput, eps: float) -> list:
@@ -475,7 +478,7 @@ def direction_counts(inp: EndpointInput, eps: float) -> list:
     and d (down, down) of the reference × model direction table (a model change below ε is no direction)."""
     R, dm = np.sign(inp.delta_ref), inp.delta_model
     up, down = dm >= eps, dm <= -eps
-    return [cluster_sums(m.astype(float), inp.cluster, inp.n_patients, inp.nonzero)[0] for m in
+    return [cluster_sums(m.astype(float), inp.cluster, inp.n_patients, inp.nonzero, inp.runs)[0] for m in
             ((R > 0) & up, (R > 0) & down, (R < 0) & up, (R < 0) & down)]
 
 # %% ../../nbs/15_endpoints.ipynb #75406b71
@@ -497,11 +500,8 @@ def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
         value = pooled if j == C else per_cat[j]
         reps = boot_pooled if j == C else odds_ratios(*[b[:, j] for b in boot], pooled=False)
         reps = reps[np.isfinite(reps)]
-        ci = (
-            tuple(np.quantile(reps, [(1 - lvl) / 2, (1 + lvl) / 2]))
-            if len(reps) and np.isfinite(value) and inp.n_patients >= 2
-            else (math.nan, math.nan)
-        )
+        ci = (tuple(np.quantile(reps, [(1 - lvl) / 2, (1 + lvl) / 2])) if len(reps) and np.isfinite(value)
+              and inp.n_patients >= 2 else (math.nan, math.nan))
         counts = [int(t.sum()) if j == C else int(t[j]) for t in tot]
         est.append(Estimate(value, ci, n_cells=int(nz[:, j].sum()) if j < C else int(nz.sum()), n_patients=int(pat[j]),
                             ci_level=lvl, effective_patients=kish[j],

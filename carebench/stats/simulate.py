@@ -29,11 +29,12 @@ from .signflip import SignFlips, signflip_test
 from .measures import effective_epsilon
 
 # %% auto #0
-__all__ = ['SCENARIOS', 'COVERAGE', 'PART_OF', 'RECORD', 'CI_METHODS', 'VALIDITY_NULLS', 'COVERAGE_GOAL', 'VALIDITY_FORMAT',
-           'Scenario', 'register_scenario', 'cluster_sizes', 'generate', 'coverage_cells', 'population_values', 'truth',
-           'planted_alignment', 'pooled', 'run_batch', 'clopper_pearson', 'summarise', 'interval_coverage',
-           'StudySettings', 'simulation_study', 'markdown_table', 'study_summary_markdown', 'write_study', 'read_study',
-           'shift_power', 'matched_to', 'score_grid', 'design_validity', 'simulate_input', 'w1']
+__all__ = ['SCENARIOS', 'VALIDITY_NULLS', 'COVERAGE', 'PART_OF', 'BLOCK_CELLS', 'RECORD', 'CI_METHODS', 'Scenario',
+           'register_scenario', 'cluster_sizes', 'generate', 'coverage_cells', 'population_values', 'truth',
+           'planted_alignment', 'pooled', 'resample_seed', 'side_by_side', 'dataset_blocks', 'block_records',
+           'run_batch', 'clopper_pearson', 'summarise', 'interval_coverage', 'StudySettings', 'simulation_study',
+           'markdown_table', 'study_summary_markdown', 'write_study', 'read_study', 'matched_to', 'simulate_input',
+           'w1']
 
 # %% ../../nbs/16_simulate.ipynb #fb7a04e4
 @dataclass(frozen=True)
@@ -121,6 +122,9 @@ for _s in [
              response_noise=0.6),
     Scenario("aligned_two_donors", "the planted gap of 0.05 with two donors per pair", gap=0.05, donors=2),
 ]: register_scenario(_s)
+
+# %% ../../nbs/16_simulate.ipynb #72d266b2
+VALIDITY_NULLS = ("baseline", "confident", "pull_to_half", "patient_varying_alignment", "patient_varying_specificity")
 
 # %% ../../nbs/16_simulate.ipynb #efe699c3
 def _equicorrelated(C: int, rho: float) -> np.ndarray:
@@ -218,15 +222,22 @@ def truth(s: Scenario, eps: float = 0.01, seed: int = 0) -> dict:
 
 # %% ../../nbs/16_simulate.ipynb #bfd1002f
 def planted_alignment(s: Scenario, eps: float = 0.01, seed: int = 0) -> float:
-    ("The mean alignment that plants the scenario's `gap` in `gap_of` in the population (bisection: it grows with the "
-     "alignment).")
+    ("The mean alignment that plants the scenario's `gap` in `gap_of` in the population, to 1e-4 (it grows with the "
+     "alignment: regula falsi, Illinois variant, from −0.5 … 0.5 widened up to −2 … 3).")
     if s.gap is None: return s.alignment
-    lo, hi = -2.0, 3.0
-    for _ in range(16):
-        mid = (lo + hi) / 2
-        if dict(_population(s, mid, eps, seed))[s.gap_of] < s.gap: lo = mid
-        else: hi = mid
-    return (lo + hi) / 2
+    f = lambda a: dict(_population(s, a, eps, seed))[s.gap_of] - s.gap
+    (lo, f_lo), (hi, f_hi), side = (-0.5, f(-0.5)), (0.5, f(0.5)), 0
+    if f_lo >= 0: lo, f_lo = -2.0, f(-2.0)
+    if f_hi <= 0: hi, f_hi = 3.0, f(3.0)
+    if f_lo >= 0 or f_hi <= 0: return lo if f_lo >= 0 else hi            # the gap is not inside the range
+    for _ in range(40):
+        if hi - lo <= 1e-4: break
+        mid = min(max((lo * f_hi - hi * f_lo) / (f_hi - f_lo), lo + 1e-5), hi - 1e-5)
+        f_mid = f(mid)
+        if abs(f_mid) < 1e-9: return mid
+        if f_mid < 0: lo, f_lo, f_hi, side = mid, f_mid, f_hi / 2 if side < 0 else f_hi, -1
+        else: hi, f_hi, f_lo, side = mid, f_mid, f_lo / 2 if side > 0 else f_lo, 1
+    return lo if abs(f(lo)) <= abs(f(hi)) else hi              # an evaluated point: its truth is cached
 
 # %% ../../nbs/16_simulate.ipynb #f305d5d2
 def pooled(inp: EndpointInput) -> EndpointInput:
@@ -238,29 +249,69 @@ def pooled(inp: EndpointInput) -> EndpointInput:
                          flat(inp.s_correct), donors if donors.shape[0] > 1 else donors[0], flat(inp.y_correct),
                          canonical=False)
 
+# %% ../../nbs/16_simulate.ipynb #afc7166c
+def resample_seed(scenario: str, n_patients: int, seed: int = 0) -> int:
+    "The seed of the bootstrap resamples and sign-flip patterns of every dataset of `scenario` at `n_patients`."
+    return derive_seed(seed, "resample", scenario, n_patients)
+
+# %% ../../nbs/16_simulate.ipynb #84d32adc
+def side_by_side(datasets: list) -> EndpointInput:
+    """Datasets with the same rows (patients and cells) as one input whose category `d<j>` is dataset j pooled
+    (`pooled`): each dataset's overall results are the per-category results of one pass."""
+    if any(not np.array_equal(x.cluster, datasets[0].cluster) for x in datasets[1:]):
+        raise ValueError("side_by_side needs datasets with the same rows (the same items per patient)")
+    first = datasets[0]
+    stack = lambda k: None if getattr(first, k) is None else np.column_stack([getattr(x, k).ravel() for x in datasets])
+    donors = np.stack([x.s_donors.reshape(x.s_donors.shape[0], -1) for x in datasets], axis=2)   # as `pooled` lays them
+    return EndpointInput(tuple(f"d{j}" for j in range(len(datasets))), np.repeat(first.cluster, len(first.categories)),
+                         stack("delta_ref"), stack("s_free"), stack("s_correct"),
+                         donors if donors.shape[0] > 1 else donors[0], stack("y_correct"), canonical=False)
+
+# %% ../../nbs/16_simulate.ipynb #950233d4
+BLOCK_CELLS = 500_000      # cells of the datasets analysed side by side at once
+
+def dataset_blocks(s: Scenario, n_patients: int, start: int, count: int, alignment: float | None = None,
+                   seed: int = 0):
+    """Datasets `start … start+count−1` of scenario `s` (seeded by their index) as (indices, `side_by_side` input):
+    consecutive datasets with the same rows, at most `BLOCK_CELLS` cells (one dataset when it is larger)."""
+    block = []
+    for i in range(start, start + count):
+        x = generate(s, n_patients, np.random.default_rng(derive_seed(seed, "simulate", s.name, n_patients, i)),
+                     alignment)
+        if block and ((len(block) + 1) * x.delta_ref.size > BLOCK_CELLS
+                      or not np.array_equal(x.cluster, block[0][1].cluster)):
+            yield [k for k, _ in block], side_by_side([d for _, d in block]); block = []
+        block.append((i, x))
+    if block: yield [k for k, _ in block], side_by_side([d for _, d in block])
+
+# %% ../../nbs/16_simulate.ipynb #0d2397b2
+def block_records(scenario: str, n_patients: int, indices: list, results: dict) -> list:
+    """Records (`RECORD`) of the datasets `indices` of one block from its endpoint results (dataset j's are category
+    `d<j>`): per dataset, each tested endpoint, then the two descriptive rates (`PART_OF`) with their intervals."""
+    rows = []
+    for j, i in enumerate(indices):
+        for name, r in results.items():
+            o = r.per_category[f"d{j}"]
+            rows.append((scenario, n_patients, i, name, o.estimate, o.ci[0], o.ci[1], o.p_value, o.confirmatory,
+                         o.power_at_effect))
+        for name, key in PART_OF.items():
+            if key in results:
+                o = results[key].per_category[f"d{j}"]
+                lo, hi = o.values.get(f"ci_{name}", (math.nan, math.nan))
+                rows.append((scenario, n_patients, i, name, o.values.get(name, math.nan), lo, hi, math.nan,
+                             o.confirmatory, math.nan))
+    return rows
+
 # %% ../../nbs/16_simulate.ipynb #cf1e1254
 def run_batch(scenario: str, n_patients: int, start: int, count: int, settings: AnalysisConfig, seed: int = 0,
               names=FAMILY) -> list:
     ("Endpoints of datasets `start … start+count−1` of one scenario (a name or a `Scenario`) and size: one record per "
      "dataset × quantity.")
     s = scenario if isinstance(scenario, Scenario) else SCENARIOS[scenario]
-    scenario = s.name
-    a = planted_alignment(s, settings.epsilon, seed)
-    rows = []
-    for i in range(start, start + count):
-        inp = generate(s, n_patients, np.random.default_rng(derive_seed(seed, "simulate", scenario, n_patients, i)), a)
-        res = run_endpoints(pooled(inp), settings, seed=derive_seed(seed, "resample", scenario, n_patients, i),
-                            stream="simulation", names=names)
-        for name, r in res.items():
-            o = r.overall
-            rows.append((scenario, n_patients, i, name, o.estimate, o.ci[0], o.ci[1], o.p_value, o.confirmatory,
-                         o.power_at_effect))
-        for name, key in PART_OF.items():
-            if key in res:
-                o = res[key].overall
-                lo, hi = o.values.get(f"ci_{name}", (math.nan, math.nan))
-                rows.append((scenario, n_patients, i, name, o.values.get(name, math.nan), lo, hi, math.nan,
-                             o.confirmatory, math.nan))
+    a, rows = planted_alignment(s, settings.epsilon, seed), []
+    for idx, x in dataset_blocks(s, n_patients, start, count, a, seed):
+        res = run_endpoints(x, settings, seed=resample_seed(s.name, n_patients, seed), stream="simulation", names=names)
+        rows += block_records(s.name, n_patients, idx, res)
     return rows
 
 RECORD = ["scenario", "n_patients", "dataset", "quantity", "estimate", "ci_low", "ci_high", "p_value", "confirmatory",
@@ -452,23 +503,6 @@ def read_study(folder) -> dict:
     return {**meta, "rejections": pd.read_csv(folder/"rejections.csv"), "coverage": pd.read_csv(folder/"coverage.csv"),
             "folder": folder}
 
-# %% ../../nbs/16_simulate.ipynb #c7e0beb8
-def shift_power(s: Scenario, n_patients: int, count: int, settings: AnalysisConfig, effects: dict,
-                seed: int = 0) -> dict:
-    """Per endpoint of `effects` (name -> effect): the share of `count` datasets of null scenario `s` whose one-sided
-    overall sign-flip test rejects at α once every cell of the endpoint's contrast is moved by its effect (the same
-    datasets, seeds and sign patterns as `run_batch`)."""
-    names, eps, hits = tuple(effects), effective_epsilon(settings.epsilon), np.zeros(len(effects))
-    for i in range(count):
-        inp = generate(s, n_patients, np.random.default_rng(derive_seed(seed, "simulate", s.name, n_patients, i)))
-        flips = SignFlips.draw(n_patients, settings.n_permutations,
-                               rng_for(derive_seed(seed, "resample", s.name, n_patients, i), "simulation", "signflip"))
-        cells = coverage_cells(inp, eps, names)
-        S = np.column_stack([cluster_sums(v + effects[q], inp.cluster, n_patients, m)[0].sum(1)
-                             for q, (v, m) in cells.items()])
-        hits += signflip_test(S, flips, flips.exact, settings.alpha).p_value <= settings.alpha
-    return {q: float(h / count) for q, h in zip(names, hits)}
-
 # %% ../../nbs/16_simulate.ipynb #afa7e902
 def matched_to(s: Scenario, delta_ref_rate: float, seed: int = 0) -> Scenario:
     """`s` with its shift rate and transient observer noise set so that the share of its (pair, category) cells with
@@ -485,95 +519,6 @@ def matched_to(s: Scenario, delta_ref_rate: float, seed: int = 0) -> Scenario:
     noise = bisect(lambda t: rate(shift_rate=0.0, observer_transient=t), delta_ref_rate / 3)
     shift = bisect(lambda r: rate(shift_rate=r, observer_transient=noise), delta_ref_rate)
     return dataclasses.replace(s, shift_rate=shift, observer_transient=noise)
-
-# %% ../../nbs/16_simulate.ipynb #77a90010
-def score_grid(*scores) -> float:
-    """A model's score type as the simulation takes it (`Scenario.grid`): 1.0 when every score is 0 or 1, else the step
-    of the coarsest grid of at most 20 steps holding them all (0.5, 0.25, 0.2, 0.1, 0.05), else 0 (continuous)."""
-    s = np.concatenate([np.ravel(np.asarray(x, float)) for x in scores])
-    s = s[np.isfinite(s)]
-    for steps in (1, 2, 4, 5, 10, 20):
-        if len(s) and np.allclose(s * steps, np.round(s * steps), rtol=0, atol=1e-9): return 1.0 / steps
-    return 0.0
-
-# %% ../../nbs/16_simulate.ipynb #8a7156c3
-VALIDITY_NULLS = ("baseline", "confident", "pull_to_half", "patient_varying_alignment", "patient_varying_specificity")
-COVERAGE_GOAL = 0.93     # an interval whose simulated coverage at the design is lower says so on the model page
-VALIDITY_FORMAT = 3      # what a cached answer holds (3: power at stated effects, coverage, data-matched); in its key
-
-def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int,
-                    settings: AnalysisConfig, seed: int = 0, cache_dir=None, sizes=(), delta_ref_rate=None,
-                    grid: float = 0.0) -> dict:
-    """Simulated false-positive rate (the largest over `VALIDITY_NULLS`, with its binomial interval) and power (at its
-    stated effect, `shift_power`) and lowest interval coverage of each confirmatory test at a design, with
-    `settings.validity_datasets` datasets per scenario; `sizes`: the dataset's own items per patient (simulated as they
-    are; without them every patient has `items`). Cached in `cache_dir` (default ~/.cache/carebench/validity), keyed by
-    the design, the settings, the stated effects and the scenarios' definitions. `delta_ref_rate` (the data's share of
-    cells with Δ_ref ≠ 0, `matched_to`) and `grid` (the model's `score_grid`) make the scenarios the data's."""
-    design = dict(n_patients=int(n_patients), items=int(max(items, 1)), n_categories=int(n_categories),
-                  observers=int(max(observers, 1)), donors=int(max(donors, 1)))
-    sizes = tuple(int(max(m, 1)) for m in sizes) if len(sizes) == design["n_patients"] else ()
-    small = dataclasses.replace(settings, n_bootstrap=200, n_permutations=min(settings.n_permutations, 1000))
-    scen = _validity_scenarios(design, sizes, delta_ref_rate, grid, seed)
-    effects = {q: stated_effect(settings, q) for q in FAMILY}
-    path = _validity_path(cache_dir, {**design, "alpha": small.alpha, "epsilon": small.epsilon, "effects": effects,
-                                      "n": small.validity_datasets, "flips": small.n_permutations, "seed": seed,
-                                      "scenarios": [repr(s) for s in scen.values()]})
-    if path.is_file():
-        try: return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError): pass
-    t0 = time.time()
-    recs = pd.DataFrame([r for s in scen.values()
-                         for r in run_batch(s, design["n_patients"], 0, small.validity_datasets, small, seed)],
-                        columns=RECORD)
-    power = shift_power(scen["baseline"], design["n_patients"], small.validity_datasets, small, effects, seed)
-    out = _validity_endpoints(summarise(recs, small.alpha, small.epsilon, seed, scen), power)
-    if sizes: design["items_per_patient"] = [min(sizes), max(sizes)]     # simulated with the dataset's own counts
-    design.update(delta_ref_rate=None if delta_ref_rate is None else round(float(delta_ref_rate), 4),
-                  score_grid=float(grid))
-    doc = {"design": design, "datasets": small.validity_datasets, "alpha": small.alpha,
-           "power_effects": effects, "power_scenario": "baseline", "null_scenarios": list(VALIDITY_NULLS),
-           "endpoints": out, "seconds": round(time.time() - t0, 1)}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True); write_json(path, doc)
-    except OSError: pass                      # a read-only cache folder costs a recomputation, nothing else
-    return doc
-
-def _validity_scenarios(design: dict, sizes: tuple, delta_ref_rate, grid: float, seed: int) -> dict:
-    "`VALIDITY_NULLS` at the design: its counts, sizes, Δ_ref rate (`matched_to` on the baseline) and score grid."
-    base = dataclasses.replace(SCENARIOS["baseline"], items=design["items"], categories=design["n_categories"],
-                               observers=design["observers"], donors=design["donors"], sizes=sizes)
-    base = base if delta_ref_rate is None or not 0 < delta_ref_rate < 1 else matched_to(base, delta_ref_rate, seed)
-    at = lambda name: dataclasses.replace(SCENARIOS[name], items=base.items, categories=base.categories, sizes=sizes,
-                                          observers=base.observers, donors=base.donors, shift_rate=base.shift_rate,
-                                          observer_transient=base.observer_transient, grid=float(grid))
-    return {n: at(n) for n in VALIDITY_NULLS}
-
-def _validity_path(cache_dir, key: dict) -> Path:
-    "Where the answer for `key` (with the protocol, the package version and the answer's format) is cached."
-    key_src = json.dumps({**key, "protocol": PROTOCOL_VERSION, "version": carebench.__version__,
-                          "format": VALIDITY_FORMAT}, sort_keys=True)
-    cache = Path(cache_dir or os.environ.get("CAREBENCH_VALIDITY_CACHE") or Path.home()/".cache"/"carebench"/"validity")
-    return cache/f"{hashlib.sha256(key_src.encode()).hexdigest()[:20]}.json"
-
-def _validity_endpoints(study: dict, power: dict) -> dict:
-    """Per tested endpoint: the worst null's rejection rate with its interval and scenario, the power (`power`), and
-    the lowest coverage of its interval over the scenarios, with its interval (flagged below `COVERAGE_GOAL`)."""
-    rj, cov, out = study["rejections"], study["coverage"], {}
-    for q in FAMILY:
-        nulls = rj[(rj["quantity"] == q) & rj["null"]]
-        if not len(nulls): continue
-        w = nulls.loc[nulls["rate"].idxmax()]
-        out[q] = {"false_positive_rate": float(w["rate"]), "false_positive_scenario": w["scenario"],
-                  "false_positive_rate_low": float(w["rate_low"]), "false_positive_rate_high": float(w["rate_high"]),
-                  "power": power.get(q)}
-        c = cov[cov["quantity"] == q]
-        if len(c):
-            w = c.loc[c["coverage"].idxmin()]
-            out[q].update(coverage=float(w["coverage"]), coverage_low=float(w["coverage_low"]),
-                          coverage_high=float(w["coverage_high"]), coverage_scenario=w["scenario"],
-                          coverage_below_goal=bool(w["coverage"] < COVERAGE_GOAL))
-    return out
 
 # %% ../../nbs/16_simulate.ipynb #048f8502
 def simulate_input(n_patients: int = 20, n_items: int = 10, n_categories: int = 5, alignment: float = 0.0,
