@@ -320,7 +320,7 @@ def _check_scores(run: RunFolder, ds: Dataset, df: pd.DataFrame, cells, exclude_
         )
 
 def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config, names, validity: bool,
-                   checked: dict) -> dict:
+                   checked: dict, quiet: bool = True) -> dict:
     """One model's results: its endpoints on its complete pairs, what was analysed, the family's decisions and (once
     per number of donors and score type, kept in `checked`) the tests' behaviour at this very design: the dataset's
     items per patient and share of non-zero Δ_ref cells, the model's score type."""
@@ -338,7 +338,8 @@ def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config
             sizes = np.bincount(ds.cluster, minlength=ds.n_patients)             # the dataset's own items per patient
             checked[D] = design_validity(ds.n_patients, int(np.median(sizes)), len(ds.categories),
                                          ds.observers_per_pair, D[0], config.analysis, config.seed, sizes=tuple(sizes),
-                                         delta_ref_rate=float((ds.delta_ref != 0).mean()), grid=D[1])
+                                         delta_ref_rate=float((ds.delta_ref != 0).mean()), grid=D[1],
+                                         progress=not quiet)
         res["validity"] = checked[D]
     return res
 
@@ -372,7 +373,8 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
     for model in progress:
         mats = score_matrices(df, ds, model, cells)
         complete = complete_pairs(mats)
-        res = _model_results(ds, mats, complete, model, config, (endpoints_for or {}).get(model), validity, checked)
+        res = _model_results(ds, mats, complete, model, config, (endpoints_for or {}).get(model), validity, checked,
+                             quiet)
         if complete.any(): kept[model] = (mats, complete, set(res) - set(NON_ENDPOINT_KEYS))
         slug = slugs[model]
         _write_model(run, slug, model, ds, mats, res, config)

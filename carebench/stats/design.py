@@ -69,13 +69,14 @@ VALIDITY_FORMAT = 3      # what a cached answer holds (3: power at stated effect
 
 def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int,
                     settings: AnalysisConfig, seed: int = 0, cache_dir=None, sizes=(), delta_ref_rate=None,
-                    grid: float = 0.0) -> dict:
+                    grid: float = 0.0, progress: bool = False) -> dict:
     """Simulated false-positive rate (the largest over `VALIDITY_NULLS`, with its binomial interval) and power (at its
     stated effect, `shift_power`) and lowest interval coverage of each confirmatory test at a design, with
     `settings.validity_datasets` datasets per scenario; `sizes`: the dataset's own items per patient (simulated as they
     are; without them every patient has `items`). Cached in `cache_dir` (default ~/.cache/carebench/validity), keyed by
     the design, the settings, the stated effects and the scenarios' definitions. `delta_ref_rate` (the data's share of
-    cells with Δ_ref ≠ 0, `matched_to`) and `grid` (the model's `score_grid`) make the scenarios the data's."""
+    cells with Δ_ref ≠ 0, `matched_to`) and `grid` (the model's `score_grid`) make the scenarios the data's;
+    `progress`: a progress bar over the simulated datasets (minutes at hospital scale the first time)."""
     design = dict(n_patients=int(n_patients), items=int(max(items, 1)), n_categories=int(n_categories),
                   observers=int(max(observers, 1)), donors=int(max(donors, 1)))
     sizes = tuple(int(max(m, 1)) for m in sizes) if len(sizes) == design["n_patients"] else ()
@@ -89,7 +90,7 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
         try: return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError): pass
     t0 = time.time()
-    recs, power = _simulate(scen, design["n_patients"], small, effects, seed)
+    recs, power = _simulate(scen, design["n_patients"], small, effects, seed, progress)
     out = _validity_endpoints(summarise(recs, small.alpha, small.epsilon, seed, scen), power)
     if sizes: design["items_per_patient"] = [min(sizes), max(sizes)]     # simulated with the dataset's own counts
     design.update(delta_ref_rate=None if delta_ref_rate is None else round(float(delta_ref_rate), 4),
@@ -102,16 +103,19 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
     except OSError: pass                      # a read-only cache folder costs a recomputation, nothing else
     return doc
 
-def _simulate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: int) -> tuple:
+def _simulate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: int, progress: bool = False) -> tuple:
     """Every scenario's records (as `run_batch` gives them) and the power at `effects` (as `shift_power` gives it) from
     the baseline's datasets, in one pass."""
     n, rows, hits = small.validity_datasets, [], np.zeros(len(effects))
     flips = _patterns(scen["baseline"], P, small, seed)
-    for s in scen.values():
-        for idx, x in dataset_blocks(s, P, 0, n, planted_alignment(s, small.epsilon, seed), seed):
-            res = run_endpoints(x, small, resample_seed(s.name, P, seed), "simulation", FAMILY)
-            rows += block_records(s.name, P, idx, res)
-            if s.name == "baseline": hits += _block_power(x, flips, small, effects)
+    from tqdm.auto import tqdm
+    with tqdm(total=n * len(scen), desc="design validity", unit="dataset", disable=not progress) as bar:
+        for s in scen.values():
+            for idx, x in dataset_blocks(s, P, 0, n, planted_alignment(s, small.epsilon, seed), seed):
+                res = run_endpoints(x, small, resample_seed(s.name, P, seed), "simulation", FAMILY)
+                rows += block_records(s.name, P, idx, res)
+                if s.name == "baseline": hits += _block_power(x, flips, small, effects)
+                bar.update(len(idx))
     return pd.DataFrame(rows, columns=RECORD), {q: float(h / n) for q, h in zip(effects, hits)}
 
 def _validity_scenarios(design: dict, sizes: tuple, delta_ref_rate, grid: float, seed: int) -> dict:
