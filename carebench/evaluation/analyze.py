@@ -339,7 +339,7 @@ def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config
             checked[D] = design_validity(ds.n_patients, int(np.median(sizes)), len(ds.categories),
                                          ds.observers_per_pair, D[0], config.analysis, config.seed, sizes=tuple(sizes),
                                          delta_ref_rate=float((ds.delta_ref != 0).mean()), grid=D[1],
-                                         progress=not quiet)
+                                         progress=not quiet, executor=config.executor)
         res["validity"] = checked[D]
     return res
 

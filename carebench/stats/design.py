@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pandas as pd
 
 import carebench
 from ..core.config import AnalysisConfig
+from ..core.executors import Job, run_jobs
 from ..core.runs import write_json
 from ..core.seeds import rng_for
 from ..core.vocab import PROTOCOL_VERSION
@@ -27,7 +29,8 @@ from .simulate import (RECORD, SCENARIOS, VALIDITY_NULLS, Scenario, block_record
                                       dataset_blocks, matched_to, planted_alignment, resample_seed, summarise)
 
 # %% auto #0
-__all__ = ['COVERAGE_GOAL', 'VALIDITY_FORMAT', 'shift_power', 'score_grid', 'design_validity']
+__all__ = ['COVERAGE_GOAL', 'VALIDITY_FORMAT', 'VALIDITY_JOB_CELLS', 'VALIDITY_JOB_DATASETS', 'shift_power', 'score_grid',
+           'design_validity']
 
 # %% ../../nbs/1c_design.ipynb #9050cf4c
 def _block_power(x: EndpointInput, patterns: SignFlips, settings: AnalysisConfig, effects: dict) -> np.ndarray:
@@ -69,14 +72,15 @@ VALIDITY_FORMAT = 3      # what a cached answer holds (3: power at stated effect
 
 def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int,
                     settings: AnalysisConfig, seed: int = 0, cache_dir=None, sizes=(), delta_ref_rate=None,
-                    grid: float = 0.0, progress: bool = False) -> dict:
+                    grid: float = 0.0, progress: bool = False, executor=None) -> dict:
     """Simulated false-positive rate (the largest over `VALIDITY_NULLS`, with its binomial interval) and power (at its
     stated effect, `shift_power`) and lowest interval coverage of each confirmatory test at a design, with
     `settings.validity_datasets` datasets per scenario; `sizes`: the dataset's own items per patient (simulated as they
     are; without them every patient has `items`). Cached in `cache_dir` (default ~/.cache/carebench/validity), keyed by
     the design, the settings, the stated effects and the scenarios' definitions. `delta_ref_rate` (the data's share of
     cells with Δ_ref ≠ 0, `matched_to`) and `grid` (the model's `score_grid`) make the scenarios the data's;
-    `progress`: a progress bar over the simulated datasets (minutes at hospital scale the first time)."""
+    `progress`: a progress bar over the simulated datasets (minutes at hospital scale the first time); `executor` (an
+    `ExecutorConfig`): where a large design's datasets run as jobs (`_simulate`)."""
     design = dict(n_patients=int(n_patients), items=int(max(items, 1)), n_categories=int(n_categories),
                   observers=int(max(observers, 1)), donors=int(max(donors, 1)))
     sizes = tuple(int(max(m, 1)) for m in sizes) if len(sizes) == design["n_patients"] else ()
@@ -90,7 +94,7 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
         try: return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError): pass
     t0 = time.time()
-    recs, power = _simulate(scen, design["n_patients"], small, effects, seed, progress)
+    recs, power = _simulate(scen, design["n_patients"], small, effects, seed, progress, executor)
     out = _validity_endpoints(summarise(recs, small.alpha, small.epsilon, seed, scen), power)
     if sizes: design["items_per_patient"] = [min(sizes), max(sizes)]     # simulated with the dataset's own counts
     design.update(delta_ref_rate=None if delta_ref_rate is None else round(float(delta_ref_rate), 4),
@@ -103,20 +107,40 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
     except OSError: pass                      # a read-only cache folder costs a recomputation, nothing else
     return doc
 
-def _simulate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: int, progress: bool = False) -> tuple:
+def _simulate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: int, progress: bool = False,
+              executor=None) -> tuple:
     """Every scenario's records (as `run_batch` gives them) and the power at `effects` (as `shift_power` gives it) from
-    the baseline's datasets, in one pass."""
-    n, rows, hits = small.validity_datasets, [], np.zeros(len(effects))
-    flips = _patterns(scen["baseline"], P, small, seed)
-    from tqdm.auto import tqdm
-    with tqdm(total=n * len(scen), desc="design validity", unit="dataset", disable=not progress) as bar:
-        for s in scen.values():
-            for idx, x in dataset_blocks(s, P, 0, n, planted_alignment(s, small.epsilon, seed), seed):
-                res = run_endpoints(x, small, resample_seed(s.name, P, seed), "simulation", FAMILY)
-                rows += block_records(s.name, P, idx, res)
-                if s.name == "baseline": hits += _block_power(x, flips, small, effects)
-                bar.update(len(idx))
+    the baseline's datasets, in one pass: in this process, or from `VALIDITY_JOB_CELLS` simulated cells on as jobs of
+    `VALIDITY_JOB_DATASETS` datasets on `executor` (Slurm, or local processes, one per core, where it is inline)."""
+    n, aligned = small.validity_datasets, {k: planted_alignment(s, small.epsilon, seed) for k, s in scen.items()}
+    cells = sum((sum(s.sizes) if s.sizes else s.items * P) * s.categories for s in scen.values()) * n
+    apart = (cells >= VALIDITY_JOB_CELLS and executor is not None
+             and (executor.kind != "inline" or (os.cpu_count() or 1) > 1))
+    size = VALIDITY_JOB_DATASETS if apart else n
+    jobs = [Job(f"validity:{k}:{i}", _validity_job, (s, P, i, min(size, n - i), aligned[k], small, effects, seed))
+            for k, s in scen.items() for i in range(0, n, size)]
+    if apart:
+        ex = executor if executor.kind != "inline" else dataclasses.replace(executor, kind="local")
+        parts = run_jobs(jobs, ex, tempfile.mkdtemp(prefix="carebench-validity-"))
+    else:
+        from tqdm.auto import tqdm
+        parts = [j.fn(*j.args) for j in tqdm(jobs, desc="design validity", unit="job", disable=not progress)]
+    rows, hits = [r for p in parts for r in p[0]], sum(p[1] for p in parts)
     return pd.DataFrame(rows, columns=RECORD), {q: float(h / n) for q, h in zip(effects, hits)}
+
+VALIDITY_JOB_CELLS = 50_000_000    # simulated (pair, category) cells from which the check runs as parallel jobs
+VALIDITY_JOB_DATASETS = 40         # datasets of one scenario per job
+
+def _validity_job(s: Scenario, P: int, start: int, count: int, alignment: float, small: AnalysisConfig,
+                  effects: dict, seed: int) -> tuple:
+    "Records of datasets `start … start+count−1` of scenario `s`, and the power's rejections where it is the baseline."
+    rows, hits = [], np.zeros(len(effects))
+    flips = _patterns(s, P, small, seed) if s.name == "baseline" else None
+    for idx, x in dataset_blocks(s, P, start, count, alignment, seed):
+        rows += block_records(s.name, P, idx, run_endpoints(x, small, resample_seed(s.name, P, seed), "simulation",
+                                                            FAMILY))
+        if flips is not None: hits += _block_power(x, flips, small, effects)
+    return rows, hits
 
 def _validity_scenarios(design: dict, sizes: tuple, delta_ref_rate, grid: float, seed: int) -> dict:
     "`VALIDITY_NULLS` at the design: its counts, sizes, Δ_ref rate (`matched_to` on the baseline) and score grid."
