@@ -119,10 +119,14 @@ def _simulate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: in
     size = VALIDITY_JOB_DATASETS if apart else n
     jobs = [Job(f"validity:{k}:{i}", _validity_job, (s, P, i, min(size, n - i), aligned[k], small, effects, seed))
             for k, s in scen.items() for i in range(0, n, size)]
+    parts = None
     if apart:
         ex = executor if executor.kind != "inline" else dataclasses.replace(executor, kind="local")
-        parts = run_jobs(jobs, ex, tempfile.mkdtemp(prefix="carebench-validity-"))
-    else:
+        logs = tempfile.mkdtemp(prefix="carebench-validity-") if ex.kind == "slurm" else tempfile.gettempdir()
+        try: parts = run_jobs(jobs, ex, logs)
+        except OSError:                   # no process pool here (no /dev/shm, say): in this process, as a small design
+            if executor.kind != "inline": raise
+    if parts is None:
         from tqdm.auto import tqdm
         parts = [j.fn(*j.args) for j in tqdm(jobs, desc="design validity", unit="job", disable=not progress)]
     rows, hits = [r for p in parts for r in p[0]], sum(p[1] for p in parts)
