@@ -196,6 +196,8 @@ def _named(v: str, concepts: dict, unit: bool = False) -> str:
 def _range(num: str, low: str, high: str) -> str:
     "A measurement's reference range after its value, flagged when the value lies outside: ` (high; ref 3.5–5.1)`."
     if not (low or high): return ""
+    if low and high and Decimal(low) > Decimal(high):          # no value is inside it: shown as given, nothing flagged
+        return f" (ref {number_text(Decimal(low))}–{number_text(Decimal(high))} as given, low above high)"
     flag = "high" if high and Decimal(num) > Decimal(high) else "low" if low and Decimal(num) < Decimal(low) else ""
     ref = f"{number_text(Decimal(low))}–{number_text(Decimal(high))}" if low and high else (
         f"≤{number_text(Decimal(high))}" if high else f"≥{number_text(Decimal(low))}")
@@ -215,6 +217,7 @@ def row_text(table: str, fld: str, name: str, r: dict, concepts: dict | None = N
             op = OPERATORS.get(int(get("operator_concept_id") or 0), "")
             value = f"{op}{number_text(Decimal(num))}{' ' + unit if unit else ''}"
             value += _range(num, *map(get, RANGE_COLUMNS))
+            if table == "observation" and text and text != num: value += f", {text}"     # value_as_string beside it
         else: value = _named(get("value_as_concept_id"), concepts) or text
         if not value: return name
         if fld == "allergies": return f"{name} ({value})"
