@@ -5,10 +5,8 @@
 # %% ../../nbs/16_simulate.ipynb #4cb531f3
 from __future__ import annotations
 import dataclasses
-import hashlib
 import json
 import math
-import os
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,10 +20,9 @@ from ..core.config import AnalysisConfig
 from ..core.executors import Job, run_jobs
 from ..core.runs import atomic_write, write_json
 from ..core.vocab import PROTOCOL_VERSION
-from ..core.seeds import derive_seed, rng_for
+from ..core.seeds import derive_seed
 from .bootstrap import bootstrap_weights, cluster_sums, ratio_bootstrap
-from .endpoints import ENDPOINTS, FAMILY, EndpointInput, run_endpoints, stated_effect
-from .signflip import SignFlips, signflip_test
+from .endpoints import ENDPOINTS, FAMILY, EndpointInput, run_endpoints
 from .measures import effective_epsilon
 
 # %% auto #0
@@ -206,8 +203,15 @@ def coverage_cells(inp: EndpointInput, eps: float, names=COVERAGE) -> dict:
 # %% ../../nbs/16_simulate.ipynb #e6786863
 def population_values(inp: EndpointInput, eps: float) -> dict:
     "The quantities whose intervals the study checks, as plain means over the cells of one (large) dataset."
-    return {q: float((v[mask] if mask is not None else v).mean())
-            for q, (v, mask) in coverage_cells(inp, effective_epsilon(eps)).items()}
+    return {q: t / c if c else math.nan for q, (t, c) in _cell_totals(inp, eps).items()}
+
+def _cell_totals(inp: EndpointInput, eps: float) -> dict:
+    "Per quantity of `coverage_cells`: the sum of its cells and their count (means pool across datasets from these)."
+    out = {}
+    for q, (v, mask) in coverage_cells(inp, effective_epsilon(eps)).items():
+        x = v[mask] if mask is not None else v
+        out[q] = (float(x.sum()), int(x.size))
+    return out
 
 # %% ../../nbs/16_simulate.ipynb #ad5db127
 def population_patients(s: Scenario) -> int:
@@ -230,9 +234,8 @@ def _population(s: Scenario, alignment: float, eps: float, seed: int, patients: 
     for k, start in enumerate(range(0, N, POPULATION_CHUNK)):
         rng = np.random.default_rng(seed if k == 0 else derive_seed(seed, "population", k))
         chunk = generate(s, min(POPULATION_CHUNK, N - start), rng, alignment)
-        for q, (v, mask) in coverage_cells(chunk, effective_epsilon(eps)).items():
-            x = v[mask] if mask is not None else v
-            t, c = sums.get(q, (0.0, 0)); sums[q] = (t + float(x.sum()), c + x.size)
+        for q, (t, c) in _cell_totals(chunk, eps).items():
+            t0, c0 = sums.get(q, (0.0, 0)); sums[q] = (t0 + t, c0 + c)
     return tuple(sorted((q, t / c if c else math.nan) for q, (t, c) in sums.items()))
 
 def truth(s: Scenario, eps: float = 0.01, seed: int = 0) -> dict:

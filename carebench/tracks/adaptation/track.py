@@ -4,7 +4,6 @@
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #48cc8523
 from __future__ import annotations
-import copy
 import hashlib
 import json
 import math
@@ -20,7 +19,6 @@ import pandas as pd
 from ...core.config import to_plain
 from ...core.errors import ConfigError
 from ...core.seeds import derive_seed, rng_for
-from ...core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
 from ...adapters.dataset import Dataset
 from ..crossfit import crossfit
 from ...models.backends import hub_offline
