@@ -152,9 +152,12 @@ def cluster_sizes(s: Scenario, n_patients: int, rng: np.random.Generator) -> np.
     return np.full(n_patients, s.items)
 
 # %% ../../nbs/16_simulate.ipynb #8a6c31fe
-def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: float | None = None) -> EndpointInput:
+def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: float | None = None,
+             stratified: bool = False) -> EndpointInput:
     """One simulated dataset of scenario `s` with `n_patients` patients, as the endpoints' input (rows as generated,
-    patients 0..P−1). `alignment` overrides the scenario's planted alignment (alternatives solve it for their gap)."""
+    patients 0..P−1). `alignment` overrides the scenario's planted alignment (alternatives solve it for their gap).
+    `stratified` (for a population): the patients' alignments are the midpoints of P equal-probability strata of their
+    normal distribution, in the random order of the draws they replace (every other draw is the same)."""
     P, C, K, D = n_patients, s.categories, s.observers, s.donors
     cluster = np.repeat(np.arange(P), cluster_sizes(s, P, rng))
     N = len(cluster)
@@ -171,7 +174,11 @@ def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: 
     label = lambda eta: ((eta[None] + tau + persistent + rng.normal(0, s.observer_transient, (K, N, C))) > 0).mean(0)
     y_free, y_correct = label(eta0), label(eta0 + shift)
     base = eta0 + rng.normal(0, s.model_noise, (N, C))
-    a = (s.alignment if alignment is None else alignment) + s.alignment_sd * rng.normal(size=P)
+    z = rng.normal(size=P)                                              # each patient's alignment, standardized
+    if stratified:                                          # scipy.special only here: not on every analysis's path
+        from scipy.special import ndtri
+        z = ndtri((np.argsort(np.argsort(z)) + 0.5) / P)
+    a = (s.alignment if alignment is None else alignment) + s.alignment_sd * z
     common = gamma + rng.normal(0, s.item_shift, (N, C))                                    # the same with every chart
     # each patient's chart, wherever shown
     push = rng.normal(0, s.snapshot_effect, (P, C))
@@ -229,11 +236,11 @@ POPULATION_CHUNK = 4000      # patients of a population generated at once (a lar
 def _population(s: Scenario, alignment: float, eps: float, seed: int, patients: int | None = None) -> tuple:
     """Population values from `patients` (default `population_patients(s)`), generated `POPULATION_CHUNK` at a time (the
     first chunk from `seed`, as one population of its size) and pooled: each value is its cells' sum over their
-    count."""
+    count. The patients' alignments are stratified (`generate`)."""
     N, sums = patients or population_patients(s), {}
     for k, start in enumerate(range(0, N, POPULATION_CHUNK)):
         rng = np.random.default_rng(seed if k == 0 else derive_seed(seed, "population", k))
-        chunk = generate(s, min(POPULATION_CHUNK, N - start), rng, alignment)
+        chunk = generate(s, min(POPULATION_CHUNK, N - start), rng, alignment, stratified=True)
         for q, (t, c) in _cell_totals(chunk, eps).items():
             t0, c0 = sums.get(q, (0.0, 0)); sums[q] = (t0 + t, c0 + c)
     return tuple(sorted((q, t / c if c else math.nan) for q, (t, c) in sums.items()))
