@@ -68,7 +68,7 @@ def score_grid(*scores) -> float:
 
 # %% ../../nbs/1c_design.ipynb #8a7156c3
 COVERAGE_GOAL = 0.93     # an interval whose simulated coverage at the design is lower says so on the model page
-VALIDITY_FORMAT = 4      # in a cached answer's key: what it holds (4: stratified populations; 3: power, coverage)
+VALIDITY_FORMAT = 4      # in a cached answer's key: it holds power, coverage, matched nulls, stratified populations
 
 def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int,
                     settings: AnalysisConfig, seed: int = 0, cache_dir=None, sizes=(), delta_ref_rate=None,

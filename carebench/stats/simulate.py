@@ -23,7 +23,7 @@ from ..core.vocab import PROTOCOL_VERSION
 from ..core.seeds import derive_seed
 from .bootstrap import bootstrap_weights, cluster_sums, ratio_bootstrap
 from .endpoints import ENDPOINTS, FAMILY, EndpointInput, run_endpoints
-from .measures import effective_epsilon
+from .measures import average_ranks, effective_epsilon
 
 # %% auto #0
 __all__ = ['SCENARIOS', 'VALIDITY_NULLS', 'COVERAGE', 'PART_OF', 'POPULATION_CHUNK', 'BLOCK_CELLS', 'RECORD', 'CI_METHODS',
@@ -177,7 +177,7 @@ def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: 
     z = rng.normal(size=P)                                              # each patient's alignment, standardized
     if stratified:                                          # scipy.special only here: not on every analysis's path
         from scipy.special import ndtri
-        z = ndtri((np.argsort(np.argsort(z)) + 0.5) / P)
+        z = ndtri((average_ranks(z) - 0.5) / P)
     a = (s.alignment if alignment is None else alignment) + s.alignment_sd * z
     common = gamma + rng.normal(0, s.item_shift, (N, C))                                    # the same with every chart
     # each patient's chart, wherever shown
