@@ -4,8 +4,10 @@
 
 # %% ../../nbs/2l_fhir_bulk.ipynb #5ca142f1
 from __future__ import annotations
+import gc
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.errors import CareBenchError, FhirError, InputFileError, Location
@@ -19,6 +21,16 @@ __all__ = ['collect_parallel']
 
 # %% ../../nbs/2l_fhir_bulk.ipynb #9dd78927
 _WORKER: dict = {}                                      # a worker process's terminology and settings
+
+@contextmanager
+def _collected_after():
+    "Automatic garbage collection paused for the block; its youngest generation collected once at the end."
+    was = gc.isenabled()
+    gc.disable()
+    try: yield
+    finally:
+        gc.collect(0)
+        if was: gc.enable()
 
 def _start_worker(term_options, keep, routes, note_chars):
     _WORKER.update(term=Terminology(term_options), keep=keep, routes=routes, note_chars=note_chars)
@@ -47,15 +59,16 @@ def _work(task: tuple) -> tuple:
     w, rec, out = _WORKER, _Recorder(), []
     t = w["term"]
     try:
-        for row, text in (_range_lines(name, *rows) if isinstance(rows, tuple) else rows):
-            where = Location(name, row=row)
-            read = _unbundle(_json(text, where), where, w["keep"], rec)
-            out += rec.log; rec.log = []
-            for r in read:
-                for counts in (t.rules, t.unmapped, t.map_missed): counts.clear()   # what rendering this one counts
-                o = _outcome(r, t, w["routes"], w["note_chars"], {})
-                counted = tuple(tuple(c.items()) for c in (t.rules, t.unmapped, t.map_missed))   # small to send
-                out.append((r.key if r.model.id else None, r.digest, name, row, o, counted))
+        with _collected_after():
+            for row, text in (_range_lines(name, *rows) if isinstance(rows, tuple) else rows):
+                where = Location(name, row=row)
+                read = _unbundle(_json(text, where), where, w["keep"], rec)
+                out += rec.log; rec.log = []
+                for r in read:
+                    for counts in (t.rules, t.unmapped, t.map_missed): counts.clear()   # what rendering this counts
+                    o = _outcome(r, t, w["routes"], w["note_chars"], {})
+                    counted = tuple(tuple(c.items()) for c in (t.rules, t.unmapped, t.map_missed))   # small to send
+                    out.append((r.key if r.model.id else None, r.digest, name, row, o, counted))
     except CareBenchError as e: out += rec.log; out.append((None, None, name, None, ("raise", e), None))
     return out, rec.unused
 
@@ -101,17 +114,18 @@ def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: 
         def drain(n):
             nonlocal n_read
             while len(inflight) > n:
-                out, unused = inflight.popleft().result()
-                skips.unused.update(unused)
-                for key, digest, file, row, o, counts in out:
-                    n_read += digest is not None                  # a resource read (not a validation failure)
-                    if digest is not None and not _first_read(key, digest, file, row, c, skips): continue
-                    if counts is not None:                        # what rendering it counted, for a resource kept
-                        for total, items in zip((term.rules, term.unmapped, term.map_missed), counts):
-                            for what, count in items: total[what] += count
-                    if o[0] == "pending":                         # its Medication may have been read by now
-                        o = _outcome(o[1], term, options.routes, options.snapshot.note_chars, c.meds)
-                    _apply(c, o, key, file, row, skips)
+                with _collected_after():
+                    out, unused = inflight.popleft().result()
+                    skips.unused.update(unused)
+                    for key, digest, file, row, o, counts in out:
+                        n_read += digest is not None              # a resource read (not a validation failure)
+                        if digest is not None and not _first_read(key, digest, file, row, c, skips): continue
+                        if counts is not None:                    # what rendering it counted, for a resource kept
+                            for total, items in zip((term.rules, term.unmapped, term.map_missed), counts):
+                                for what, count in items: total[what] += count
+                        if o[0] == "pending":                     # its Medication may have been read by now
+                            o = _outcome(o[1], term, options.routes, options.snapshot.note_chars, c.meds)
+                        _apply(c, o, key, file, row, skips)
         try:
             for task in _tasks(options.bundles, lines):
                 inflight.append(pool.submit(_work, task)); drain(2 * workers)

@@ -252,9 +252,11 @@ def check_sensitivity(config: Config):
 
 # %% ../../nbs/27_analyze.ipynb #07c7facb
 def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd.DataFrame, dict]:
-    """Every endpoint of every model in `kept` (model → (matrices, complete pairs, endpoint names)) under the run's own
-    aggregation policy and each of `analysis.aggregation_sensitivity` that can run, with the main analysis's resamples;
-    the change is from the run's own policy. Also the policies skipped, and why."""
+    """Every endpoint of every model in `kept` (model → (matrices, complete pairs, endpoints: their names, or the main
+    analysis's results by name)) under the run's own aggregation policy and each of `analysis.aggregation_sensitivity`
+    that can run, with the main analysis's resamples; the change is from the run's own policy. Under the own policy the
+    main analysis's results are those very endpoints (same input, same resamples): given, they are taken as they are.
+    Also the policies skipped, and why."""
     from carebench.adapters.aggregation import AGGREGATIONS, aggregate, read_adjudication
     info = ds.provenance.get("aggregation") or {}
     own, path = info.get("policy", "mean"), info.get("adjudication")
@@ -267,8 +269,9 @@ def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd
             skipped[name] = "no adjudication table (dataset.adjudication)"; continue
         dsp = ds if name == own else aggregate(ds, name, table)
         for model, (mats, complete, names) in kept.items():
-            res = run_endpoints(endpoint_input(dsp, mats, complete), config.analysis, config.seed, model,
-                                [n for n in ENDPOINTS if n in names])
+            order = [n for n in ENDPOINTS if n in names]
+            res = ({n: names[n] for n in order} if name == own and isinstance(names, dict) else
+                   run_endpoints(endpoint_input(dsp, mats, complete), config.analysis, config.seed, model, order))
             rows += [dict(model=model, endpoint=e, policy=name, estimate=r.overall.estimate, ci_low=r.overall.ci[0],
                           ci_high=r.overall.ci[1], p_value=r.overall.p_value) for e, r in res.items()]
     cols = ["model", "endpoint", "policy", "estimate", "ci_low", "ci_high", "p_value"]
@@ -320,15 +323,17 @@ def _check_scores(run: RunFolder, ds: Dataset, df: pd.DataFrame, cells, exclude_
         )
 
 def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config, names, validity: bool,
-                   checked: dict, quiet: bool = True) -> dict:
+                   checked: dict, quiet: bool = True) -> tuple[dict, dict]:
     """One model's results: its endpoints on its complete pairs, what was analysed, the family's decisions and (once
     per number of donors and score type, kept in `checked`) the tests' behaviour at this very design: the dataset's
-    items per patient and share of non-zero Δ_ref cells, the model's score type."""
+    items per patient and share of non-zero Δ_ref cells, the model's score type. Also the endpoints' results as
+    computed (by name), which the aggregation sensitivity reuses under the run's own policy."""
     donors = mats["n_donors"][complete]
     data = {"n_pairs_analysed": int(complete.sum()), "n_pairs_excluded": int((~complete).sum()),
             "shuffled_donors_per_cell": [int(donors.min()), int(donors.max())] if complete.any() else None}
     inp = endpoint_input(ds, mats, complete) if complete.any() else None
-    res = results_to_dict(run_endpoints(inp, config.analysis, config.seed, model, names)) if inp is not None else {}
+    computed = run_endpoints(inp, config.analysis, config.seed, model, names) if inp is not None else {}
+    res = results_to_dict(computed)
     res["data"] = data
     res["family"] = family_decisions(res, config.analysis.alpha)
     if validity and config.analysis.design_validity and complete.any():
@@ -341,7 +346,7 @@ def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config
                                          delta_ref_rate=float((ds.delta_ref != 0).mean()), grid=D[1],
                                          progress=not quiet, executor=config.executor)
         res["validity"] = checked[D]
-    return res
+    return res, computed
 
 def _write_comparisons(run: RunFolder, ds: Dataset, kept: dict, config: Config) -> None:
     "Every endpoint again under each reference aggregation policy, and the paired contrasts between models."
@@ -373,9 +378,9 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
     for model in progress:
         mats = score_matrices(df, ds, model, cells)
         complete = complete_pairs(mats)
-        res = _model_results(ds, mats, complete, model, config, (endpoints_for or {}).get(model), validity, checked,
-                             quiet)
-        if complete.any(): kept[model] = (mats, complete, set(res) - set(NON_ENDPOINT_KEYS))
+        res, computed = _model_results(ds, mats, complete, model, config, (endpoints_for or {}).get(model), validity,
+                                       checked, quiet)
+        if complete.any(): kept[model] = (mats, complete, computed)
         slug = slugs[model]
         _write_model(run, slug, model, ds, mats, res, config)
         results[model] = res
