@@ -14,6 +14,7 @@ from ..core.errors import CareBenchError, FhirError, InputFileError, Location
 from ..core.inputs import head_problem
 from .fhir_read import Skips, _json, _unbundle, fhir_files, _nothing_read
 from .terminology import Terminology
+from .chart import Entry
 from .fhir import FhirOptions, _Collected, _apply, _finish, _first_read, _outcome
 
 # %% auto #0
@@ -31,6 +32,16 @@ def _collected_after():
     finally:
         gc.collect(0)
         if was: gc.enable()
+
+def _sent(o: tuple) -> tuple:
+    "An outcome as a worker sends it: an entry's `Entry` as the tuple of its fields."
+    if o[0] != "entry": return o
+    e = o[2]
+    return (*o[:2], (e.field, e.text, e.when, e.series, e.code), *o[3:])
+
+def _received(o: tuple) -> tuple:
+    "An outcome as `_outcome` made it, from what a worker sent."
+    return (*o[:2], Entry(*o[2]), *o[3:]) if o[0] == "entry" else o
 
 def _start_worker(term_options, keep, routes, note_chars):
     _WORKER.update(term=Terminology(term_options), keep=keep, routes=routes, note_chars=note_chars)
@@ -66,7 +77,7 @@ def _work(task: tuple) -> tuple:
                 out += rec.log; rec.log = []
                 for r in read:
                     for counts in (t.rules, t.unmapped, t.map_missed): counts.clear()   # what rendering this counts
-                    o = _outcome(r, t, w["routes"], w["note_chars"], {})
+                    o = _sent(_outcome(r, t, w["routes"], w["note_chars"], {}))
                     counted = tuple(tuple(c.items()) for c in (t.rules, t.unmapped, t.map_missed))   # small to send
                     out.append((r.key if r.model.id else None, r.digest, name, row, o, counted))
     except CareBenchError as e: out += rec.log; out.append((None, None, name, None, ("raise", e), None))
@@ -123,6 +134,7 @@ def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: 
                         if counts is not None:                    # what rendering it counted, for a resource kept
                             for total, items in zip((term.rules, term.unmapped, term.map_missed), counts):
                                 for what, count in items: total[what] += count
+                        o = _received(o)
                         if o[0] == "pending":                     # its Medication may have been read by now
                             o = _outcome(o[1], term, options.routes, options.snapshot.note_chars, c.meds)
                         _apply(c, o, key, file, row, skips)
