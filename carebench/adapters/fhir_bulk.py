@@ -7,14 +7,12 @@ from __future__ import annotations
 import gc
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.errors import CareBenchError, FhirError, InputFileError, Location
 from ..core.inputs import head_problem
 from .fhir_read import Skips, _json, _unbundle, fhir_files, _nothing_read
 from .terminology import Terminology
-from .chart import Entry
 from .fhir import FhirOptions, _Collected, _apply, _finish, _first_read, _outcome
 
 # %% auto #0
@@ -22,26 +20,6 @@ __all__ = ['collect_parallel']
 
 # %% ../../nbs/2l_fhir_bulk.ipynb #9dd78927
 _WORKER: dict = {}                                      # a worker process's terminology and settings
-
-@contextmanager
-def _collected_after():
-    "Automatic garbage collection paused for the block; its youngest generation collected once at the end."
-    was = gc.isenabled()
-    gc.disable()
-    try: yield
-    finally:
-        gc.collect(0)
-        if was: gc.enable()
-
-def _sent(o: tuple) -> tuple:
-    "An outcome as a worker sends it: an entry's `Entry` as the tuple of its fields."
-    if o[0] != "entry": return o
-    e = o[2]
-    return (*o[:2], (e.field, e.text, e.when, e.series, e.code), *o[3:])
-
-def _received(o: tuple) -> tuple:
-    "An outcome as `_outcome` made it, from what a worker sent."
-    return (*o[:2], Entry(*o[2]), *o[3:]) if o[0] == "entry" else o
 
 def _start_worker(term_options, keep, routes, note_chars):
     _WORKER.update(term=Terminology(term_options), keep=keep, routes=routes, note_chars=note_chars)
@@ -69,18 +47,19 @@ def _work(task: tuple) -> tuple:
     name, rows = task
     w, rec, out = _WORKER, _Recorder(), []
     t = w["term"]
+    gc.disable()                                        # the chunk's youngest objects are collected once, at its end
     try:
-        with _collected_after():
-            for row, text in (_range_lines(name, *rows) if isinstance(rows, tuple) else rows):
-                where = Location(name, row=row)
-                read = _unbundle(_json(text, where), where, w["keep"], rec)
-                out += rec.log; rec.log = []
-                for r in read:
-                    for counts in (t.rules, t.unmapped, t.map_missed): counts.clear()   # what rendering this counts
-                    o = _sent(_outcome(r, t, w["routes"], w["note_chars"], {}))
-                    counted = tuple(tuple(c.items()) for c in (t.rules, t.unmapped, t.map_missed))   # small to send
-                    out.append((r.key if r.model.id else None, r.digest, name, row, o, counted))
+        for row, text in (_range_lines(name, *rows) if isinstance(rows, tuple) else rows):
+            where = Location(name, row=row)
+            read = _unbundle(_json(text, where), where, w["keep"], rec)
+            out += rec.log; rec.log = []
+            for r in read:
+                for counts in (t.rules, t.unmapped, t.map_missed): counts.clear()   # what rendering this one counts
+                o = _outcome(r, t, w["routes"], w["note_chars"], {})
+                counted = tuple(tuple(c.items()) for c in (t.rules, t.unmapped, t.map_missed))   # small to send
+                out.append((r.key if r.model.id else None, r.digest, name, row, o, counted))
     except CareBenchError as e: out += rec.log; out.append((None, None, name, None, ("raise", e), None))
+    finally: gc.collect(0); gc.enable()
     return out, rec.unused
 
 # %% ../../nbs/2l_fhir_bulk.ipynb #1bb3805f
@@ -118,30 +97,32 @@ def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: 
     """What `_collect` keeps, read by `workers` processes (validation is most of the time a bulk export takes): chunks
     are handed out in file order, at most two per worker at a time, and their outcomes applied in that order, so the
     result, the counts and the first error are those of a reading in one process."""
-    c, n_read = _Collected(), 0
+    c, n_read, collecting = _Collected(), 0, gc.isenabled()
     args = (options.terminology, keep, options.routes, options.snapshot.note_chars)
     with ProcessPoolExecutor(workers, initializer=_start_worker, initargs=args) as pool:
         inflight = deque()
         def drain(n):
             nonlocal n_read
             while len(inflight) > n:
-                with _collected_after():
-                    out, unused = inflight.popleft().result()
-                    skips.unused.update(unused)
-                    for key, digest, file, row, o, counts in out:
-                        n_read += digest is not None              # a resource read (not a validation failure)
-                        if digest is not None and not _first_read(key, digest, file, row, c, skips): continue
-                        if counts is not None:                    # what rendering it counted, for a resource kept
-                            for total, items in zip((term.rules, term.unmapped, term.map_missed), counts):
-                                for what, count in items: total[what] += count
-                        o = _received(o)
-                        if o[0] == "pending":                     # its Medication may have been read by now
-                            o = _outcome(o[1], term, options.routes, options.snapshot.note_chars, c.meds)
-                        _apply(c, o, key, file, row, skips)
+                out, unused = inflight.popleft().result()
+                skips.unused.update(unused)
+                for key, digest, file, row, o, counts in out:
+                    n_read += digest is not None                  # a resource read (not a validation failure)
+                    if digest is not None and not _first_read(key, digest, file, row, c, skips): continue
+                    if counts is not None:                        # what rendering it counted, for a resource kept
+                        for total, items in zip((term.rules, term.unmapped, term.map_missed), counts):
+                            for what, count in items: total[what] += count
+                    if o[0] == "pending":                         # its Medication may have been read by now
+                        o = _outcome(o[1], term, options.routes, options.snapshot.note_chars, c.meds)
+                    _apply(c, o, key, file, row, skips)
+                gc.collect(0)                                     # the chunk's youngest objects, once
+        gc.disable()                                      # while reading; as it was after
         try:
             for task in _tasks(options.bundles, lines):
                 inflight.append(pool.submit(_work, task)); drain(2 * workers)
         except CareBenchError: drain(0); raise             # an earlier chunk's error comes first, as in one process
-        drain(0)
+        else: drain(0)
+        finally:
+            if collecting: gc.enable()
     if not n_read: raise _nothing_read(options.bundles, skips)
     return _finish(c, term, skips, options.routes, options.snapshot.note_chars)
