@@ -62,8 +62,9 @@ def column_text(s) -> "pyarrow.Array | None":
     return None
 
 # %% ../../nbs/08_csvio.ipynb #d7e0c7af
-# below this, pandas writes the table (importing Arrow's compute kernels costs more than it saves)
-FAST_ROWS = 20_000
+# below this, pandas writes the table: a process's first Arrow calls cost more than they save (the two break even
+# near 1,000 rows of a dozen columns; at 12,800 rows, the W1 run's paired cell deltas, Arrow takes half the time)
+FAST_ROWS = 1_000
 
 
 def release_arrow_memory():
