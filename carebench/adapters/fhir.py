@@ -109,10 +109,10 @@ def fhir_field(*types):
 def _where(r: Resource, element=None) -> Location: return r.at(element)
 
 def _category_codes(m) -> set:
-    "The codes of a resource's categories (a list of concepts, one concept, or none)."
+    "The codes of a resource's categories (a list of concepts or of codes, as an allergy's, one concept, or none)."
     cats = m.__dict__.get("category")
     cats = [] if cats is None else cats if isinstance(cats, list) else [cats]
-    return {c.code for cat in cats for c in (cat.coding or ()) if c.code}
+    return {c for cat in cats for c in ([cat] if isinstance(cat, str) else [x.code for x in cat.coding or ()]) if c}
 
 # a social finding (SNOMED CT's semantic tag `(finding)` with one of these words): the social history, not a disease
 SOCIAL_FINDING = re.compile(r"employ|education|school|housing|homeless|criminal|incarcerat|abuse|violence|isolation|"
