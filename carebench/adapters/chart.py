@@ -219,14 +219,15 @@ def cap_note(text: str, chars: int) -> str:
 # %% ../../nbs/2i_chart.ipynb #86667cfd
 def number_text(v) -> str:
     """A number as a clinician writes it: as the data wrote it (`13.20`), unless it carries more than 4 decimals (a
-    computed value: `168.80253764416227`), then to 4 significant digits (`168.8`); in positional form (`1.2E4` is
-    `12000`) unless it is beyond any measurement (more than 15 digits either side of the point: `1e+400`)."""
+    computed value: `168.80253764416227`), then to 4 significant digits (`168.8`) and at most 4 decimals (`0.09121…`
+    is `0.0912`; below 0.0001, one significant digit: `0.00001`); in positional form (`1.2E4` is `12000`) unless it
+    is beyond any measurement (more than 15 digits either side of the point: `1e+400`)."""
     if v is None: return ""
     d = Decimal(str(v))
     if d.is_nan() or d.is_infinite(): return str(v)
     if abs(d.adjusted()) > 15: return format(d, ".4g") if d else "0"
     if d.as_tuple().exponent >= -4: return f"{d:f}"
-    places = max(0, 4 - len(str(int(abs(d))))) if abs(d) >= 1 else 4 - d.adjusted() - 1
+    places = max(0, 4 - len(str(int(abs(d))))) if abs(d) >= 1 else min(3 - d.adjusted(), max(4, -d.adjusted()))
     text = f"{d.quantize(Decimal(1).scaleb(-places), context=Context(prec=60)):f}"
     return text.rstrip("0").rstrip(".") if "." in text else text          # 5.8999999999 is 5.9, not 5.900
 
