@@ -5,6 +5,7 @@
 # %% ../../nbs/2k_omop_read.ipynb #081d3f49
 from __future__ import annotations
 from collections import Counter
+from decimal import Decimal
 import os
 import re
 from pathlib import Path
@@ -231,10 +232,12 @@ def _delimited(p: Path) -> bool: return p.suffix.lower() in (".csv", ".tsv", ".t
 
 def _parquet_text(table, p: Path) -> pd.DataFrame:
     "A Parquet table or record batch as text (`_text_frame`); a column of binary values is an `OmopError`."
-    df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order
-    binary = next((c for c in df.columns if df[c].map(lambda v: isinstance(v, (bytes, bytearray))).any()), None)
+    import pyarrow as pa
+    binary = next((f.name for f in table.schema if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)
+                   or pa.types.is_fixed_size_binary(f.type)), None)      # by the column's type: dates are no bytes
     if binary is not None:
         raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
+    df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order
     return _text_frame(df, [col.is_null().to_numpy(zero_copy_only=False) if col.null_count else None
                             for col in table.columns])
 
@@ -243,6 +246,11 @@ def _cell(v) -> str:
     value (NULL) empty, a NaN as `nan` (a value that is not a number, which the checks refuse, never a silent
     blank)."""
     if v is None or v is pd.NA or (isinstance(v, str) and v == ""): return ""
+    if isinstance(v, Decimal) and v.is_finite():     # a DECIMAL(18,3) column pads: 37.400 is 37.4, exactly
+        t = format(v, "f")
+        t = t.rstrip("0").rstrip(".") if "." in t else t
+        return "0" if t == "-0" else t
+    if isinstance(v, Decimal): return "nan" if v.is_nan() else str(v)
     if isinstance(v, (float, np.floating)):
         if np.isnan(v): return "nan"
         return str(int(v)) if float(v).is_integer() else repr(float(v))
