@@ -46,7 +46,7 @@ class FhirOptions(ChartOptions):
     on_invalid: Literal["error", "skip"] = "error"
     # a resource type, or `Type/category` (an Observation's category code), -> the snapshot field it goes to, or `none`
     routes: dict = field(default_factory=dict)
-    # processes reading the files: none chooses (one per core, at most 8, from 32 MB of input on), 1 reads in this one
+    # processes reading: none chooses (one per core, at most 8, from 32 MB of input, gzip counted ×8), 1: this one
     workers: int | None = None
 
     def __post_init__(self):
@@ -582,7 +582,7 @@ class FhirAdapter:
         df, item_codes = resolve_items(read_long(options.labels, options.columns, index_column(options)), options, term)
         # what a snapshot reads; the rest is only counted
         keep = {*FHIR_FIELDS, "Patient", "Medication"} - {"Basic"}
-        big = sum(p.stat().st_size for p in fhir_files(options.bundles)) >= 32e6
+        big = sum(p.stat().st_size * (8 if p.suffix == ".gz" else 1) for p in fhir_files(options.bundles)) >= 32e6
         workers = options.workers or (min(os.cpu_count() or 1, 8) if big else 1)
         if workers > 1: from carebench.adapters.fhir_bulk import collect_parallel    # it builds on this module
         read = collect_parallel(options, keep, term, skips, workers) if workers > 1 else iter_resources(

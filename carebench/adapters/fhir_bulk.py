@@ -5,13 +5,14 @@
 # %% ../../nbs/2l_fhir_bulk.ipynb #5ca142f1
 from __future__ import annotations
 import gc
+import itertools
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ..core.errors import CareBenchError, FhirError, InputFileError, Location
 from ..core.inputs import head_problem
-from .fhir_read import Skips, _json, _unbundle, fhir_files, _nothing_read
+from .fhir_read import Skips, _file_text, _json, _ndjson_lines, _unbundle, fhir_files, _nothing_read
 from .terminology import Terminology
 from .fhir import FhirOptions, _Collected, _apply, _finish, _first_read, _outcome
 
@@ -80,17 +81,19 @@ def _line_ranges(name: str, lines: int):
     if pos > start: yield start, pos, first
 
 def _tasks(path: Path, lines: int = 1000):
-    ("The chunks a bulk export is read in: `lines` NDJSON lines at a time (as the byte range they span), a Bundle "
-     "file whole.")
+    ("The chunks a bulk export is read in: `lines` NDJSON lines at a time (as the byte range they span; a gzipped "
+     "file's, which has no byte ranges, as their text), a Bundle file whole.")
     for f in fhir_files(path):
         name = str(f)
-        if problem := head_problem(f, json=True):
+        if not f.name.lower().endswith((".ndjson", ".ndjson.gz")):
+            yield name, [(None, _file_text(f))]
+        elif f.suffix.lower() == ".gz":
+            rows = _ndjson_lines(f)
+            while chunk := list(itertools.islice(rows, lines)): yield name, chunk
+        elif problem := head_problem(f, json=True):
             raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
-        if f.suffix.lower() != ".ndjson":
-            try: yield name, [(None, f.read_text(encoding="utf-8-sig"))]
-            except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=name) from None
-            continue
-        for rows in _line_ranges(name, lines): yield name, rows
+        else:
+            for rows in _line_ranges(name, lines): yield name, rows
 
 def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: Skips, workers: int,
                      lines: int = 1000) -> _Collected:

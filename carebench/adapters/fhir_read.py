@@ -6,9 +6,11 @@
 from __future__ import annotations
 import dataclasses
 import functools
+import gzip
 import hashlib
 import itertools
 import json
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -22,11 +24,15 @@ __all__ = ['VALIDATED', 'fhir_files', 'element_path', 'Skips', 'ValidatedElement
            'iter_resources', 'read_resources']
 
 # %% ../../nbs/2j_fhir_read.ipynb #db03e2d6
+_GZIPPED = (".json.gz", ".ndjson.gz")                        # as bulk exports are often stored
+
 def fhir_files(path: Path) -> list[Path]:
-    "The FHIR files at `path`: the file itself, or a folder's `.json` and `.ndjson` files in name order."
+    ("The FHIR files at `path`: the file itself, or a folder's `.json` and `.ndjson` files, gzipped or not "
+     "(`.ndjson.gz`), in name order.")
     path = Path(path)
-    if path.is_dir():
-        files = folder_files(path, (".json", ".ndjson"), "FHIR file")   # regular files only: a FIFO is an error
+    if path.is_dir():                                        # regular files only: a FIFO is an error
+        files = [p for p in folder_files(path, (".json", ".ndjson", ".gz"), "FHIR file")
+                 if p.suffix.lower() != ".gz" or p.name.lower().endswith(_GZIPPED)]
         if not files: raise InputFileError("the folder holds no .json or .ndjson FHIR file", file=str(path))
         return files
     if problem := file_problem(path): raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(path))
@@ -206,16 +212,29 @@ def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> l
 
 
 def _ndjson_lines(f: Path):
-    """(line number, text) of an NDJSON file, read a line at a time (a bulk export need not fit in memory); lines end
-    at \\n only (U+2028 inside a string is text)."""
+    """(line number, text) of an NDJSON file (gzipped or not), read a line at a time (a bulk export need not fit in
+    memory); lines end at \\n only (U+2028 inside a string is text)."""
     try:
-        with open(f, "rb") as fh:
+        with (gzip.open if f.suffix.lower() == ".gz" else open)(f, "rb") as fh:
             for n, raw in enumerate(fh, 1):
                 text = raw.decode("utf-8")
                 if n == 1: text = text.removeprefix("\ufeff")
                 if text.strip(): yield n, text
     except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=str(f)) from None
     except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=str(f)) from None
+    except (EOFError, zlib.error) as e:
+        raise InputFileError(f"cannot read the FHIR file (a damaged gzip file: {e})", file=str(f)) from None
+
+def _file_text(f: Path) -> str:
+    "The whole text of a JSON file (gzipped or not; a byte order mark dropped), its problems typed errors."
+    name = str(f)
+    if f.suffix.lower() != ".gz" and (problem := head_problem(f, json=True)):
+        raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
+    try: return (gzip.decompress(f.read_bytes()) if f.suffix.lower() == ".gz" else f.read_bytes()).decode("utf-8-sig")
+    except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=name) from None
+    except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=name) from None
+    except (EOFError, zlib.error) as e:
+        raise InputFileError(f"cannot read the FHIR file (a damaged gzip file: {e})", file=name) from None
 
 def iter_resources(path: Path, keep=None, skips: Skips | None = None):
     """Every resource of the FHIR files at `path` (Bundles unpacked), validated, in file order, one at a time: an
@@ -224,18 +243,14 @@ def iter_resources(path: Path, keep=None, skips: Skips | None = None):
     skips, n_read = (skips if skips is not None else Skips()), 0
     for f in fhir_files(path):
         name = str(f)                                           # one string per file, shared by its locations
-        if problem := head_problem(f, json=True):
-            raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
-        if f.suffix.lower() == ".ndjson":
+        if f.name.lower().endswith((".ndjson", ".ndjson.gz")):
+            if f.suffix.lower() != ".gz" and (problem := head_problem(f, json=True)):
+                raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
             for n, line in _ndjson_lines(f):
                 for r in _unbundle(_json(line, Location(name, row=n)), Location(name, row=n), keep, skips):
                     n_read += 1; yield r
             continue
-        try: text = f.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=name) from None
-        except OSError as e:
-            raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=name) from None
-        for r in _unbundle(_json(text, Location(name)), Location(name), keep, skips):
+        for r in _unbundle(_json(_file_text(f), Location(name)), Location(name), keep, skips):
             n_read += 1; yield r
     if not n_read: raise _nothing_read(path, skips)
 
