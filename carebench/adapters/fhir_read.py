@@ -143,7 +143,12 @@ def validate_resource(data, where: Location):
     except ValidationError as e:
         err = e.errors()[0]
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise FhirError(f"fails FHIR validation: {err['msg'][:160]}{more}",
+        msg, text = err["msg"][:160], isinstance(err.get("input"), str)
+        if err["type"] == "extra_forbidden": msg = f"R4 has no element {element_path(err['loc'])!r} in a {rtype}"
+        if err["type"] == "json_invalid" and text: msg = "expected an object, not a text value"   # (never the text)
+        if len(err["loc"]) == 1 and (err["type"] == "extra_forbidden" or err["type"] == "json_invalid" and text):
+            msg += " (an STU3 or DSTU2 export? CAREBench reads FHIR R4)"        # R4 renamed or retyped it
+        raise FhirError(f"fails FHIR validation: {msg}{more}",
                         dataclasses.replace(where, resource=name, element=element_path(err["loc"]) or None)) from None
     VALIDATED.keep(model, validated, fresh)
     return validated
