@@ -5,7 +5,6 @@
 # %% ../../nbs/2l_fhir_bulk.ipynb #5ca142f1
 from __future__ import annotations
 import gc
-import itertools
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -87,9 +86,16 @@ def _tasks(path: Path, lines: int = 1000):
         name = str(f)
         if not f.name.lower().endswith((".ndjson", ".ndjson.gz")):
             yield name, [(None, _file_text(f))]
-        elif f.suffix.lower() == ".gz":
-            rows = _ndjson_lines(f)
-            while chunk := list(itertools.islice(rows, lines)): yield name, chunk
+        elif f.suffix.lower() == ".gz":                      # the parent decompresses; lines go out as text
+            chunk = []
+            try:
+                for row in _ndjson_lines(f):
+                    chunk.append(row)
+                    if len(chunk) == lines: yield name, chunk; chunk = []
+            except CareBenchError:
+                if chunk: yield name, chunk                  # the lines before the error come first, as in one process
+                raise
+            if chunk: yield name, chunk
         elif problem := head_problem(f, json=True):
             raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
         else:

@@ -31,8 +31,7 @@ def fhir_files(path: Path) -> list[Path]:
      "(`.ndjson.gz`), in name order.")
     path = Path(path)
     if path.is_dir():                                        # regular files only: a FIFO is an error
-        files = [p for p in folder_files(path, (".json", ".ndjson", ".gz"), "FHIR file")
-                 if p.suffix.lower() != ".gz" or p.name.lower().endswith(_GZIPPED)]
+        files = folder_files(path, (".json", ".ndjson", *_GZIPPED), "FHIR file")
         if not files: raise InputFileError("the folder holds no .json or .ndjson FHIR file", file=str(path))
         return files
     if problem := file_problem(path): raise InputFileError(f"cannot read the FHIR file ({problem})", file=str(path))
@@ -226,6 +225,7 @@ def _ndjson_lines(f: Path):
                 if n == 1: text = text.removeprefix("\ufeff")
                 if text.strip(): yield n, text
     except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=str(f)) from None
+    except gzip.BadGzipFile: raise InputFileError("cannot read the FHIR file (not a gzip file)", file=str(f)) from None
     except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=str(f)) from None
     except (EOFError, zlib.error) as e:
         raise InputFileError(f"cannot read the FHIR file (a damaged gzip file: {e})", file=str(f)) from None
@@ -237,6 +237,7 @@ def _file_text(f: Path) -> str:
         raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
     try: return (gzip.decompress(f.read_bytes()) if f.suffix.lower() == ".gz" else f.read_bytes()).decode("utf-8-sig")
     except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=name) from None
+    except gzip.BadGzipFile: raise InputFileError("cannot read the FHIR file (not a gzip file)", file=name) from None
     except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=name) from None
     except (EOFError, zlib.error) as e:
         raise InputFileError(f"cannot read the FHIR file (a damaged gzip file: {e})", file=name) from None

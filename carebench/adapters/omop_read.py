@@ -233,8 +233,9 @@ def _delimited(p: Path) -> bool: return p.suffix.lower() in (".csv", ".tsv", ".t
 def _parquet_text(table, p: Path) -> pd.DataFrame:
     "A Parquet table or record batch as text (`_text_frame`); a column of binary values is an `OmopError`."
     import pyarrow as pa
-    binary = next((f.name for f in table.schema if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)
-                   or pa.types.is_fixed_size_binary(f.type)), None)      # by the column's type: dates are no bytes
+    kind = lambda t: kind(t.value_type) if pa.types.is_dictionary(t) else t      # by the column's type: not dates
+    binary = next((f.name for f in table.schema if pa.types.is_binary(kind(f.type))
+                   or pa.types.is_large_binary(kind(f.type)) or pa.types.is_fixed_size_binary(kind(f.type))), None)
     if binary is not None:
         raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
     df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order

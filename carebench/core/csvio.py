@@ -89,8 +89,11 @@ def csv_blocks(frame, rows: int = 65_536):
     import pyarrow.compute as pc
     if frame.shape[1] < 2: return None                       # one column: csv quotes an empty cell, rows would be blank
     header = frame.head(0).to_csv(index=False).encode("utf-8")
+    import pandas as pd
     texts = [column_text(frame.iloc[:0, j]) for j in range(frame.shape[1])]
-    if any(t is None for t in texts): return None
+    mixed = any(frame.dtypes.iloc[j] == object and pd.api.types.infer_dtype(frame.iloc[:, j], skipna=True)
+                not in ("string", "empty") for j in range(frame.shape[1]))     # an empty slice cannot tell
+    if mixed or any(t is None for t in texts): return None
     def blocks():
         yield header
         for start in range(0, len(frame), rows):

@@ -30,15 +30,15 @@ def file_problem(path, allow_missing: bool = False) -> str | None:
 
 # %% ../../nbs/07_inputs.ipynb #2c003876
 def folder_files(folder, suffixes, what: str = "file", stems=None, fold_case: bool = False) -> list[Path]:
-    """The files directly in `folder` whose suffix (any case) is one of `suffixes` and, where `stems` is given, whose
-    name without it is one of `stems` (compared in lower case with `fold_case`: `CONCEPT.csv` is `concept`); hidden
-    entries skipped; in name order. An entry kept that is not a readable regular file is an `InputFileError` naming it
-    (`cannot read the <what> (...)`)."""
+    """The files directly in `folder` whose name ends (any case) with one of `suffixes` (`.csv`, `.ndjson.gz`) and,
+    where `stems` is given, whose name without its last suffix is one of `stems` (compared in lower case with
+    `fold_case`: `CONCEPT.csv` is `concept`); hidden entries skipped; in name order. An entry kept that is not a
+    readable regular file is an `InputFileError` naming it (`cannot read the <what> (...)`)."""
     folder, suffixes = Path(folder), tuple(s.lower() for s in suffixes)
     out = []
     for p in sorted(Path(e.path) for e in os.scandir(folder)):          # names only: nothing is opened or followed yet
         stem = p.stem.lower() if fold_case else p.stem
-        if (p.name.startswith(".") or p.suffix.lower() not in suffixes
+        if (p.name.startswith(".") or not p.name.lower().endswith(suffixes)       # `.ndjson.gz` too
                 or (stems is not None and stem not in stems)): continue
         if problem := file_problem(p): raise InputFileError(f"cannot read the {what} ({problem})", file=str(p))
         out.append(p)
