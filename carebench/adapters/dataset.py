@@ -220,11 +220,14 @@ def dataset_summary(ds: Dataset) -> dict:
 
 # %% ../../nbs/20_dataset.ipynb #c84605eb
 def validation_report(ds: Dataset) -> dict:
-    "What `validate --json` prints: the dataset summary plus the adapter's leakage result, notes, drops and inputs."
+    ("What `validate --json` prints: the dataset summary plus the adapter's leakage result, notes, drops, the records "
+     "`on_invalid: skip` left out (FHIR resources, OMOP rows) and inputs.")
     prov = ds.provenance
+    skipped = (prov.get("records") or {}).get("skipped") or {}
     return dict(**dataset_summary(ds), adapter=prov.get("adapter"), leakage=prov.get("leakage"),
                 notes=list(prov.get("notes", [])), n_dropped=len(prov.get("dropped", [])),
-                dropped=list(prov.get("dropped", [])), inputs=list(prov.get("inputs", [])))
+                dropped=list(prov.get("dropped", [])), n_left_out=int(sum(skipped.values())),
+                inputs=list(prov.get("inputs", [])))
 
 # %% ../../nbs/20_dataset.ipynb #32b3792e
 def format_report(r: dict) -> str:
@@ -255,7 +258,9 @@ def format_report(r: dict) -> str:
                      f"{', '.join(s['tracks']) or 'none of the configured tracks (see shift.tracks)'}")
         lines += [f"note (shift): {n}" for n in s["notes"]]
     if "endpoints" in r: lines += [f"endpoint: {e}" for e in r["endpoints"]] or ["endpoints: no served model to check"]
-    lines.append("OK: the dataset passed every check" + (" (and the shifted one)" if "shift" in r else ""))
+    lines.append("OK: the dataset passed every check" + (" (and the shifted one)" if "shift" in r else "")
+                 + (f", with {n} record(s) left out (on_invalid: skip; the notes count them by reason)"
+                    if (n := r.get("n_left_out")) else ""))      # a whole chart can fail its checks: say so here
     return "\n".join(lines)
 
 # %% ../../nbs/20_dataset.ipynb #b7d233f0
