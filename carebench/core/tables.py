@@ -221,10 +221,10 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
 
 # %% ../../nbs/0a_tables.ipynb #f775a3ed
 def first_fields(path: Path) -> tuple[str, list]:
-    ("The delimiter of a delimited table (whichever of comma, tab and pipe its first line holds most of) and that "
-     "line's fields.")
+    ("The delimiter of a delimited table (whichever of comma, tab, pipe and semicolon its first line holds most of; "
+     "a European export writes semicolons) and that line's fields.")
     with open(path, encoding="utf-8-sig", newline="") as f: line = f.readline().rstrip("\r\n")
-    sep = max((",", "\t", "|"), key=line.count) if any(s in line for s in ",\t|") else ","
+    sep = max((",", "\t", "|", ";"), key=line.count) if any(s in line for s in ",\t|;") else ","
     return sep, [x.strip().strip('"') for x in line.split(sep)]
 
 # %% ../../nbs/0a_tables.ipynb #1364b8a4
