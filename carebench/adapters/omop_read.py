@@ -214,7 +214,7 @@ class FolderSource:
             if size is None: yield _parquet_text(f.read(columns=cols), p); return
             for batch in f.iter_batches(size, columns=cols): yield _parquet_text(batch, p)
         except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
-            raise InputFileError(f"the OMOP table is not a readable {'CSV' if _delimited(p) else 'Parquet'} file "
+            raise InputFileError(f"the OMOP table is not a readable {'UTF-8 CSV' if _delimited(p) else 'Parquet'} file "
                                  f"({type(e).__name__})", file=str(p)) from None
     def in_key_order(self, name: str, key: str, size: int) -> bool:
         """Whether table `name`'s `key` column (read alone, a frame at a time) holds integer ids in increasing order

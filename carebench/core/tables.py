@@ -223,7 +223,10 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
 def first_fields(path: Path) -> tuple[str, list]:
     ("The delimiter of a delimited table (whichever of comma, tab, pipe and semicolon its first line holds most of; "
      "a European export writes semicolons) and that line's fields.")
-    with open(path, encoding="utf-8-sig", newline="") as f: line = f.readline().rstrip("\r\n")
+    with open(path, "rb") as f: head = f.read(1 << 20)          # the first line alone: a later row may not be UTF-8
+    try: line = re.split(rb"\r\n|\r|\n", head, maxsplit=1)[0].decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputFileError("the file is not UTF-8 text (its first line)", file=str(path)) from None
     sep = max((",", "\t", "|", ";"), key=line.count) if any(s in line for s in ",\t|;") else ","
     return sep, [x.strip().strip('"') for x in line.split(sep)]
 
