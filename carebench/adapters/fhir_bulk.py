@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..core.errors import CareBenchError, FhirError, InputFileError, Location
 from ..core.inputs import head_problem
-from .fhir_read import Skips, _file_text, _json, _ndjson_lines, _unbundle, fhir_files, _nothing_read
+from .fhir_read import _NDJSON, Skips, _json, _ndjson_lines, _unbundle, fhir_files, _nothing_read
 from .terminology import Terminology
 from .fhir import FhirOptions, _Collected, _apply, _finish, _first_read, _outcome
 
@@ -83,10 +83,12 @@ def _tasks(path: Path, lines: int = 1000):
     ("The chunks a bulk export is read in: `lines` NDJSON lines at a time (as the byte range they span; a gzipped "
      "file's, which has no byte ranges, as their text), a Bundle file whole.")
     for f in fhir_files(path):
-        name = str(f)
-        if not f.name.lower().endswith((".ndjson", ".ndjson.gz")):
-            yield name, [(None, _file_text(f))]
-        elif f.suffix.lower() == ".gz":                      # the parent decompresses; lines go out as text
+        name, gz = str(f), f.suffix.lower() == ".gz"
+        if not gz and (problem := head_problem(f, json=True)):
+            raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
+        if not f.name.lower().endswith(_NDJSON):
+            yield name, list(_ndjson_lines(f, whole=True))
+        elif gz:                                             # the parent decompresses; lines go out as text
             chunk = []
             try:
                 for row in _ndjson_lines(f):
@@ -96,8 +98,6 @@ def _tasks(path: Path, lines: int = 1000):
                 if chunk: yield name, chunk                  # the lines before the error come first, as in one process
                 raise
             if chunk: yield name, chunk
-        elif problem := head_problem(f, json=True):
-            raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
         else:
             for rows in _line_ranges(name, lines): yield name, rows
 

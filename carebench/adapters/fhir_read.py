@@ -25,6 +25,7 @@ __all__ = ['VALIDATED', 'fhir_files', 'element_path', 'Skips', 'ValidatedElement
 
 # %% ../../nbs/2j_fhir_read.ipynb #db03e2d6
 _GZIPPED = (".json.gz", ".ndjson.gz")                        # as bulk exports are often stored
+_NDJSON = (".ndjson", ".ndjson.gz")                          # read a line at a time; the others are Bundles, whole
 
 def fhir_files(path: Path) -> list[Path]:
     ("The FHIR files at `path`: the file itself, or a folder's `.json` and `.ndjson` files, gzipped or not "
@@ -215,11 +216,13 @@ def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> l
     return _resource(data, where, None, keep, skips)
 
 
-def _ndjson_lines(f: Path):
+def _ndjson_lines(f: Path, whole: bool = False):
     """(line number, text) of an NDJSON file (gzipped or not), read a line at a time (a bulk export need not fit in
-    memory); lines end at \\n only (U+2028 inside a string is text)."""
+    memory); lines end at \\n only (U+2028 inside a string is text). With `whole`, the file's whole text once, numbered
+    `None` (a Bundle file)."""
     try:
         with (gzip.open if f.suffix.lower() == ".gz" else open)(f, "rb") as fh:
+            if whole: yield None, fh.read().decode("utf-8-sig"); return
             for n, raw in enumerate(fh, 1):
                 text = raw.decode("utf-8")
                 if n == 1: text = text.removeprefix("\ufeff")
@@ -230,18 +233,6 @@ def _ndjson_lines(f: Path):
     except (EOFError, zlib.error) as e:
         raise InputFileError(f"cannot read the FHIR file (a damaged gzip file: {e})", file=str(f)) from None
 
-def _file_text(f: Path) -> str:
-    "The whole text of a JSON file (gzipped or not; a byte order mark dropped), its problems typed errors."
-    name = str(f)
-    if f.suffix.lower() != ".gz" and (problem := head_problem(f, json=True)):
-        raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
-    try: return (gzip.decompress(f.read_bytes()) if f.suffix.lower() == ".gz" else f.read_bytes()).decode("utf-8-sig")
-    except UnicodeDecodeError: raise FhirError("the file is not UTF-8 text", file=name) from None
-    except gzip.BadGzipFile: raise InputFileError("cannot read the FHIR file (not a gzip file)", file=name) from None
-    except OSError as e: raise InputFileError(f"cannot read the FHIR file ({e.strerror or e})", file=name) from None
-    except (EOFError, zlib.error) as e:
-        raise InputFileError(f"cannot read the FHIR file (a damaged gzip file: {e})", file=name) from None
-
 def iter_resources(path: Path, keep=None, skips: Skips | None = None):
     """Every resource of the FHIR files at `path` (Bundles unpacked), validated, in file order, one at a time: an
     NDJSON file is read a line at a time, a Bundle file whole. With `keep` (resource types), the others are only
@@ -249,15 +240,16 @@ def iter_resources(path: Path, keep=None, skips: Skips | None = None):
     skips, n_read = (skips if skips is not None else Skips()), 0
     for f in fhir_files(path):
         name = str(f)                                           # one string per file, shared by its locations
-        if f.name.lower().endswith((".ndjson", ".ndjson.gz")):
-            if f.suffix.lower() != ".gz" and (problem := head_problem(f, json=True)):
-                raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
+        if f.suffix.lower() != ".gz" and (problem := head_problem(f, json=True)):
+            raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
+        if f.name.lower().endswith(_NDJSON):
             for n, line in _ndjson_lines(f):
                 for r in _unbundle(_json(line, Location(name, row=n)), Location(name, row=n), keep, skips):
                     n_read += 1; yield r
             continue
-        for r in _unbundle(_json(_file_text(f), Location(name)), Location(name), keep, skips):
-            n_read += 1; yield r
+        for _, text in _ndjson_lines(f, whole=True):
+            for r in _unbundle(_json(text, Location(name)), Location(name), keep, skips):
+                n_read += 1; yield r
     if not n_read: raise _nothing_read(path, skips)
 
 def _nothing_read(path, skips: Skips) -> FhirError:

@@ -234,8 +234,8 @@ def _parquet_text(table, p: Path) -> pd.DataFrame:
     "A Parquet table or record batch as text (`_text_frame`); a column of binary values is an `OmopError`."
     import pyarrow as pa
     kind = lambda t: kind(t.value_type) if pa.types.is_dictionary(t) else t      # by the column's type: not dates
-    binary = next((f.name for f in table.schema if pa.types.is_binary(kind(f.type))
-                   or pa.types.is_large_binary(kind(f.type)) or pa.types.is_fixed_size_binary(kind(f.type))), None)
+    binary = next((f.name for f in table.schema if any(is_(kind(f.type)) for is_ in
+                   (pa.types.is_binary, pa.types.is_large_binary, pa.types.is_fixed_size_binary))), None)
     if binary is not None:
         raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
     df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order

@@ -252,11 +252,11 @@ def check_sensitivity(config: Config):
 
 # %% ../../nbs/27_analyze.ipynb #07c7facb
 def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd.DataFrame, dict]:
-    """Every endpoint of every model in `kept` (model → (matrices, complete pairs, endpoints: their names, or the main
-    analysis's results by name)) under the run's own aggregation policy and each of `analysis.aggregation_sensitivity`
-    that can run, with the main analysis's resamples; the change is from the run's own policy. Under the own policy the
-    main analysis's results are those very endpoints (same input, same resamples): given, they are taken as they are.
-    Also the policies skipped, and why."""
+    """Every endpoint of every model in `kept` (model → (matrices, complete pairs, the main analysis's results by
+    endpoint name)) under the run's own aggregation policy and each of `analysis.aggregation_sensitivity` that can run,
+    with the main analysis's resamples; the change is from the run's own policy. Under the own policy the main
+    analysis's results are those very endpoints (same input, same resamples): they are taken as they are. Also the
+    policies skipped, and why."""
     from carebench.adapters.aggregation import AGGREGATIONS, aggregate, read_adjudication
     info = ds.provenance.get("aggregation") or {}
     own, path = info.get("policy", "mean"), info.get("adjudication")
@@ -268,9 +268,9 @@ def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd
         if policy.needs_adjudication and table is None:
             skipped[name] = "no adjudication table (dataset.adjudication)"; continue
         dsp = ds if name == own else aggregate(ds, name, table)
-        for model, (mats, complete, names) in kept.items():
-            order = [n for n in ENDPOINTS if n in names]
-            res = ({n: names[n] for n in order} if name == own and isinstance(names, dict) else
+        for model, (mats, complete, computed) in kept.items():
+            order = [n for n in ENDPOINTS if n in computed]
+            res = ({n: computed[n] for n in order} if name == own else
                    run_endpoints(endpoint_input(dsp, mats, complete), config.analysis, config.seed, model, order))
             rows += [dict(model=model, endpoint=e, policy=name, estimate=r.overall.estimate, ci_low=r.overall.ci[0],
                           ci_high=r.overall.ci[1], p_value=r.overall.p_value) for e, r in res.items()]
