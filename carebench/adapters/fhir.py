@@ -513,7 +513,8 @@ def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None =
     skips, chart = skips if skips is not None else Skips(), chart or ChartOptions()
     c = resources if isinstance(resources, _Collected) else _collect(resources, term, skips, routes or {},
                                                                      chart.snapshot.note_chars)
-    if not c.patients: raise FhirError("no Patient resource found", file=next(iter(c.first.values()), Location()).file)
+    if not c.patients: raise FhirError("no Patient resource found" + skips.left_out("Patient"),  # with skip: why
+                                       file=next(iter(c.first.values()), Location()).file)
     pids = patient_ids(c.patients, how)
     entries = _by_patient(c, pids, skips)
     people = {pids.get(f"Patient/{r.model.id}") or pids.get(r.full_url): r.model for r in c.patients}

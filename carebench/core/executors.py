@@ -14,7 +14,8 @@ from .config import ExecutorConfig
 from .errors import CareBenchError
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'JobError', 'Job', 'run_inline', 'run_local', 'run_slurm', 'run_jobs']
+__all__ = ['THREAD_VARIABLES', 'EXECUTORS', 'JobError', 'Job', 'run_inline', 'native_threads', 'run_local', 'run_slurm',
+           'run_jobs']
 
 # %% ../../nbs/06_executors.ipynb #3ae91e0b
 class JobError(CareBenchError):
@@ -39,14 +40,38 @@ def run_inline(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
         except Exception as e: raise JobError(f"job {j.name!r} failed: {type(e).__name__}: {e}") from e
     return out
 
+# %% ../../nbs/06_executors.ipynb #bf4208a6
+def native_threads() -> dict:
+    """The native thread pools of this process (numpy's BLAS loaded first), as {API: thread count} (`threadpoolctl`):
+    what a job's matrix products can use."""
+    import numpy  # noqa: F401 -- the pools are those of the libraries loaded
+    from threadpoolctl import threadpool_info
+    out = {}
+    for p in threadpool_info(): out[p["user_api"]] = max(out.get(p["user_api"], 0), p["num_threads"])
+    return out
+
 # %% ../../nbs/06_executors.ipynb #80eee81c
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+def _worker_threads(threads: int):
+    """A pool worker's start: its native thread pools get `threads` threads, those loaded already and those loaded later
+    (through the environment), unless the user set a thread count in the environment, which stands."""
+    if any(k in os.environ for k in THREAD_VARIABLES): return
+    os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(threads)
+
 def run_local(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
-    "Run the jobs in a pool of spawned processes."
-    workers = settings.workers or min(len(jobs), os.cpu_count() or 1)
+    """Run the jobs in a pool of spawned processes, each with its share of the cores for its native thread pools (BLAS,
+    OpenMP): one thread each when there are as many workers as cores, not one per core each, which oversubscribes."""
+    workers = max(1, settings.workers or min(len(jobs), os.cpu_count() or 1))
     # here: reading a config (which loads the track modules) never starts a pool
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=multiprocessing.get_context("spawn")) as pool:
+    from carebench.core.executors import _worker_threads      # by its module: a spawned process imports it
+    share = max(1, (os.cpu_count() or 1) // workers)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_worker_threads, initargs=(share,)) as pool:
         futures = [(j, pool.submit(j.fn, *j.args, **j.kwargs)) for j in jobs]
         from concurrent.futures import as_completed
         from tqdm.auto import tqdm

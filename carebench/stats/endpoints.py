@@ -43,6 +43,10 @@ def _canonical_order(cluster, *mats) -> np.ndarray:
     return np.array(sorted(range(len(cluster)), key=lambda i: (pk[cluster[i]], h[i])), dtype=int)
 
 # %% ../../nbs/15_endpoints.ipynb #40948e8f
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
 @dataclass(frozen=True, eq=False)
 class EndpointInput:
     """Aligned (pairs × categories) matrices of one model and the reference; `cluster` names each pair's patient.
@@ -86,20 +90,22 @@ class EndpointInput:
         object.__setattr__(self, "cluster", np.asarray(cl, int))
         for k, m in mats.items(): object.__setattr__(self, k, m)
         object.__setattr__(self, "s_donors", donors)
-        with np.errstate(invalid="ignore"): object.__setattr__(self, "s_shuffled", np.nanmean(donors, 0))
+        with np.errstate(invalid="ignore"):                      # one donor: its scores (every cell has one)
+            object.__setattr__(self, "s_shuffled", donors[0] if len(donors) == 1 else np.nanmean(donors, 0))
 
-    @property
+    # the derived arrays below are computed once per input (every endpoint reads them) and are read-only
+    @cached_property
     def n_patients(self) -> int: return int(self.cluster.max()) + 1 if len(self.cluster) else 0
     @property
     def n_donors(self) -> int: return self.s_donors.shape[0]
-    @property
-    def delta_model(self) -> np.ndarray: return self.s_correct - self.s_free
+    @cached_property
+    def delta_model(self) -> np.ndarray: return _read_only(self.s_correct - self.s_free)
     @property
     def delta_shuffled(self) -> np.ndarray:
         "Δ_shuf of the mean shuffled score (for display; endpoints use `donor_mean` of per-donor quantities)."
         return self.s_shuffled - self.s_free
-    @property
-    def delta_donors(self) -> np.ndarray: return self.s_donors - self.s_free[None]
+    @cached_property
+    def delta_donors(self) -> np.ndarray: return _read_only(self.s_donors - self.s_free[None])
     def donor_mean(self, f) -> np.ndarray:
         "Per cell, the mean over the pair's donors of `f(Δ_shuf,k)` (a per-donor quantity, then averaged)."
         d = self.delta_donors
@@ -190,7 +196,6 @@ def _sums(inp: EndpointInput, values, mask=None):
     S, n = cluster_sums(values, inp.cluster, inp.n_patients, mask, inp.runs)
     return np.hstack([S, S.sum(1, keepdims=True)]), np.hstack([n, n.sum(1, keepdims=True)])
 
-
 def confirmatory_flags(inp: EndpointInput, settings: AnalysisConfig) -> np.ndarray:
     "Confirmatory flag per category and overall (C+1): enough non-zero Δ_ref cells and enough patients having them."
     moved, _ = _sums(inp, inp.nonzero.astype(float))        # per patient: how many of its cells have Δ_ref ≠ 0
@@ -262,7 +267,6 @@ class Endpoint:
     part_bounds: dict = field(default_factory=dict)   # the same for named values with an interval (`ci_<name>`)
     effect: float = 0.05            # the stated effect (estimate scale) at which its test's power is reported
 
-
 ENDPOINTS: dict[str, Endpoint] = {}
 
 # %% ../../nbs/15_endpoints.ipynb #e8e0fabe
@@ -272,11 +276,9 @@ FAMILY: list = []   # the confirmatory fixed sequence: the endpoints registered 
 PRIMARY = "context_specificity"                         # registered with role "primary", first of the family
 NON_ENDPOINT_KEYS = ("data", "family", "validity")      # other keys of a model's results
 
-
 def _values_mask(cells: Callable, inp, eps) -> tuple:
     c = cells(inp, eps)
     return c.values, c.mask
-
 
 def register_endpoint(name: str, label: str = "", formula: str = "", null_value: float = 0.0,
                       role: str = "confirmatory", cells: Callable | None = None, paired: bool = False,
@@ -419,11 +421,8 @@ def class_correspondence(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                             (rs.weights @ Sm) / Wn), row_correlations((rs.weights @ Sr) / Wn, (rs.weights @ Ss) / Wn)
     def interval(reps, value):
         ok = reps[~np.isnan(reps)]
-        return (
-            tuple(np.quantile(ok, [(1 - lvl) / 2, (1 + lvl) / 2]))
-            if len(ok) and inp.n_patients >= 2 and not np.isnan(value)
-            else (math.nan, math.nan)
-        )
+        defined = len(ok) and inp.n_patients >= 2 and not np.isnan(value)
+        return tuple(np.quantile(ok, [(1 - lvl) / 2, (1 + lvl) / 2])) if defined else (math.nan, math.nan)
     est = Estimate(r, interval(br, r), n_cells=inp.delta_ref.size, n_patients=inp.n_patients, ci_level=lvl,
                    effective_patients=round(float(effective_patients(np.bincount(inp.cluster))[0]), 2),
                    values=dict(pearson_r=r, spearman_rho=rho, pearson_r_shuffled=r_s,

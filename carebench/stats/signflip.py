@@ -117,8 +117,9 @@ def signflip_lower_bound(S, n, patterns, exact: bool | None = None, alpha: float
     S, n = (x[:, None] if x.ndim == 1 else x for x in (S, n))
     if isinstance(patterns, SignFlips):
         exact = patterns.exact
-        null_S = np.concatenate([e @ S for e in patterns.blocks()]) if len(patterns) else np.zeros((0, S.shape[1]))
-        null_n = np.concatenate([e @ n for e in patterns.blocks()]) if len(patterns) else np.zeros((0, S.shape[1]))
+        both = [(e @ S, e @ n) for e in patterns.blocks()]         # each block of patterns expanded once
+        null_S, null_n = ((np.concatenate(x) for x in zip(*both)) if both
+                          else (np.zeros((0, S.shape[1])), np.zeros((0, S.shape[1]))))
     else: null_S, null_n = patterns @ S, patterns @ n
     B = len(null_S)
     flipped_S, flipped_n = (S.sum(0) - null_S) / 2, (n.sum(0) - null_n) / 2     # what the flipped patients hold

@@ -129,15 +129,25 @@ def _equicorrelated(C: int, rho: float) -> np.ndarray:
     return np.linalg.cholesky(np.full((C, C), rho) + (1 - rho) * np.eye(C))
 
 def _link(s: Scenario, latent: np.ndarray) -> np.ndarray:
-    if s.link == "logistic": return 1 / (1 + np.exp(-s.slope * latent))
-    if s.link == "clipped": return np.clip(0.5 + 0.25 * s.slope * latent, 0, 1)
-    raise ValueError(f"unknown link {s.link!r} (logistic or clipped)")
+    "The link's scores as a new array (`latent` left as it is), worked in place: a dataset can hold millions of cells."
+    if s.link not in ("logistic", "clipped"): raise ValueError(f"unknown link {s.link!r} (logistic or clipped)")
+    if s.link == "clipped":
+        p = np.multiply(latent, 0.25 * s.slope); p += 0.5
+        return np.clip(p, 0, 1, out=p)
+    p = np.multiply(latent, -s.slope); np.exp(p, out=p); p += 1
+    return np.divide(1, p, out=p)
 
 def _scores(s: Scenario, latent, zero, chart: bool) -> np.ndarray:
     p = _link(s, latent)
-    if chart and s.pull: p = 0.5 + (1 - s.pull) * (p - 0.5)
-    if s.grid: p = np.round(p / s.grid) * s.grid
-    return np.clip(np.where(zero, 0.0, p), 0, 1)
+    if chart and s.pull: p -= 0.5; p *= 1 - s.pull; p += 0.5
+    if s.grid: p /= s.grid; np.round(p, out=p); p *= s.grid
+    if s.zero_inflation: p[zero] = 0.0
+    return np.clip(p, 0, 1, out=p)
+
+def _labels(eta, tau, persistent, rng, sd: float) -> np.ndarray:
+    "Each cell's share of observers whose latent (bias `tau`, `persistent` and transient noise of `sd` added) is > 0."
+    x = eta[None] + tau; x += persistent; x += rng.normal(0, sd, x.shape)
+    return (x > 0).mean(0)
 
 # %% ../../nbs/16_simulate.ipynb #c9a35206
 def cluster_sizes(s: Scenario, n_patients: int, rng: np.random.Generator) -> np.ndarray:
@@ -161,36 +171,36 @@ def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: 
     P, C, K, D = n_patients, s.categories, s.observers, s.donors
     cluster = np.repeat(np.arange(P), cluster_sizes(s, P, rng))
     N = len(cluster)
-    # the observers' biases and the model's category shifts:
+    # the observers' biases and the model's category shifts: properties of the design and the model, not of a sample
     fixed = np.random.default_rng(derive_seed(0, "scenario", s.name))
-    # properties of the design and the model, not of a sample
     tau = fixed.normal(0, s.observer_bias, (K, 1, 1))
     gamma = fixed.normal(0, s.category_shift, C)
     mu = np.linspace(-1.5, 0.0, C)                                      # categories of different prevalence
     eta0 = mu + rng.normal(0, 0.5, (P, 1))[cluster] + rng.normal(0, 0.5, (N, 1))    # patient and pair effects
-    eta0 = eta0 + rng.normal(size=(N, C)) @ _equicorrelated(C, s.category_corr).T     # correlated across categories
-    shift = np.where(rng.random((N, C)) < s.shift_rate, np.where(eta0 > 0, -1.0, 1.0) * (np.abs(eta0) + 1.0), 0.0)
+    eta0 += rng.normal(size=(N, C)) @ _equicorrelated(C, s.category_corr).T           # correlated across categories
+    shifted = rng.random((N, C)) < s.shift_rate                 # Δ_ref's cells: away from the observers' side
+    shift = np.zeros((N, C)); shift[shifted] = np.where(eta0[shifted] > 0, -1.0, 1.0) * (np.abs(eta0[shifted]) + 1.0)
     persistent = rng.normal(0, s.observer_persistent, (K, N, C))
-    label = lambda eta: ((eta[None] + tau + persistent + rng.normal(0, s.observer_transient, (K, N, C))) > 0).mean(0)
-    y_free, y_correct = label(eta0), label(eta0 + shift)
-    base = eta0 + rng.normal(0, s.model_noise, (N, C))
+    y_free, y_correct = (_labels(eta, tau, persistent, rng, s.observer_transient) for eta in (eta0, eta0 + shift))
+    base = rng.normal(0, s.model_noise, (N, C)); base += eta0
     z = rng.normal(size=P)                                              # each patient's alignment, standardized
     if stratified:                                          # scipy.special only here: not on every analysis's path
         from scipy.special import ndtri
         z = ndtri((average_ranks(z) - 0.5) / P)
     a = (s.alignment if alignment is None else alignment) + s.alignment_sd * z
-    common = gamma + rng.normal(0, s.item_shift, (N, C))                                    # the same with every chart
-    # each patient's chart, wherever shown
-    push = rng.normal(0, s.snapshot_effect, (P, C))
+    common = rng.normal(0, s.item_shift, (N, C)); common += gamma                   # the same with every chart
+    unshown = base + common                                  # a chart's latent score before the chart's own push
+    push = rng.normal(0, s.snapshot_effect, (P, C))                      # each patient's chart, wherever shown
     zero = rng.random((N, C)) < s.zero_inflation
     spread = np.exp(rng.normal(0, s.patient_spread, P))[cluster, None] if s.patient_spread else 1.0
     noise = lambda: rng.normal(0, s.response_noise, (N, C)) * spread
     free = _scores(s, base, zero, chart=False)
-    correct = _scores(s, base + common + push[cluster] + a[cluster, None] * shift + noise(), zero, chart=True)
-    shuffled = np.stack([_scores(s, base + common + push[(cluster + k + 1) % P] + noise(), zero, chart=True)
-                         for k in range(D)])
-    return EndpointInput(tuple(f"c{j}" for j in range(C)), cluster, y_correct - y_free, free, correct, shuffled
-                         if D > 1 else shuffled[0], y_correct, canonical=False)
+    # the chart of the patient k places on (0: the pair's own), `more` latent terms, then the response's own noise
+    shown = lambda k, *more: _scores(s, sum(more, unshown + push[(cluster + k) % P]) + noise(), zero, chart=True)
+    correct = shown(0, a[cluster, None] * shift)
+    shuffled = [shown(k + 1) for k in range(D)]
+    return EndpointInput(tuple(f"c{j}" for j in range(C)), cluster, y_correct - y_free, free, correct,
+                         np.stack(shuffled) if D > 1 else shuffled[0], y_correct, canonical=False)
 
 # %% ../../nbs/16_simulate.ipynb #1be22ecf
 COVERAGE = ("context_specificity", "directional_alignment", "context_sensitivity", "brier_improvement",
