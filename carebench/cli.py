@@ -282,8 +282,9 @@ def _line(name, o) -> str:
 def analyze_command(args) -> int:
     from carebench.evaluation.analyze import analyze
     from carebench.stats.endpoints import NON_ENDPOINT_KEYS
+    from carebench.tracks.track import scored_endpoints        # a run's scores.csv: each track's models as in the run
     res = analyze(args.config, args.scores, args.out, command=["carebench", *sys.argv[1:]], quiet=args.quiet,
-                  validity=not args.no_validity)
+                  validity=not args.no_validity, endpoints_for=scored_endpoints)
     for model in res.models:
         print(f"{model}:")
         data = res.results[model].get("data", {})

@@ -164,6 +164,24 @@ def test_validity_page_in_a_browser(tmp_path):
     print(f"screenshot: {tmp_path / 'validity.png'}")
 
 
+def test_analyze_of_the_runs_scores_reports_what_the_run_reported(quickstart, tmp_path):
+    """`carebench analyze` of the quickstart's own scores.csv: every model reports the run's endpoints with the run's
+    figures (the representation track's Brier improvement and Mantel-Haenszel odds ratio too, which the config does not
+    list) and the same family decisions."""
+    run, _, _ = quickstart
+    r = run_cli("analyze", "--config", EXAMPLE / "config.yaml", "--scores", run / "scores.csv", "--out", tmp_path / "a",
+                "--no-validity", "--quiet")
+    assert r.returncode == 0, r.stderr
+    again = json.loads((tmp_path / "a" / "endpoints.json").read_text())["models"]
+    ran = json.loads((run / "endpoints.json").read_text())["models"]
+    assert sorted(again) == sorted(ran)
+    for model, res in ran.items():
+        names = [k for k in res if k not in ("data", "family", "validity")]
+        assert [k for k in again[model] if k not in ("data", "family", "validity")] == names, model
+        assert {k: again[model][k] for k in names + ["family"]} == {k: res[k] for k in names + ["family"]}, model
+    assert "brier_improvement" in ran["all-MiniLM-L6-v2+ridge_fusion"]
+
+
 def test_quickstart_writes_the_recorded_results(quickstart):
     """Every artifact of the quickstart (the reasoning track's mock and the representation track), apart from the run
     id, times, paths and machine facts, is the one recorded in tests/golden/example_run_outputs.json: a change of the package's structure changes none of

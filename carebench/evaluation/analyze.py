@@ -12,6 +12,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -397,9 +398,10 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
 
 # %% ../../nbs/27_analyze.ipynb #190368cd
 def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool = True, ds: Dataset | None = None,
-            validity: bool = True) -> Analysis:
-    ("Validate `scores` against the config's dataset, compute the configured endpoints per model and write them into "
-     "run folder `out`.")
+            validity: bool = True, endpoints_for: Callable | None = None) -> Analysis:
+    """Validate `scores` against the config's dataset, compute the configured endpoints per model and write them into
+    run folder `out`. `endpoints_for(config, scores frame)` may name other endpoints for some models (the CLI passes
+    the tracks' `scored_endpoints`: a learning track's models report what its run reported)."""
     config = config if isinstance(config, Config) else load_config(config)
     ds = ds if ds is not None else load_dataset(config)
     try: check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()))
@@ -412,4 +414,4 @@ def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool 
                      seeds={"analysis": config.seed}, step="analyze", endpoints=list(config.analysis.endpoints))
     with run.guard():
         return write_analysis(run, ds, df, config, scores, config.analysis.on_missing_scores == "exclude_pair", quiet,
-                              validity=validity)
+                              validity=validity, endpoints_for=endpoints_for(config, df) if endpoints_for else None)

@@ -20,7 +20,7 @@ from ..stats.endpoints import ENDPOINTS
 
 # %% auto #0
 __all__ = ['TRACKS', 'RunContext', 'Merged', 'Track', 'register_track', 'builtin_rooms', 'registered_tracks', 'track_names',
-           'configured_tracks']
+           'configured_tracks', 'scored_endpoints']
 
 # %% ../../nbs/3a_track.ipynb #f289639e
 @dataclass
@@ -103,11 +103,15 @@ class Track:
         "Whether the endpoint applies to this track's scores (every one it does not exclude)."
         return endpoint not in cls.endpoints_excluded
 
+    @classmethod
+    def endpoint_names(cls, config: Config) -> tuple:
+        "The endpoints its models report: the configured ones this track serves, then those it reports by default."
+        names = [n for n in config.analysis.endpoints if n not in ENDPOINTS or cls.serves(n)]
+        return tuple(names + [n for n in cls.endpoints_default if n in ENDPOINTS and n not in names])
+
     def endpoints(self) -> dict:
-        "Per model: the configured endpoints this track serves, then those it reports by default."
-        names = [n for n in self.ctx.config.analysis.endpoints if n not in ENDPOINTS or self.serves(n)]
-        names += [n for n in self.endpoints_default if n in ENDPOINTS and n not in names]
-        return {m: tuple(names) for m in self.model_names()}
+        "Per model: `endpoint_names` under the run's config."
+        return {m: self.endpoint_names(self.ctx.config) for m in self.model_names()}
 
     @classmethod
     def summary(cls, manifest: dict) -> list:
@@ -162,4 +166,14 @@ def configured_tracks(config: Config) -> list:
         raise ConfigError("no track configured: " + "; ".join(f"{TRACKS[n].title or n}: see the `{n}` section"
                                                               for n in track_names()), config.source, "tracks")
     return out
+
+
+# %% ../../nbs/3a_track.ipynb #061a2ffc
+def scored_endpoints(config: Config, scores: pd.DataFrame) -> dict:
+    """Per model of a score frame whose `scoring_mode` is a registered track's name, that track's `endpoint_names`
+    under `config` (as `carebench run` computed them); other models are left out (they report the config's)."""
+    if "scoring_mode" not in scores: return {}
+    pairs = scores[["model", "scoring_mode"]].drop_duplicates()
+    tracks = registered_tracks()
+    return {m: tracks[s].endpoint_names(config) for m, s in zip(pairs["model"], pairs["scoring_mode"]) if s in tracks}
 
