@@ -168,7 +168,7 @@ def configured_tracks(config: Config) -> list:
     return out
 
 
-# %% ../../nbs/3a_track.ipynb #061a2ffc
+# %% ../../nbs/3a_track.ipynb #b59aced6
 def scored_endpoints(config: Config, scores: pd.DataFrame) -> dict:
     """Per model of a score frame whose `scoring_mode` is a registered track's name, that track's `endpoint_names`
     under `config` (as `carebench run` computed them); other models are left out (they report the config's)."""

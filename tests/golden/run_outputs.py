@@ -1,7 +1,8 @@
 """Every output of a run folder, normalized for what legitimately differs between two runs of the same config (the run
 id, times and durations, the absolute paths of the run folder and of the repository checkout, the versions and git
 state of the machine), then hashed: two runs whose digests are equal wrote the same results.
-`python tests/golden/run_outputs.py RUN_DIR [--write FILE]`."""
+`python tests/golden/run_outputs.py RUN_DIR [--write FILE]` (the record adds the encoder's scores: see
+`SCORED_BY_ENCODER`)."""
 import csv
 import hashlib
 import io
@@ -57,10 +58,36 @@ def digests(run) -> dict:
             if not role.startswith("report.") and role not in ("run_manifest", "resolved_config", "artifact_index")}
 
 
+# The learning tracks' scores come from an encoder's floating point, whose last digits differ with the CPU's vector
+# kernels (AVX2 against AVX-512 changes scores by up to 3e-6 and, through the rounding to 6 decimals and the bootstrap's
+# ties, the artifacts computed from them). These roles hold them; the record keeps those scores to 4 decimals beside
+# the digests, and on another CPU they are compared within that rounding.
+SCORED_BY_ENCODER = "representation"
+
+
+def encoder_dependent(role: str, model_slugs: tuple) -> bool:
+    "Whether an artifact holds numbers computed from the encoder's scores."
+    return (role.startswith("representation_") or any(role.endswith(s) for s in model_slugs)
+            or role in ("aggregation_sensitivity", "endpoints", "model_contrasts", "scores", "summary"))
+
+
+def encoder_scores(run) -> dict:
+    "The encoder-scored models' rows of scores.csv: their keys' digest and the scores to 4 decimals, in file order."
+    run = Path(run)
+    with open(run / "scores.csv", newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r.get("scoring_mode") == SCORED_BY_ENCODER]
+    keys = "\n".join("|".join(r[k] for k in ("model", "condition", "patient_id", "item", "category",
+                                                "context_patient_id")) for r in rows)
+    return {"models": sorted({r["model"] for r in rows}), "keys_sha256": hashlib.sha256(keys.encode()).hexdigest(),
+            "scores": [round(float(r["score"]), 4) for r in rows]}
+
+
 if __name__ == "__main__":
     run = Path(sys.argv[1])
     d = digests(run)
-    if "--write" in sys.argv: Path(sys.argv[sys.argv.index("--write") + 1]).write_text(json.dumps(d, indent=1) + "\n")
+    if "--write" in sys.argv:
+        d = {**d, "_encoder_scores": encoder_scores(run)}
+        Path(sys.argv[sys.argv.index("--write") + 1]).write_text(json.dumps(d, indent=1) + "\n")
     if "--dump" in sys.argv:
         out = Path(sys.argv[sys.argv.index("--dump") + 1]); out.mkdir(parents=True, exist_ok=True)
         index = json.loads((run / "artifact_index.json").read_text())
