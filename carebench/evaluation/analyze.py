@@ -130,6 +130,12 @@ def _endpoint_names(results: dict) -> list:
     order = [*FAMILY, *[n for n, e in ENDPOINTS.items() if n not in FAMILY]]
     return [n for n in order if n in results] + [n for n in results if n not in order and n not in NON_ENDPOINT_KEYS]
 
+def _one_sided_only(o: dict, meta, alpha: float) -> bool:
+    "Whether a one-sided p ≤ α stands beside a two-sided interval that reaches the null value (a reader's doubt)."
+    p, ci = o.get("p_value"), o.get("ci") or [None, None]
+    return (meta is not None and p is not None and p <= alpha and ci[0] is not None and ci[0] <= meta.null_value
+            and o.get("lower_bound") is not None)
+
 def _summary_row(key: str, results: dict, a) -> str:
     "One endpoint's row of the summary table: estimate, interval, p-values, power, the family's decision and notes."
     decisions = (results.get("family") or {}).get("decisions", {})
@@ -145,6 +151,9 @@ def _summary_row(key: str, results: dict, a) -> str:
     if role != "descriptive" and not o.get("confirmatory"):
         note.append("too few non-zero Δ_ref cells or patients for a confirmatory test")
     if degenerate_note(o): note.append(degenerate_note(o)[3:-1])
+    if _one_sided_only(o, meta, a.alpha):
+        note.append(f"the one-sided test rejects (its {1 - a.alpha:.0%} lower bound {_fmt(o['lower_bound'])}); the "
+                    f"two-sided {o.get('ci_level') or a.ci_level:.0%} interval reaches {_fmt(meta.null_value)}")
     if key in validity:
         v = validity[key]
         note.append(f"simulated at this design: false-positive rate {_fmt(v.get('false_positive_rate'))}, "
@@ -159,8 +168,8 @@ def _summary_row(key: str, results: dict, a) -> str:
             f"{decisions.get(key, '–')} | {'; '.join(note)} |")
 
 def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run_info: dict | None = None) -> str:
-    ("A short Markdown summary of one model's overall results (`run_info`: dry-run flag and call counts, when the run "
-     "has them).")
+    ("A short Markdown summary of one model's overall results (`run_info`: the dry-run flag or the `mocks` among the "
+     "models, and call counts, when the run has them).")
     a, info = config.analysis, run_info or {}
     lines = [f"## {model}", "",
              f"Protocol {PROTOCOL_VERSION} · ε = {a.epsilon} · {ds.n_patients} patients · {ds.n_pairs} pairs · "
@@ -170,10 +179,10 @@ def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run
              "| endpoint | role | statistic | estimate | CI | one-sided p | smallest attainable p | power at effect | "
              "family decision | note |", "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [_summary_row(key, results, a) for key in _endpoint_names(results)]
-    if info.get("dry_run"): lines[1:1] = ["", "> **Dry run**: mock scores with planted effects, not model performance."]
+    mock = model in info["mocks"] if "mocks" in info else info.get("dry_run")      # a run's record names its mocks
+    if mock: lines[1:1] = ["", "> **Dry run**: mock scores with planted effects, not model performance."]
     calls = info.get("calls")
-    if calls is not None and len(calls):
-        c = calls[calls["model"] == model]
+    if calls is not None and len(c := calls[calls["model"] == model]):          # the models the run asked itself
         lines += ["", "Calls per condition: " + "; ".join(f"{r.condition} {int(r.n_calls)} ({int(r.n_failed)} failed)"
                                                       for r in c.itertuples())]
     first = next((results[k] for k in _endpoint_names(results) if results[k].get("per_category")), None)
@@ -203,9 +212,12 @@ class Analysis:
 
 # %% ../../nbs/27_analyze.ipynb #180bb3ed
 def _run_info(run: RunFolder) -> dict:
-    "The dry-run flag and, when the run asked models itself, its call summary."
+    "The dry-run flag, the mock models its record names (the `dry_run` backend's) and, when it asked models, its calls."
     calls = pd.read_csv(run.artifact("call_summary")) if "call_summary" in run.artifacts else None
-    return {"dry_run": run.manifest.get("dry_run", False), "calls": calls}
+    info = {"dry_run": run.manifest.get("dry_run", False), "calls": calls}
+    if records := run.manifest.get("models"):
+        info["mocks"] = [r.get("id") for r in records if r.get("backend") == "dry_run"]
+    return info
 
 # %% ../../nbs/27_analyze.ipynb #6f660bb6
 def _write_model(run: RunFolder, slug: str, model: str, ds: Dataset, mats: dict, results: dict, config: Config):
