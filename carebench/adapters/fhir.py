@@ -513,7 +513,7 @@ def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None =
     skips, chart = skips if skips is not None else Skips(), chart or ChartOptions()
     c = resources if isinstance(resources, _Collected) else _collect(resources, term, skips, routes or {},
                                                                      chart.snapshot.note_chars)
-    if not c.patients: raise FhirError("no Patient resource found" + skips.left_out("Patient"),  # with skip: why
+    if not c.patients: raise FhirError("; ".join(["no Patient resource found", *skips.notes("FHIR")]),  # skip: why
                                        file=next(iter(c.first.values()), Location()).file)
     pids = patient_ids(c.patients, how)
     entries = _by_patient(c, pids, skips)

@@ -74,15 +74,6 @@ class Skips:
                  n in sorted(self.unused.items())]
                 + [f"{prefix}: {n} left out (on_invalid: skip): {r}" for r, n in sorted(self.counts.items())])
 
-    def left_out(self, about: str = "") -> str:
-        """For an error that may follow from what was left out: how much, the commonest reason (of those naming the type
-        `about` when there are any) and its first; when resources of that type failed, the likeliest cause."""
-        if not self.counts: return ""
-        reason = max(sorted(self.counts), key=lambda r: (r.startswith(about), self.counts[r]))
-        hint = "; an STU3 or DSTU2 export? CAREBench reads FHIR R4" if about and reason.startswith(about) else ""
-        return (f" ({sum(self.counts.values())} resource(s) left out as invalid (on_invalid: skip), "
-                f"{self.counts[reason]} of them: {reason}; the first: {self.first[reason]}{hint})")
-
 # %% ../../nbs/2j_fhir_read.ipynb #7e7d0b69
 @functools.cache
 def _element_names(model) -> dict:

@@ -53,7 +53,7 @@ def native_threads() -> dict:
 # %% ../../nbs/06_executors.ipynb #80eee81c
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
-def _worker_threads(threads: int):
+def _init_worker(threads: int):
     """A pool worker's start: its native thread pools get `threads` threads, those loaded already and those loaded later
     (through the environment), unless the user set a thread count in the environment, which stands."""
     if any(k in os.environ for k in THREAD_VARIABLES): return
@@ -68,10 +68,10 @@ def run_local(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
     # here: reading a config (which loads the track modules) never starts a pool
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    from carebench.core.executors import _worker_threads      # by its module: a spawned process imports it
+    from carebench.core.executors import _init_worker         # by its module: a spawned process imports it
     share = max(1, (os.cpu_count() or 1) // workers)
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_worker_threads, initargs=(share,)) as pool:
+                             initializer=_init_worker, initargs=(share,)) as pool:
         futures = [(j, pool.submit(j.fn, *j.args, **j.kwargs)) for j in jobs]
         from concurrent.futures import as_completed
         from tqdm.auto import tqdm

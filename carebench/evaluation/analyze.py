@@ -130,12 +130,6 @@ def _endpoint_names(results: dict) -> list:
     order = [*FAMILY, *[n for n, e in ENDPOINTS.items() if n not in FAMILY]]
     return [n for n in order if n in results] + [n for n in results if n not in order and n not in NON_ENDPOINT_KEYS]
 
-def _one_sided_only(o: dict, meta, alpha: float) -> bool:
-    "Whether a one-sided p ≤ α stands beside a two-sided interval that reaches the null value (a reader's doubt)."
-    p, ci = o.get("p_value"), o.get("ci") or [None, None]
-    return (meta is not None and p is not None and p <= alpha and ci[0] is not None and ci[0] <= meta.null_value
-            and o.get("lower_bound") is not None)
-
 def _summary_row(key: str, results: dict, a) -> str:
     "One endpoint's row of the summary table: estimate, interval, p-values, power, the family's decision and notes."
     decisions = (results.get("family") or {}).get("decisions", {})
@@ -151,7 +145,8 @@ def _summary_row(key: str, results: dict, a) -> str:
     if role != "descriptive" and not o.get("confirmatory"):
         note.append("too few non-zero Δ_ref cells or patients for a confirmatory test")
     if degenerate_note(o): note.append(degenerate_note(o)[3:-1])
-    if _one_sided_only(o, meta, a.alpha):
+    p, low, bound = o.get("p_value"), (o.get("ci") or [None])[0], o.get("lower_bound")
+    if meta and None not in (p, low, bound) and p <= a.alpha and low <= meta.null_value:   # one-sided beside two-sided
         note.append(f"the one-sided test rejects (its {1 - a.alpha:.0%} lower bound {_fmt(o['lower_bound'])}); the "
                     f"two-sided {o.get('ci_level') or a.ci_level:.0%} interval reaches {_fmt(meta.null_value)}")
     if key in validity:

@@ -144,7 +144,7 @@ def _scores(s: Scenario, latent, zero, chart: bool) -> np.ndarray:
     if s.zero_inflation: p[zero] = 0.0
     return np.clip(p, 0, 1, out=p)
 
-def _labels(eta, tau, persistent, rng, sd: float) -> np.ndarray:
+def _label_share(eta, tau, persistent, rng, sd: float) -> np.ndarray:
     "Each cell's share of observers whose latent (bias `tau`, `persistent` and transient noise of `sd` added) is > 0."
     x = eta[None] + tau; x += persistent; x += rng.normal(0, sd, x.shape)
     return (x > 0).mean(0)
@@ -181,7 +181,7 @@ def generate(s: Scenario, n_patients: int, rng: np.random.Generator, alignment: 
     shifted = rng.random((N, C)) < s.shift_rate                 # Δ_ref's cells: away from the observers' side
     shift = np.zeros((N, C)); shift[shifted] = np.where(eta0[shifted] > 0, -1.0, 1.0) * (np.abs(eta0[shifted]) + 1.0)
     persistent = rng.normal(0, s.observer_persistent, (K, N, C))
-    y_free, y_correct = (_labels(eta, tau, persistent, rng, s.observer_transient) for eta in (eta0, eta0 + shift))
+    y_free, y_correct = (_label_share(eta, tau, persistent, rng, s.observer_transient) for eta in (eta0, eta0 + shift))
     base = rng.normal(0, s.model_noise, (N, C)); base += eta0
     z = rng.normal(size=P)                                              # each patient's alignment, standardized
     if stratified:                                          # scipy.special only here: not on every analysis's path

@@ -104,14 +104,14 @@ class Track:
         return endpoint not in cls.endpoints_excluded
 
     @classmethod
-    def endpoint_names(cls, config: Config) -> tuple:
+    def endpoint_set(cls, config: Config) -> tuple:
         "The endpoints its models report: the configured ones this track serves, then those it reports by default."
         names = [n for n in config.analysis.endpoints if n not in ENDPOINTS or cls.serves(n)]
         return tuple(names + [n for n in cls.endpoints_default if n in ENDPOINTS and n not in names])
 
     def endpoints(self) -> dict:
-        "Per model: `endpoint_names` under the run's config."
-        return {m: self.endpoint_names(self.ctx.config) for m in self.model_names()}
+        "Per model: the track's `endpoint_set` under the run's config."
+        return {m: self.endpoint_set(self.ctx.config) for m in self.model_names()}
 
     @classmethod
     def summary(cls, manifest: dict) -> list:
@@ -170,10 +170,10 @@ def configured_tracks(config: Config) -> list:
 
 # %% ../../nbs/3a_track.ipynb #b59aced6
 def scored_endpoints(config: Config, scores: pd.DataFrame) -> dict:
-    """Per model of a score frame whose `scoring_mode` is a registered track's name, that track's `endpoint_names`
+    """Per model of a score frame whose `scoring_mode` is a registered track's name, that track's `endpoint_set`
     under `config` (as `carebench run` computed them); other models are left out (they report the config's)."""
     if "scoring_mode" not in scores: return {}
     pairs = scores[["model", "scoring_mode"]].drop_duplicates()
     tracks = registered_tracks()
-    return {m: tracks[s].endpoint_names(config) for m, s in zip(pairs["model"], pairs["scoring_mode"]) if s in tracks}
+    return {m: tracks[s].endpoint_set(config) for m, s in zip(pairs["model"], pairs["scoring_mode"]) if s in tracks}
 
