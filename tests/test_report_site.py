@@ -201,6 +201,8 @@ def test_quickstart_writes_the_recorded_results(quickstart):
     assert (again["models"], again["keys_sha256"]) == (scored["models"], scored["keys_sha256"])
     gap = max(abs(a - b) for a, b in zip(again["scores"], scored["scores"]))
     assert gap <= 2e-4, f"the encoder's scores moved by {gap} (more than another CPU's rounding)"
-    slugs = tuple(m.replace("+", "_") for m in scored["models"])
+    from carebench.evaluation.analyze import model_slugs          # the run's own folder names of its models
+    slugs = tuple(model_slugs(json.loads((run / "run_manifest.json").read_text())["analysed_models"])[m]
+                  for m in scored["models"])
     assert [r for r in recorded if not encoder_dependent(r, slugs) and now[r] != recorded[r]] == []
     print(f"encoder scores within {gap:.1e} of the record; artifacts computed from them not compared digit by digit")
