@@ -272,10 +272,9 @@ def _bounds(S, n, est, reps, weights, method, probs) -> np.ndarray:
         # never narrower than the t interval at the fewer of Kish's and 1.25 × Satterthwaite's effective patients
         floor = t_bounds(np.fmin(kish, SATTERTHWAITE_SCALE * satterthwaite_patients(S, n, est)))
         out = np.where(probs[None, :] < 0.5, np.minimum(out, floor), np.maximum(out, floor))
-        kish = t_bounds(kish)
-        # too few clusters for bootstrap-t: that t interval alone
+        # too few clusters for bootstrap-t: the t interval at Kish's effective patients alone
         few = P < MIN_STUDENTIZED_PATIENTS
-        return np.where(few[:, None], kish, out) if few.any() else out
+        return np.where(few[:, None], t_bounds(kish), out) if few.any() else out
     raise ValueError(f"unknown CI method {method!r} (percentile, bca, studentized or t)")
 
 # %% ../../nbs/10_bootstrap.ipynb #e8e63c5e

@@ -22,11 +22,11 @@ from ..core.runs import write_json
 from ..core.seeds import rng_for
 from ..core.vocab import PROTOCOL_VERSION
 from .bootstrap import cluster_sums
-from .endpoints import FAMILY, EndpointInput, run_endpoints, stated_effect
+from .endpoints import FAMILY, EndpointInput, Resampling, run_endpoints, stated_effect
 from .measures import effective_epsilon
 from .signflip import SignFlips, signflip_test
 from .simulate import (RECORD, SCENARIOS, VALIDITY_NULLS, Scenario, block_records, coverage_cells,
-                                      dataset_blocks, matched_to, planted_alignment, resample_seed, summarise)
+                                      dataset_blocks, matched_to, planted_alignment, resample_seed, summarise, truth)
 
 # %% auto #0
 __all__ = ['COVERAGE_GOAL', 'VALIDITY_FORMAT', 'VALIDITY_JOB_CELLS', 'VALIDITY_JOB_DATASETS', 'shift_power', 'score_grid',
@@ -94,8 +94,8 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
         try: return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError): pass
     t0 = time.time()
-    recs, power = _simulate(scen, design["n_patients"], small, effects, seed, progress, executor)
-    out = _validity_endpoints(summarise(recs, small.alpha, small.epsilon, seed, scen), power)
+    recs, power, truths = _simulate(scen, design["n_patients"], small, effects, seed, progress, executor)
+    out = _validity_endpoints(summarise(recs, small.alpha, small.epsilon, seed, scen, truths), power)
     if sizes: design["items_per_patient"] = [min(sizes), max(sizes)]     # simulated with the dataset's own counts
     design.update(delta_ref_rate=None if delta_ref_rate is None else round(float(delta_ref_rate), 4),
                   score_grid=float(grid))
@@ -109,28 +109,40 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
 
 def _simulate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: int, progress: bool = False,
               executor=None) -> tuple:
-    """Every scenario's records (as `run_batch` gives them) and the power at `effects` (as `shift_power` gives it) from
-    the baseline's datasets, in one pass: in this process, or from `VALIDITY_JOB_CELLS` simulated cells on as jobs of
-    `VALIDITY_JOB_DATASETS` datasets on `executor` (Slurm, or local processes, one per core, where it is inline)."""
-    n, aligned = small.validity_datasets, {k: planted_alignment(s, small.epsilon, seed) for k, s in scen.items()}
+    """Every scenario's records (as `run_batch` gives them), the power at `effects` (as `shift_power` gives it) from
+    the baseline's datasets, and the scenarios' population values (`truth`): in this process, or from
+    `VALIDITY_JOB_CELLS` simulated cells on as jobs on `executor` (Slurm, or local processes, one per core, where it is
+    inline): first one per scenario for its planted alignment and population, then `VALIDITY_JOB_DATASETS` datasets
+    each."""
+    n = small.validity_datasets
     cells = sum((sum(s.sizes) if s.sizes else s.items * P) * s.categories for s in scen.values()) * n
     apart = (cells >= VALIDITY_JOB_CELLS and executor is not None
              and (executor.kind != "inline" or (os.cpu_count() or 1) > 1))
+    run = lambda jobs, bar=False: _run_validity_jobs(jobs, executor if apart else None, progress and bar)
+    pops = dict(zip(scen, run([Job(f"validity:population:{k}", _population_job, (s, small.epsilon, seed))
+                               for k, s in scen.items()])))
     size = VALIDITY_JOB_DATASETS if apart else n
-    jobs = [Job(f"validity:{k}:{i}", _validity_job, (s, P, i, min(size, n - i), aligned[k], small, effects, seed))
-            for k, s in scen.items() for i in range(0, n, size)]
-    parts = None
-    if apart:
+    parts = run([Job(f"validity:{k}:{i}", _validity_job, (s, P, i, min(size, n - i), pops[k][0], small, effects, seed))
+                 for k, s in scen.items() for i in range(0, n, size)], bar=True)
+    rows, hits = [r for p in parts for r in p[0]], sum(p[1] for p in parts)
+    return (pd.DataFrame(rows, columns=RECORD), {q: float(h / n) for q, h in zip(effects, hits)},
+            {k: p[1] for k, p in pops.items()})
+
+def _run_validity_jobs(jobs: list, executor=None, progress: bool = False) -> list:
+    """The jobs' results in order: on `executor` (an inline one runs as local processes), else, or where no process
+    pool can start there (no /dev/shm, say), in this process."""
+    if executor is not None:
         ex = executor if executor.kind != "inline" else dataclasses.replace(executor, kind="local")
         logs = tempfile.mkdtemp(prefix="carebench-validity-") if ex.kind == "slurm" else tempfile.gettempdir()
-        try: parts = run_jobs(jobs, ex, logs)
-        except OSError:                   # no process pool here (no /dev/shm, say): in this process, as a small design
+        try: return run_jobs(jobs, ex, logs)
+        except OSError:
             if executor.kind != "inline": raise
-    if parts is None:
-        from tqdm.auto import tqdm
-        parts = [j.fn(*j.args) for j in tqdm(jobs, desc="design validity", unit="job", disable=not progress)]
-    rows, hits = [r for p in parts for r in p[0]], sum(p[1] for p in parts)
-    return pd.DataFrame(rows, columns=RECORD), {q: float(h / n) for q, h in zip(effects, hits)}
+    from tqdm.auto import tqdm
+    return [j.fn(*j.args) for j in tqdm(jobs, desc="design validity", unit="job", disable=not progress)]
+
+def _population_job(s: Scenario, eps: float, seed: int) -> tuple:
+    "Scenario `s`'s planted alignment and population values (`truth`): at hospital scale, seconds each."
+    return planted_alignment(s, eps, seed), truth(s, eps, seed)
 
 VALIDITY_JOB_CELLS = 50_000_000    # simulated (pair, category) cells from which the check runs as parallel jobs
 VALIDITY_JOB_DATASETS = 40         # datasets of one scenario per job
@@ -139,11 +151,10 @@ def _validity_job(s: Scenario, P: int, start: int, count: int, alignment: float,
                   effects: dict, seed: int) -> tuple:
     "Records of datasets `start … start+count−1` of scenario `s`, and the power's rejections where it is the baseline."
     rows, hits = [], np.zeros(len(effects))
-    flips = _patterns(s, P, small, seed) if s.name == "baseline" else None
+    rs = Resampling.build(small, resample_seed(s.name, P, seed), "simulation", P, lower_bounds=False)   # as `run_batch`
     for idx, x in dataset_blocks(s, P, start, count, alignment, seed):
-        rows += block_records(s.name, P, idx, run_endpoints(x, small, resample_seed(s.name, P, seed), "simulation",
-                                                            FAMILY))
-        if flips is not None: hits += _block_power(x, flips, small, effects)
+        rows += block_records(s.name, P, idx, run_endpoints(x, small, rs.seed, rs.stream, FAMILY, resampling=rs))
+        if s.name == "baseline": hits += _block_power(x, rs.patterns, small, effects)
     return rows, hits
 
 def _validity_scenarios(design: dict, sizes: tuple, delta_ref_rate, grid: float, seed: int) -> dict:

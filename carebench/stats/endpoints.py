@@ -183,12 +183,13 @@ class Resampling:
     weights: BootstrapDraws
     patterns: SignFlips
     exact_flips: bool
+    lower_bounds: bool = True             # False: no one-sided bounds (NaN), for a simulation that records none
 
     @classmethod
-    def build(cls, settings: AnalysisConfig, seed: int, stream: str, n_patients: int) -> Resampling:
+    def build(cls, settings: AnalysisConfig, seed: int, stream: str, n_patients: int, lower_bounds=True) -> Resampling:
         w = BootstrapDraws(n_patients, settings.n_bootstrap, rng_for(seed, stream, "bootstrap"))
         flips = SignFlips.draw(n_patients, settings.n_permutations, rng_for(seed, stream, "signflip"))
-        return cls(settings, seed, stream, n_patients, w, flips, flips.exact)
+        return cls(settings, seed, stream, n_patients, w, flips, flips.exact, lower_bounds)
 
 # %% ../../nbs/15_endpoints.ipynb #8fd4bdcf
 def _sums(inp: EndpointInput, values, mask=None):
@@ -213,7 +214,8 @@ def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, d
     parts = [(S, n)] + [_sums(inp, v, m) for _, v, m in (described or [])]
     SS, nn = np.hstack([p[0] for p in parts]), np.hstack([p[1] for p in parts])
     boot = ratio_bootstrap(SS, nn, rs.weights, st.ci_level, st.ci_method)
-    one_sided = signflip_lower_bound(S, n, rs.patterns, rs.exact_flips, st.alpha)   # the test, inverted
+    one_sided = (signflip_lower_bound(S, n, rs.patterns, rs.exact_flips, st.alpha) if rs.lower_bounds  # test inverted
+                 else np.full(S.shape[1], math.nan))
     test = signflip_test(S, rs.patterns, rs.exact_flips, st.alpha)
     power = signflip_power(S, n, effect := stated_effect(st, name), st.alpha, test.min_attainable_p)
     K, out, kish = S.shape[1], [], np.round(effective_patients(n), 2)
@@ -527,16 +529,16 @@ def within_bounds(result, bounds: tuple, part_bounds: dict | None = None):
     return dataclasses.replace(result, overall=one(result.overall), per_category=per_category)
 
 # %% ../../nbs/15_endpoints.ipynb #d21dafd0
-def run_endpoints(inp: EndpointInput, settings: AnalysisConfig, seed: int, stream: str, names=None) -> dict:
-    ("Compute the named endpoints (default: `settings.endpoints`) for one model; `stream` (the model name) seeds its "
-     "resampling.")
+def run_endpoints(inp: EndpointInput, settings: AnalysisConfig, seed: int, stream: str, names=None,
+                  resampling: Resampling | None = None) -> dict:
+    "The named endpoints (default `settings.endpoints`) of a model, resampled from `stream` (its name) or `resampling`."
     names = tuple(names or settings.endpoints)
-    unknown = [n for n in names if n not in ENDPOINTS]
-    if unknown:
+    if unknown := [n for n in names if n not in ENDPOINTS]:
         raise ConfigError(f"unknown endpoint {quote_value(unknown[0])} (known: {', '.join(ENDPOINTS)})",
                           key="analysis.endpoints")
+    rs = resampling or Resampling.build(settings, seed, stream, inp.n_patients)
+    if rs.n_patients != inp.n_patients: raise ValueError(f"resamples of {rs.n_patients} patients for {inp.n_patients}")
     with threadpool_limits(1):             # small matrix products: BLAS threads cost more than they give
-        rs = Resampling.build(settings, seed, stream, inp.n_patients)
         return {n: within_bounds(ENDPOINTS[n].fn(inp, rs), ENDPOINTS[n].bounds, ENDPOINTS[n].part_bounds)
                 for n in names}
 
