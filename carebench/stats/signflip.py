@@ -35,6 +35,7 @@ class SignFlips:
     n_clusters: int
     bits: np.ndarray
     exact: bool
+    keep_dense: bool = False     # all patterns kept as one ±1 matrix, whatever their number (one set tested many times)
 
     @classmethod
     def draw(cls, n_clusters: int, n_flips: int, rng: np.random.Generator | None = None,
@@ -54,17 +55,17 @@ class SignFlips:
 
     @cached_property
     def _dense(self):
-        "All patterns as ±1 floats when they fit in one block (kept: a small design's tests use one product each)."
+        "All patterns as ±1 floats when they fit in one block or `keep_dense` (kept: a test is one product each)."
         return (
             None
-            if len(self.bits) > flip_block(self.n_clusters)
+            if len(self.bits) > flip_block(self.n_clusters) and not self.keep_dense
             else 1.0 - 2.0 * np.unpackbits(self.bits, axis=1, count=self.n_clusters)
         )
 
     def blocks(self, rows: int | None = None):
         ("The patterns as ±1 floats, `rows` patterns at a time (default: about a million signs, all of them for a "
          "small design), in order.")
-        rows = rows or flip_block(self.n_clusters)
+        rows = rows or (len(self.bits) if self.keep_dense else flip_block(self.n_clusters))
         if rows >= len(self.bits) and self._dense is not None: yield self._dense; return
         for s in range(0, len(self.bits), rows):
             yield 1.0 - 2.0 * np.unpackbits(self.bits[s:s + rows], axis=1, count=self.n_clusters)
