@@ -29,8 +29,8 @@ from .simulate import (RECORD, SCENARIOS, VALIDITY_NULLS, Scenario, block_record
                                       dataset_blocks, matched_to, planted_alignment, resample_seed, summarise, truth)
 
 # %% auto #0
-__all__ = ['COVERAGE_GOAL', 'VALIDITY_FORMAT', 'VALIDITY_JOB_CELLS', 'VALIDITY_JOB_DATASETS', 'DENSE_SIGNS', 'shift_power',
-           'score_grid', 'design_validity']
+__all__ = ['COVERAGE_GOAL', 'VALIDITY_FORMAT', 'VALIDITY_JOB_CELLS', 'VALIDITY_JOB_DATASETS', 'shift_power', 'score_grid',
+           'design_validity']
 
 # %% ../../nbs/1c_design.ipynb #9050cf4c
 def _block_power(x: EndpointInput, patterns: SignFlips, settings: AnalysisConfig, effects: dict) -> np.ndarray:
@@ -146,14 +146,14 @@ def _population_job(s: Scenario, eps: float, seed: int) -> tuple:
 
 VALIDITY_JOB_CELLS = 50_000_000    # simulated (pair, category) cells from which the check runs as parallel jobs
 VALIDITY_JOB_DATASETS = 40         # datasets of one scenario per job
-DENSE_SIGNS = 2 ** 22              # a job's sign patterns up to this many signs (32 MB as floats) are kept as one matrix
+_DENSE_SIGNS = 2 ** 22             # a job's sign patterns up to this many signs (32 MB as floats): one matrix
 
 def _validity_job(s: Scenario, P: int, start: int, count: int, alignment: float, small: AnalysisConfig,
                   effects: dict, seed: int) -> tuple:
     "Records of datasets `start … start+count−1` of scenario `s`, and the power's rejections where it is the baseline."
     rows, hits = [], np.zeros(len(effects))
     rs = Resampling.build(small, resample_seed(s.name, P, seed), "simulation", P, lower_bounds=False)   # as `run_batch`
-    if len(rs.patterns) * P <= DENSE_SIGNS:          # tested with every dataset of the job: expanded once, not per test
+    if len(rs.patterns) * P <= _DENSE_SIGNS:         # tested with every dataset of the job: expanded once
         rs.patterns = dataclasses.replace(rs.patterns, keep_dense=True)
     for idx, x in dataset_blocks(s, P, start, count, alignment, seed):
         rows += block_records(s.name, P, idx, run_endpoints(x, small, rs.seed, rs.stream, FAMILY, resampling=rs))

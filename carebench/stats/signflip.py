@@ -35,7 +35,7 @@ class SignFlips:
     n_clusters: int
     bits: np.ndarray
     exact: bool
-    keep_dense: bool = False     # all patterns kept as one ±1 matrix, whatever their number (one set tested many times)
+    keep_dense: bool = False     # all patterns kept as one ±1 matrix, however many (one set tested many times)
 
     @classmethod
     def draw(cls, n_clusters: int, n_flips: int, rng: np.random.Generator | None = None,
