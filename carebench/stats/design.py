@@ -19,7 +19,6 @@ import carebench
 from ..core.config import AnalysisConfig
 from ..core.executors import Job, run_jobs
 from ..core.runs import write_json
-from ..core.seeds import rng_for
 from ..core.vocab import PROTOCOL_VERSION
 from .bootstrap import cluster_sums
 from .endpoints import FAMILY, EndpointInput, Resampling, run_endpoints, stated_effect
@@ -41,10 +40,14 @@ def _block_power(x: EndpointInput, patterns: SignFlips, settings: AnalysisConfig
     p = signflip_test(S, patterns, patterns.exact, settings.alpha).p_value
     return (p <= settings.alpha).reshape(len(effects), -1).sum(1)
 
-def _patterns(s: Scenario, n_patients: int, settings: AnalysisConfig, seed: int) -> SignFlips:
-    "The sign-flip patterns every dataset of `s` at `n_patients` is tested with (those `run_batch` draws)."
-    return SignFlips.draw(n_patients, settings.n_permutations,
-                          rng_for(resample_seed(s.name, n_patients, seed), "simulation", "signflip"))
+_DENSE_SIGNS = 2 ** 22             # sign patterns up to this many signs (32 MB as floats) are kept as one matrix
+
+def _shared_resamples(s: Scenario, P: int, settings: AnalysisConfig, seed: int) -> Resampling:
+    """The resamples every dataset of `s` at `P` patients is analysed with, as `run_batch` draws them (no one-sided
+    bounds); tested with every dataset, its sign patterns are expanded once when they fit `_DENSE_SIGNS`."""
+    rs = Resampling.build(settings, resample_seed(s.name, P, seed), "simulation", P, lower_bounds=False)
+    if len(rs.patterns) * P <= _DENSE_SIGNS: rs.patterns = dataclasses.replace(rs.patterns, keep_dense=True)
+    return rs
 
 # %% ../../nbs/1c_design.ipynb #c7e0beb8
 def shift_power(s: Scenario, n_patients: int, count: int, settings: AnalysisConfig, effects: dict,
@@ -52,7 +55,7 @@ def shift_power(s: Scenario, n_patients: int, count: int, settings: AnalysisConf
     """Per endpoint of `effects` (name -> effect): the share of `count` datasets of null scenario `s` whose one-sided
     overall sign-flip test rejects at α once every cell of the endpoint's contrast is moved by its effect (the same
     datasets, seeds and sign patterns as `run_batch`)."""
-    hits, flips = np.zeros(len(effects)), _patterns(s, n_patients, settings, seed)
+    hits, flips = np.zeros(len(effects)), _shared_resamples(s, n_patients, settings, seed).patterns
     for _, x in dataset_blocks(s, n_patients, 0, count, seed=seed): hits += _block_power(x, flips, settings, effects)
     return {q: float(h / count) for q, h in zip(effects, hits)}
 
@@ -146,15 +149,12 @@ def _population_job(s: Scenario, eps: float, seed: int) -> tuple:
 
 VALIDITY_JOB_CELLS = 50_000_000    # simulated (pair, category) cells from which the check runs as parallel jobs
 VALIDITY_JOB_DATASETS = 40         # datasets of one scenario per job
-_DENSE_SIGNS = 2 ** 22             # a job's sign patterns up to this many signs (32 MB as floats): one matrix
 
 def _validity_job(s: Scenario, P: int, start: int, count: int, alignment: float, small: AnalysisConfig,
                   effects: dict, seed: int) -> tuple:
     "Records of datasets `start … start+count−1` of scenario `s`, and the power's rejections where it is the baseline."
     rows, hits = [], np.zeros(len(effects))
-    rs = Resampling.build(small, resample_seed(s.name, P, seed), "simulation", P, lower_bounds=False)   # as `run_batch`
-    if len(rs.patterns) * P <= _DENSE_SIGNS:         # tested with every dataset of the job: expanded once
-        rs.patterns = dataclasses.replace(rs.patterns, keep_dense=True)
+    rs = _shared_resamples(s, P, small, seed)
     for idx, x in dataset_blocks(s, P, start, count, alignment, seed):
         rows += block_records(s.name, P, idx, run_endpoints(x, small, rs.seed, rs.stream, FAMILY, resampling=rs))
         if s.name == "baseline": hits += _block_power(x, rs.patterns, small, effects)
