@@ -43,12 +43,14 @@ def source_digest() -> str:
 # %% ../../nbs/40_report.ipynb #7100f016
 def example_run(folder=None) -> Path:
     """A finished run of the bundled example (dry_run): the default of every report template. It is made once per state
-    of the code and reused; processes that ask at the same time (report pages, notebooks under test) wait for one to
-    make it."""
+    of the code and of the example's files where they lie (the run records their paths, so another checkout's run is
+    not reused), and processes that ask at the same time (report pages, notebooks under test) wait for one to make it."""
     import fcntl
     folder = Path(folder or os.environ.get("CAREBENCH_EXAMPLE_RUN") or Path.home()/".cache"/"carebench"/"example_run")
     folder.parent.mkdir(parents=True, exist_ok=True)
-    stamp, digest = folder.parent/f".{folder.name}.source", source_digest()
+    ex = Path(carebench.__file__).resolve().parents[1]/"data"/"example"
+    files = [f"{f.name}:{hashlib.sha256(f.read_bytes()).hexdigest()[:16]}" for f in sorted(ex.iterdir()) if f.is_file()]
+    stamp, digest = folder.parent/f".{folder.name}.source", json.dumps([source_digest(), str(ex), *files])
     with open(folder.parent/f".{folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         m = json.loads((folder/"run_manifest.json").read_text()) if (folder/"run_manifest.json").exists() else {}
@@ -56,8 +58,7 @@ def example_run(folder=None) -> Path:
         import shutil
         from carebench.tracks.runner import run_tracks
         shutil.rmtree(folder, ignore_errors=True)
-        root = Path(carebench.__file__).resolve().parents[1]
-        run_tracks(root/"data"/"example"/"config.yaml", out=folder, cache_path=folder.parent/"example_cache.sqlite")
+        run_tracks(ex/"config.yaml", out=folder, cache_path=folder.parent/"example_cache.sqlite")
         stamp.write_text(digest)
     return folder
 
