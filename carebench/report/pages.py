@@ -44,7 +44,7 @@ def source_digest() -> str:
 def example_run(folder=None) -> Path:
     """A finished run of the bundled example (dry_run): the default of every report template. It is made once per state
     of the code and of the example's files where they lie (the run records their paths, so another checkout's run is
-    not reused), and processes that ask at the same time (report pages, notebooks under test) wait for one to make it."""
+    not reused), and processes asking at the same time (report pages, notebooks under test) wait for one to make it."""
     import fcntl
     folder = Path(folder or os.environ.get("CAREBENCH_EXAMPLE_RUN") or Path.home()/".cache"/"carebench"/"example_run")
     folder.parent.mkdir(parents=True, exist_ok=True)
