@@ -520,7 +520,7 @@ def write_tables(path: Path, tables: dict, header: list, fmt: str = "xlsx") -> P
 # %% ../../nbs/24_synth.ipynb #2723dda9
 _CONFIG = """\
 # CAREBench config for a synthetic dataset, written by `carebench synth` ({args}).
-# Relative paths resolve against this file's folder. Keys: see the README and nbs/23_paired_context.ipynb.
+# Relative paths resolve against this file's folder. Keys: docs/datasets.md and nbs/23_paired_context.ipynb.
 dataset:
   adapter: paired_context
   path: {path}

@@ -61,8 +61,8 @@ def plot_label_distribution(view: RunView) -> Figure:
     ax.set_xlabel("share of pairs"); ax.set_ylabel(""); ax.set_title("Labels per category, without and with the chart")
     _below(ax, 3); fig.tight_layout()
     return Figure(fig,
-                  f"Bars: the share of pairs all {K} observers labelled yes, context-free (grey) and with the chart "
-                  f"(blue); "
+                  f"Bars: the share of pairs {'both' if K == 2 else f'all {K}'} observers labelled yes, "
+                  "context-free (grey) and with the chart (blue); "
                   "diamonds: the share on which they split. A category the chart makes more common has a longer blue "
                   "bar.")
 

@@ -216,12 +216,20 @@ def _n(name: str, o: dict) -> str:
     return "–" if o.get("n_cells") is None else f"{int(o['n_cells']):,} cells"
 
 
-RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "chance", "p (one-sided)", "n", "formats (min–max)",
-                  "format SD")
+def _in_words(o: dict) -> dict:
+    """Directional alignment's sign-agreement shares with the own chart and with a donor's (the estimate is their
+    difference), and the power at the stated effect from this run's patients (what sets `underpowered`)."""
+    own, donor, p, eff = map(o.get, ("sign_agreement_rate", "sign_agreement_rate_shuffled", "power_at_effect",
+                                     "power_effect"))
+    return {"agreement (own / donor's chart)": "–" if own is None or donor is None else f"{own:.3f} / {donor:.3f}",
+            "power at stated effect": "–" if p is None or eff is None else f"{p:.2f} at {eff:g}"}
 
-DESIGN_COLUMNS = ("patients", "effective patients", "smallest attainable p", "confirmatory", "underpowered",
-                  "simulated false-positive rate",
-                  "simulated power", "simulated coverage")
+
+RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "agreement (own / donor's chart)", "chance",
+                  "p (one-sided)", "n", "formats (min–max)", "format SD")
+
+DESIGN_COLUMNS = ("patients", "effective patients", "smallest attainable p", "confirmatory", "power at stated effect",
+                  "underpowered", "simulated false-positive rate", "simulated power", "simulated coverage")
 
 
 def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.DataFrame:
@@ -234,7 +242,7 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
         ci = o.get("ci") or [None, None]
         rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"), "CI low": ci[0],
                      "CI high": ci[1], "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"),
-                     "smallest attainable p": o.get("min_attainable_p"),
+                     **_in_words(o), "smallest attainable p": o.get("min_attainable_p"),
                      "n": _n(name, o), "patients": o.get("n_patients"),
                      "effective patients": o.get("effective_patients"), "confirmatory": o.get("confirmatory"),
                      "underpowered": o.get("underpowered"), **_validity(view, model, name)})
@@ -289,7 +297,8 @@ def call_table(view: RunView, model: str) -> pd.DataFrame:
      "1 and 2).")
     c = view.calls
     if not len(c) or not (c["model"] == model).any(): return pd.DataFrame()
-    return c[c["model"] == model].drop(columns="model").set_index("condition")
+    return c[c["model"] == model].drop(columns="model").set_index("condition").rename(columns=lambda k: {
+        "n_calls": "calls", "n_failed": "failed", "n_done": "answered"}.get(k, k.replace("_", " ")))   # kinds in words
 
 
 NO_CALLS = ("This model makes no language-model calls: its scores are predictions of a fitted track (the "

@@ -85,6 +85,12 @@ def _model_facts(x: dict) -> list:
     return [f"backend {x['backend']}" if "backend" in x else f"track {x.get('track', 'n/a')}",
             f"revision {x.get('revision') or 'not pinned'}", *scoring]
 
+def _leakage(adapter: dict) -> str:
+    "The adapter's record of the leakage check in words: on or off, and the pairs and fields it found."
+    if not (lk := adapter.get("leakage")): return "not recorded"
+    fields = f" (fields: {', '.join(lk['leaking_fields'])})" if lk.get("leaking_fields") else ""
+    return f"{'on' if lk.get('enabled') else 'off'}, {lk.get('leaking_pairs', 0)} leaking pairs{fields}"
+
 def _compute_text(view: RunView) -> str:
     "Calls, failures, tokens, time and device per model, as one TRIPOD-LLM answer."
     calls = {x["model"]: x for x in view.manifest.get("calls", [])}
@@ -109,7 +115,7 @@ def tripod_checklist(view: RunView) -> pd.DataFrame:
          f"{view.adapter.get('adapter')} dataset; inputs hashed in the manifest", "manifest"),
         ("Data", "Data counts and flow",
          f"{c.get('n_patients')} patients, {c.get('n_pairs')} pairs, {c.get('observers_per_pair')} observers per pair; "
-          f"dropped pairs: {len(view.adapter.get('dropped', []))}; leakage check: {view.adapter.get('leakage')}",
+          f"dropped pairs: {len(view.adapter.get('dropped', []))}; leakage check: {_leakage(view.adapter)}",
           "adapter manifest"),
         ("Data", "Reference standard (observer labels, aggregation)",
          (view.adapter.get("aggregation") or {}).get("reference_label", ""), "adapter manifest"),

@@ -23,7 +23,7 @@ class RepresentationConfig:
     pca_dim: int | None = 64
     fusions: tuple[str, ...] = ("2d", "3d", "4_vector", "lowrank_bilinear")
     ranks: tuple[int, ...] = (4, 8)  # ranks tried by the low-rank bilinear head: 1–1,024, at most 16 of them
-    lambdas: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0)   # ridge penalties: in (0, 1e12], at most 50 of them
+    lambdas: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)   # ridge penalties: (0, 1e12], ≤ 50
     outer_folds: int | None = None   # None: leave one patient out; k: grouped k-fold (2–10,000)
     inner_folds: int = 3             # 2–100
     fuzzy_threshold: float = 0.9     # item variants matched to training items at this similarity

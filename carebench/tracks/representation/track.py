@@ -393,8 +393,10 @@ class RepresentationTrack(Track):
         lines = [f"nested CV: {r['outer_folds']} outer folds; encoder passes {r['forward_passes']}, "
                  f"truncated texts {r['truncated_texts']}"]
         if edge := r.get("lambda_at_grid_edge"):
-            where = "; ".join(f"{s}: {e['at_smallest'] + e['at_largest']} of {e['folds']} folds" for s,
-                              e in edge.items())
-            lines.insert(0, f"warning: ridge penalty chosen at the edge of its grid ({where}): extend "
+            where = "; ".join(f"{s}: " + ", ".join(f"the {w} in {e[f'at_{w}']} of {e['folds']} folds" for w in
+                                                   ("smallest", "largest") if e[f"at_{w}"]) for s, e in edge.items())
+            add = " and ".join(w for w, k in (("smaller", "at_smallest"), ("larger", "at_largest"))
+                               if any(e[k] for e in edge.values()))
+            lines.insert(0, f"warning: ridge penalty chosen at the edge of its grid ({where}): add {add} values to "
                          f"representation.lambdas")
         return [(r["model"], lines)]
