@@ -28,8 +28,8 @@ from ..track import Merged, Track, register_track
 from .standardize import ItemStandardizer
 
 # %% auto #0
-__all__ = ['Track1Inputs', 'track1_inputs', 'head_configs', 'CVResult', 'nested_cv', 'model_name', 'long_scores',
-           'secondary_outputs', 'representation_job', 'representation_shift_job', 'lambda_grid_edge',
+__all__ = ['NEGLIGIBLE_SHRINKAGE', 'Track1Inputs', 'track1_inputs', 'head_configs', 'CVResult', 'nested_cv', 'model_name',
+           'long_scores', 'secondary_outputs', 'representation_job', 'representation_shift_job', 'lambda_grid_edge',
            'RepresentationTrack']
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #54c9012c
@@ -94,9 +94,11 @@ class _Track1Learner:
         # patients with training items only: never held out
         self.always = sorted(set(data.train_patient) - set(self.evaluation))
         self.seen = np.zeros(len(data.pair_patient), bool)
+        self.shrinkage = []                    # per outer fold: how much its chosen penalties shrink its two fits
 
     def prepare(self, fold):
         d, s, T = self.data, self.s, set(fold.train)
+        self.outer_train = T
         tr, te = np.isin(d.pair_patient, list(T)), np.isin(d.pair_patient, list(fold.test))
         # training-only patients always train
         ttr = np.isin(d.train_patient, list(T)) | ~np.isin(d.train_patient, self.evaluation)
@@ -139,7 +141,14 @@ class _Track1Learner:
     def fit(self, train, choice):
         lam1, cfg, lam2 = self.decode(choice)
         m1, = self.st1.fit([*train, *self.always], [lam1]); m2, = self.st2[cfg].fit(train, [lam2])
+        if set(train) == self.outer_train:            # the outer fold's own fit, not a refit without a donor
+            self.shrinkage.append(self._shrinkage(train, lam1, cfg, lam2))
         return m1, m2, cfg
+
+    def _shrinkage(self, train, lam1, cfg, lam2) -> tuple:
+        "How much the chosen penalties shrink the two fits (NaN from a solver that cannot say: benchmark baselines)."
+        one = lambda st, groups, lam: float(st.shrinkage(groups, [lam])[0]) if hasattr(st, "shrinkage") else np.nan
+        return one(self.st1, [*train, *self.always], lam1), one(self.st2[cfg], train, lam2)
 
     def head(self, model, rows, context_vectors):
         m1, m2, cfg = model
@@ -168,10 +177,10 @@ def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet:
     cf = crossfit(learner, data.pair_patient, data.donors, C, s.outer_folds, s.inner_folds, seed, "patient", quiet,
                   "representation folds", ablate if nested is None else None, nested)
     choices = []
-    for c in cf.choices:
+    for c, (sh1, sh2) in zip(cf.choices, learner.shrinkage, strict=True):
         lam1, cfg, lam2 = learner.decode({"stage1": c["stage1_choice"], "head": c["head_choice"]})
         choices.append(dict(outer=c["outer"], test=c["test"], stage1_lambda=lam1, fusion=cfg[0], rank=cfg[1],
-                            stage2_lambda=lam2))
+                            stage2_lambda=lam2, stage1_shrinkage=sh1, stage2_shrinkage=sh2))
     il, L = cf.inner_losses[cf.inner_losses["part"] == "head"], len(learner.lambdas)
     inner = pd.DataFrame([dict(outer=r.outer, fusion=learner.configs[r.candidate // L][0],
                                rank=learner.configs[r.candidate // L][1],
@@ -312,13 +321,19 @@ def representation_shift_job(config, run_path, embed_cache=None, quiet: bool = T
     return stats
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #761deb45
+NEGLIGIBLE_SHRINKAGE = 0.01    # a smallest penalty that shrinks no direction of the fit by 1%: no smaller one matters
+
 def lambda_grid_edge(choices: pd.DataFrame, grid) -> dict:
-    "Per stage, how many outer folds chose the smallest or the largest ridge penalty of `grid`; empty when none did."
+    """Per stage, how many outer folds chose the largest ridge penalty of `grid`, or the smallest where it still shrinks
+    the fit by `NEGLIGIBLE_SHRINKAGE` or more (`stage*_shrinkage`; counted when not recorded); empty when none did."""
     lo, hi, out = min(grid), max(grid), {}
-    for col in ("stage1_lambda", "stage2_lambda"):
-        v = pd.to_numeric(choices.get(col, pd.Series(dtype=float)), errors="coerce").dropna().to_numpy()
-        n_lo, n_hi = int(np.isclose(v, lo).sum()), int(np.isclose(v, hi).sum())
-        if n_lo or n_hi: out[col.split("_")[0]] = dict(at_smallest=n_lo, at_largest=n_hi, folds=len(v))
+    for st in ("stage1", "stage2"):
+        col = lambda name: pd.to_numeric(choices[name], errors="coerce") if name in choices else pd.Series(
+            np.nan, index=choices.index)
+        v, sh = col(f"{st}_lambda"), col(f"{st}_shrinkage")
+        v, sh = v[v.notna()].to_numpy(), sh[v.notna()].to_numpy()
+        n_lo, n_hi = int((np.isclose(v, lo) & ~(sh < NEGLIGIBLE_SHRINKAGE)).sum()), int(np.isclose(v, hi).sum())
+        if n_lo or n_hi: out[st] = dict(at_smallest=n_lo, at_largest=n_hi, folds=len(v))
     return out
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #402f2ad5
