@@ -19,48 +19,18 @@ from ..evaluation.analyze import degenerate_note
 from ..evaluation.view import (_CORRECT, _DOWN, _NULL, _SHUF, _UP, Figure, RunView, _below, _estimates_by,
                                        _heatmap, _label, _role_rows, _step_hist, _style, category_names)
 # the toolkit the report templates import from this module (`from carebench.report.pages import load_run, table`)
+from .example import example_run, source_digest  # noqa: F401
 from ..evaluation.view import (ReportParameterError, Table, _plt, load_run, pick, place_labels,  # noqa: F401
                                        read_table, table)
 
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'source_digest', 'example_run', 'mock_models', 'track_models',
-           'track_hint', 'failed_models', 'banner', 'dataset_table', 'delta_ref_table', 'observer_agreement',
-           'aggregation_table', 'observer_reliability', 'aggregation_sensitivity_table', 'endpoint_table',
-           'endpoint_definitions', 'per_category_table', 'condition_table', 'call_table', 'plot_delta_ref',
-           'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement', 'plot_scores', 'plot_shifts',
-           'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'comparison_table', 'models_table',
-           'plot_comparison']
-
-# %% ../../nbs/40_report.ipynb #48aaeadc
-def source_digest() -> str:
-    "A digest of the package's code and page templates: what an example run was made by."
-    root, h = Path(carebench.__file__).resolve().parent, hashlib.sha256()
-    for f in sorted(root.rglob("*.py")) + sorted(root.rglob("*.ipynb")):
-        h.update(f.relative_to(root).as_posix().encode()); h.update(f.read_bytes())
-    return h.hexdigest()[:16]
-
-# %% ../../nbs/40_report.ipynb #7100f016
-def example_run(folder=None) -> Path:
-    """A finished run of the bundled example (dry_run): the default of every report template. It is made once per state
-    of the code and of the example's files where they lie (the run records their paths, so another checkout's run is
-    not reused), and processes asking at the same time (report pages, notebooks under test) wait for one to make it."""
-    import fcntl
-    folder = Path(folder or os.environ.get("CAREBENCH_EXAMPLE_RUN") or Path.home()/".cache"/"carebench"/"example_run")
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    ex = Path(carebench.__file__).resolve().parents[1]/"data"/"example"
-    files = [f"{f.name}:{hashlib.sha256(f.read_bytes()).hexdigest()[:16]}" for f in sorted(ex.iterdir()) if f.is_file()]
-    stamp, digest = folder.parent/f".{folder.name}.source", json.dumps([source_digest(), str(ex), *files])
-    with open(folder.parent/f".{folder.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        m = json.loads((folder/"run_manifest.json").read_text()) if (folder/"run_manifest.json").exists() else {}
-        if m.get("completed") and stamp.is_file() and stamp.read_text() == digest: return folder   # made by this code
-        import shutil
-        from carebench.tracks.runner import run_tracks
-        shutil.rmtree(folder, ignore_errors=True)
-        run_tracks(ex/"config.yaml", out=folder, cache_path=folder.parent/"example_cache.sqlite")
-        stamp.write_text(digest)
-    return folder
+__all__ = ['RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'mock_models', 'track_models', 'track_hint', 'failed_models', 'banner',
+           'dataset_table', 'delta_ref_table', 'observer_agreement', 'aggregation_table', 'observer_reliability',
+           'aggregation_sensitivity_table', 'endpoint_table', 'endpoint_definitions', 'per_category_table',
+           'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter',
+           'plot_agreement', 'plot_scores', 'plot_shifts', 'contrast_table', 'plot_contrasts', 'failure_table',
+           'failure_messages', 'comparison_table', 'models_table', 'plot_comparison']
 
 # %% ../../nbs/40_report.ipynb #80cf6343
 def mock_models(view: RunView) -> list:
