@@ -23,16 +23,19 @@ def source_digest() -> str:
 
 # %% ../../nbs/40_example_run.ipynb #ae314a32
 def _prune(home: Path, keep: Path, days: float = 30) -> list:
-    "Remove the example runs under `home` (with their stamp and lock) whose stamp nobody touched for `days`."
-    import shutil, time
-    gone = []
-    for stamp in home.glob(".*.source"):
-        run = home/stamp.name[1:-len(".source")]
-        try: old = run != keep and time.time() - stamp.stat().st_mtime > days * 86400
-        except OSError: continue                    # removed meanwhile by another process
-        if old:
-            shutil.rmtree(run, ignore_errors=True)
-            for f in (stamp, home/f".{run.name}.lock"): f.unlink(missing_ok=True)
+    """Remove the example runs under `home` nobody used for `days` (their stamp's age, or the folder's where a build
+    stopped before its stamp), each under its own lock taken without waiting, so a run in use is skipped. Lock files
+    stay: a process may hold one."""
+    import fcntl, shutil, time
+    gone, old = [], lambda p: time.time() - p.stat().st_mtime > days * 86400
+    for run in sorted(p for p in home.iterdir() if p.is_dir() and p != keep):
+        stamp = home/f".{run.name}.source"
+        with open(home/f".{run.name}.lock", "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if not old(stamp if stamp.exists() else run): continue
+            except OSError: continue                    # in use, or removed meanwhile
+            shutil.rmtree(run, ignore_errors=True); stamp.unlink(missing_ok=True)
             gone.append(run.name)
     return gone
 

@@ -4,10 +4,7 @@
 
 # %% ../../nbs/40_report.ipynb #73ff1cb6
 from __future__ import annotations
-import hashlib
-import json
 import math
-import os
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -20,6 +17,7 @@ from ..evaluation.view import (_CORRECT, _DOWN, _NULL, _SHUF, _UP, Figure, RunVi
                                        _heatmap, _label, _role_rows, _step_hist, _style, category_names)
 # the toolkit the report templates import from this module (`from carebench.report.pages import load_run, table`)
 from .example import example_run, source_digest  # noqa: F401
+_all_ = ["example_run", "source_digest"]
 from ..evaluation.view import (ReportParameterError, Table, _plt, load_run, pick, place_labels,  # noqa: F401
                                        read_table, table)
 
@@ -30,7 +28,7 @@ __all__ = ['RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'mock_models', 'track
            'aggregation_sensitivity_table', 'endpoint_table', 'endpoint_definitions', 'per_category_table',
            'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter',
            'plot_agreement', 'plot_scores', 'plot_shifts', 'contrast_table', 'plot_contrasts', 'failure_table',
-           'failure_messages', 'comparison_table', 'models_table', 'plot_comparison']
+           'failure_messages', 'comparison_table', 'models_table', 'plot_comparison', 'example_run', 'source_digest']
 
 # %% ../../nbs/40_report.ipynb #80cf6343
 def mock_models(view: RunView) -> list:

@@ -30,7 +30,7 @@ from .standardize import ItemStandardizer
 # %% auto #0
 __all__ = ['NEGLIGIBLE_SHRINKAGE', 'Track1Inputs', 'track1_inputs', 'head_configs', 'CVResult', 'nested_cv', 'model_name',
            'long_scores', 'secondary_outputs', 'representation_job', 'representation_shift_job', 'lambda_grid_edge',
-           'RepresentationTrack']
+           'grid_extension', 'RepresentationTrack']
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #54c9012c
 @dataclass
@@ -336,6 +336,12 @@ def lambda_grid_edge(choices: pd.DataFrame, grid) -> dict:
         if n_lo or n_hi: out[st] = dict(at_smallest=n_lo, at_largest=n_hi, folds=len(v))
     return out
 
+# %% ../../../nbs/tracks/representation/3o_representation.ipynb #6a1c8a14
+def grid_extension(edge: dict) -> str:
+    "Which values `representation.lambdas` lacks, from `lambda_grid_edge`: smaller, larger, or both."
+    return " and ".join(w for w, k in (("smaller", "at_smallest"), ("larger", "at_largest"))
+                        if any(e[k] for e in edge.values()))
+
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #402f2ad5
 @register_track
 class RepresentationTrack(Track):
@@ -410,8 +416,6 @@ class RepresentationTrack(Track):
         if edge := r.get("lambda_at_grid_edge"):
             where = "; ".join(f"{s}: " + ", ".join(f"the {w} in {e[f'at_{w}']} of {e['folds']} folds" for w in
                                                    ("smallest", "largest") if e[f"at_{w}"]) for s, e in edge.items())
-            add = " and ".join(w for w, k in (("smaller", "at_smallest"), ("larger", "at_largest"))
-                               if any(e[k] for e in edge.values()))
-            lines.insert(0, f"warning: ridge penalty chosen at the edge of its grid ({where}): add {add} values to "
-                         f"representation.lambdas")
+            lines.insert(0, f"warning: ridge penalty chosen at the edge of its grid ({where}): add "
+                         f"{grid_extension(edge)} values to representation.lambdas")
         return [(r["model"], lines)]
