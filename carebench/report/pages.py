@@ -184,7 +184,7 @@ def _n(name: str, o: dict) -> str:
     return "–" if o.get("n_cells") is None else f"{int(o['n_cells']):,} cells"
 
 
-def _in_words(o: dict) -> dict:
+def _endpoint_words(o: dict) -> dict:
     """Directional alignment's sign-agreement shares with the own chart and with a donor's (the estimate is their
     difference), and the power at the stated effect from this run's patients (what sets `underpowered`)."""
     own, donor, p, eff = map(o.get, ("sign_agreement_rate", "sign_agreement_rate_shuffled", "power_at_effect",
@@ -210,7 +210,7 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
         ci = o.get("ci") or [None, None]
         rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"), "CI low": ci[0],
                      "CI high": ci[1], "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"),
-                     **_in_words(o), "smallest attainable p": o.get("min_attainable_p"),
+                     **_endpoint_words(o), "smallest attainable p": o.get("min_attainable_p"),
                      "n": _n(name, o), "patients": o.get("n_patients"),
                      "effective patients": o.get("effective_patients"), "confirmatory": o.get("confirmatory"),
                      "underpowered": o.get("underpowered"), **_validity(view, model, name)})

@@ -85,7 +85,7 @@ def _model_facts(x: dict) -> list:
     return [f"backend {x['backend']}" if "backend" in x else f"track {x.get('track', 'n/a')}",
             f"revision {x.get('revision') or 'not pinned'}", *scoring]
 
-def _leakage(adapter: dict) -> str:
+def _leaks(adapter: dict) -> str:
     "The adapter's record of the leakage check in words: on or off, and the pairs and fields it found."
     if not (lk := adapter.get("leakage")): return "not recorded"
     fields = f" (fields: {', '.join(lk['leaking_fields'])})" if lk.get("leaking_fields") else ""
@@ -115,7 +115,7 @@ def tripod_checklist(view: RunView) -> pd.DataFrame:
          f"{view.adapter.get('adapter')} dataset; inputs hashed in the manifest", "manifest"),
         ("Data", "Data counts and flow",
          f"{c.get('n_patients')} patients, {c.get('n_pairs')} pairs, {c.get('observers_per_pair')} observers per pair; "
-          f"dropped pairs: {len(view.adapter.get('dropped', []))}; leakage check: {_leakage(view.adapter)}",
+          f"dropped pairs: {len(view.adapter.get('dropped', []))}; leakage check: {_leaks(view.adapter)}",
           "adapter manifest"),
         ("Data", "Reference standard (observer labels, aggregation)",
          (view.adapter.get("aggregation") or {}).get("reference_label", ""), "adapter manifest"),

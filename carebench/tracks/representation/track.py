@@ -28,9 +28,9 @@ from ..track import Merged, Track, register_track
 from .standardize import ItemStandardizer
 
 # %% auto #0
-__all__ = ['NEGLIGIBLE_SHRINKAGE', 'Track1Inputs', 'track1_inputs', 'head_configs', 'CVResult', 'nested_cv', 'model_name',
-           'long_scores', 'secondary_outputs', 'representation_job', 'representation_shift_job', 'lambda_grid_edge',
-           'grid_extension', 'RepresentationTrack']
+__all__ = ['Track1Inputs', 'track1_inputs', 'head_configs', 'CVResult', 'nested_cv', 'model_name', 'long_scores',
+           'secondary_outputs', 'representation_job', 'representation_shift_job', 'lambda_grid_edge', 'grid_extension',
+           'RepresentationTrack']
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #54c9012c
 @dataclass
@@ -142,13 +142,10 @@ class _Track1Learner:
         lam1, cfg, lam2 = self.decode(choice)
         m1, = self.st1.fit([*train, *self.always], [lam1]); m2, = self.st2[cfg].fit(train, [lam2])
         if set(train) == self.outer_train:            # the outer fold's own fit, not a refit without a donor
-            self.shrinkage.append(self._shrinkage(train, lam1, cfg, lam2))
+            # how much the chosen penalties shrink it (NaN from a solver that cannot say: benchmark baselines)
+            one = lambda st, groups, lam: float(st.shrinkage(groups, [lam])[0]) if hasattr(st, "shrinkage") else np.nan
+            self.shrinkage.append((one(self.st1, [*train, *self.always], lam1), one(self.st2[cfg], train, lam2)))
         return m1, m2, cfg
-
-    def _shrinkage(self, train, lam1, cfg, lam2) -> tuple:
-        "How much the chosen penalties shrink the two fits (NaN from a solver that cannot say: benchmark baselines)."
-        one = lambda st, groups, lam: float(st.shrinkage(groups, [lam])[0]) if hasattr(st, "shrinkage") else np.nan
-        return one(self.st1, [*train, *self.always], lam1), one(self.st2[cfg], train, lam2)
 
     def head(self, model, rows, context_vectors):
         m1, m2, cfg = model
@@ -321,18 +318,19 @@ def representation_shift_job(config, run_path, embed_cache=None, quiet: bool = T
     return stats
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #761deb45
-NEGLIGIBLE_SHRINKAGE = 0.01    # a smallest penalty that shrinks no direction of the fit by 1%: no smaller one matters
+_NEGLIGIBLE_SHRINKAGE = 0.01   # a smallest penalty that shrinks no direction of the fit by 1%: no smaller one matters
 
 def lambda_grid_edge(choices: pd.DataFrame, grid) -> dict:
     """Per stage, how many outer folds chose the largest ridge penalty of `grid`, or the smallest where it still shrinks
-    the fit by `NEGLIGIBLE_SHRINKAGE` or more (`stage*_shrinkage`; counted when not recorded); empty when none did."""
+    the fit by `_NEGLIGIBLE_SHRINKAGE` (1%) or more (`stage*_shrinkage`; counted when not recorded); empty when none
+    did."""
     lo, hi, out = min(grid), max(grid), {}
     for st in ("stage1", "stage2"):
         col = lambda name: pd.to_numeric(choices[name], errors="coerce") if name in choices else pd.Series(
             np.nan, index=choices.index)
         v, sh = col(f"{st}_lambda"), col(f"{st}_shrinkage")
         v, sh = v[v.notna()].to_numpy(), sh[v.notna()].to_numpy()
-        n_lo, n_hi = int((np.isclose(v, lo) & ~(sh < NEGLIGIBLE_SHRINKAGE)).sum()), int(np.isclose(v, hi).sum())
+        n_lo, n_hi = int((np.isclose(v, lo) & ~(sh < _NEGLIGIBLE_SHRINKAGE)).sum()), int(np.isclose(v, hi).sum())
         if n_lo or n_hi: out[st] = dict(at_smallest=n_lo, at_largest=n_hi, folds=len(v))
     return out
 
