@@ -41,10 +41,11 @@ def plot_fusion(view: RunView) -> Figure:
     plt = _style()
     d = _heads(view)
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    n = max(d["head"].nunique(), 1)
     for k, (head, g) in enumerate(d.groupby("head", sort=False)):      # heads that coincide stay visible: own marks
         mean = g.groupby("lam")["brier"].mean()
-        ax.plot(mean.index, mean.to_numpy(), marker="os^Dv"[k % 5], ls=("-", "--", ":", "-.")[k % 4],
-                ms=7 - 4 * k / max(len(d["head"].unique()), 1), label=head)
+        ax.plot(mean.index, mean.to_numpy(), marker="os^Dv"[k % 5], ls=("-", "--", ":", "-.")[k % 4], ms=7 - 4 * k / n,
+                label=head)
     ax.set_xscale("log")
     ax.set_xlabel("ridge penalty λ")
     ax.set_ylabel("mean inner-fold Brier")

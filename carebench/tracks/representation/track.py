@@ -325,9 +325,9 @@ def lambda_grid_edge(choices: pd.DataFrame, grid) -> dict:
     the fit by `_NEGLIGIBLE_SHRINKAGE` (1%) or more (`stage*_shrinkage`; counted when not recorded); empty when none
     did."""
     lo, hi, out = min(grid), max(grid), {}
+    col = lambda name: pd.to_numeric(choices[name], errors="coerce") if name in choices else pd.Series(
+        np.nan, index=choices.index)
     for st in ("stage1", "stage2"):
-        col = lambda name: pd.to_numeric(choices[name], errors="coerce") if name in choices else pd.Series(
-            np.nan, index=choices.index)
         v, sh = col(f"{st}_lambda"), col(f"{st}_shrinkage")
         v, sh = v[v.notna()].to_numpy(), sh[v.notna()].to_numpy()
         n_lo, n_hi = int((np.isclose(v, lo) & ~(sh < _NEGLIGIBLE_SHRINKAGE)).sum()), int(np.isclose(v, hi).sum())
