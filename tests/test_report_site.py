@@ -160,6 +160,8 @@ def test_validity_page_in_a_browser(tmp_path):
     from carebench.report.validity import build_validity_page, quick_study
     study = shutil.copytree(quick_study(), tmp_path / "study")
     page = build_validity_page(study)
+    nav = re.search(r"<nav>(.*?)</nav>", page.read_text(), re.S).group(1)
+    assert "False-positive rates</a>" in nav and "¶" not in nav      # the headings' permalink marks stay out of the sidebar
     assert look_both(page, tmp_path, "validity") == {w: [] for w in WIDTHS}
     print(f"screenshot: {tmp_path / 'validity.png'}")
 

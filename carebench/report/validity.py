@@ -158,7 +158,7 @@ def build_validity_page(folder, quiet: bool = True) -> Path:
     body = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True,
                         exclude_output_prompt=True).from_notebook_node(nbformat.read(dest, as_version=4))[0]
     # the site's layout: a sidebar naming the page's sections (its headings), the page beside it
-    sections = [{"href": f"#{i}", "text": html.unescape(re.sub(r"<[^>]+>", "", t)).strip()}
+    sections = [{"href": f"#{i}", "text": html.unescape(re.sub(r"<[^>]+>", "", t)).strip().rstrip("¶").rstrip()}
                 for i, t in re.findall(r'<h2 id="([^"]+)"[^>]*>(.*?)</h2>', body, re.S)]
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>CAREBench validity: "
             f"{html.escape(folder.name)}</title>"
