@@ -5,6 +5,7 @@
 # %% ../../nbs/22_adapter.ipynb #d8c1b73f
 from __future__ import annotations
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
@@ -13,7 +14,7 @@ from ..core.config import Config, parse_section, redact_secrets, register_into, 
 from ..core.errors import ConfigError
 from ..core.vocab import LabelSpace
 from ..core.runs import sha256_file
-from .dataset import Dataset
+from .dataset import Dataset, visible_patient
 from .leakage import check_leakage
 
 # %% auto #0
@@ -71,9 +72,16 @@ class Provenance:
 
 # %% ../../nbs/22_adapter.ipynb #2e04c06f
 def load_checked(adapter: DatasetAdapter, options, label_space: LabelSpace) -> Dataset:
-    "Load with `adapter`, then run the contract's leakage check and write its provenance record."
+    "Load with `adapter`, then sanitise every snapshot text, run the contract's leakage check and write its provenance record."
     ds = adapter.load(options, label_space)
+    cleaned = [visible_patient(p) for p in ds.patients]
+    if changed := sum((c for _, c in cleaned), Counter()):
+        ds = dataclasses.replace(ds, patients=tuple(p for p, _ in cleaned))
     own = dict(ds.provenance)
+    if changed:
+        own["notes"] = [*own.get("notes", []), f"{sum(changed.values())} snapshot text(s) held control, invisible or "
+                        "bidirectional characters, removed before any check or model saw them ("
+                        + ", ".join(f"{f} {n}" for f, n in sorted(changed.items())) + ")"]
     leakage = check_leakage(ds, getattr(options, "leakage_check", True), getattr(options, "snapshots", None))
     inputs = [dict(role=r, path=str(p), sha256=sha256_file(p), bytes=Path(p).stat().st_size) for r,
               p in adapter.input_files(options).items()]

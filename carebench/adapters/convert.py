@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -15,7 +16,7 @@ import yaml
 from ..core.config import Config, load_config
 from ..core.errors import ConfigError
 from ..core.vocab import RECORD_FIELDS, SNAPSHOT_FIELDS
-from ..core.runs import atomic_write
+from ..core.runs import atomic_write, current_umask
 from .base import ADAPTERS
 from .dataset import Dataset
 from .load import load_dataset
@@ -60,8 +61,9 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
         raise ConfigError(f"the snapshot field(s) {', '.join(map(repr, extra[:5]))} have no {to} counterpart (it holds "
                           f"{', '.join(SNAPSHOT_FIELDS + RECORD_FIELDS)}): "
                           "convert to the long format, or rename the fields")
-    work = out.parent/f".{out.name}.partial-{os.getpid()}"          # written aside, moved in place when complete
-    shutil.rmtree(work, ignore_errors=True); work.mkdir(parents=True)
+    out.parent.mkdir(parents=True, exist_ok=True)                # written aside (a folder it creates), moved when complete
+    work = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.partial-"))
+    os.chmod(work, 0o777 & ~current_umask())                        # a new folder's permissions, not mkdtemp's 0700
     try: section = CONVERTERS[to](ds, work, fmt)
     except BaseException: shutil.rmtree(work, ignore_errors=True); raise
     raw = yaml.safe_load(Path(config.source).read_text(encoding="utf-8")) if config.source else {}

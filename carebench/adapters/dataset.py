@@ -6,6 +6,7 @@
 from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
+from collections import Counter
 from functools import cached_property
 from types import MappingProxyType
 from typing import Mapping
@@ -13,11 +14,12 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from ..core.text import visible_text
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LABELLED_CONDITIONS, RECORD_FIELDS, SNAPSHOT_FIELDS, LabelSpace
 
 # %% auto #0
-__all__ = ['order_snapshot', 'Patient', 'Dataset', 'first_patients', 'nonzero_delta_ref', 'dataset_summary', 'validation_report',
-           'format_report', 'adapter_manifest']
+__all__ = ['order_snapshot', 'Patient', 'visible_patient', 'Dataset', 'first_patients', 'nonzero_delta_ref', 'dataset_summary',
+           'validation_report', 'format_report', 'adapter_manifest']
 
 # %% ../../nbs/20_dataset.ipynb #f69ffe00
 def order_snapshot(fields: Mapping) -> tuple:
@@ -66,6 +68,20 @@ class Patient:
     def as_dict(self) -> dict:
         "The snapshot as a plain dict (lists for list fields), in field order."
         return {n: (v if isinstance(v, str) else list(v)) for n, v in self.snapshot}
+
+# %% ../../nbs/20_dataset.ipynb #f27b363c
+def visible_patient(p: Patient) -> tuple[Patient, Counter]:
+    """`p` with every snapshot text as a chart may show it (`visible_text`: no control, format or bidirectional
+    characters), its codes kept with their entries; and per field how many texts changed."""
+    changed, snap, codes = Counter(), [], dict(p.codes)
+    for f, v in p.snapshot:
+        new = tuple(visible_text(t) for t in ((v,) if isinstance(v, str) else v))
+        for old, t in zip((v,) if isinstance(v, str) else v, new):
+            if old == t: continue
+            changed[f] += 1
+            if (f, old) in codes: codes[(f, t)] = codes.pop((f, old))
+        snap.append((f, new[0] if isinstance(v, str) else new))
+    return (dataclasses.replace(p, snapshot=tuple(snap), codes=codes) if changed else p), changed
 
 # %% ../../nbs/20_dataset.ipynb #76463f40
 def _frozen(a, dtype=None) -> np.ndarray:

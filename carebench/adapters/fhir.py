@@ -6,7 +6,6 @@
 from __future__ import annotations
 import dataclasses
 import hashlib
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..core.errors import ConfigError, FhirError, Location
+from ..core.executors import process_budget
 from ..core.vocab import LabelSpace
 from .base import register_adapter
 from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_column,
@@ -26,12 +26,15 @@ from .long import assemble_long, read_long
 from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions, standard_code
 
 # %% auto #0
-__all__ = ['SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'UNCONFIRMED', 'MEDICATION_STATUS', 'SYSTOLIC', 'DIASTOLIC',
-           'DATE_ELEMENTS', 'CODE_ELEMENTS', 'FhirOptions', 'codings_of', 'concept_text', 'quantity_text', 'fhir_field',
-           'value_text', 'components_text', 'patient_ids', 'not_a_fact', 'record_dates', 'demographics', 'entry_code',
-           'fhir_snapshots', 'resolve_items', 'FhirAdapter']
+__all__ = ['FHIR_WORKER_BYTES', 'SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'UNCONFIRMED', 'MEDICATION_STATUS', 'SYSTOLIC',
+           'DIASTOLIC', 'DATE_ELEMENTS', 'CODE_ELEMENTS', 'FhirOptions', 'codings_of', 'concept_text', 'quantity_text',
+           'fhir_field', 'value_text', 'components_text', 'patient_ids', 'not_a_fact', 'record_dates', 'demographics',
+           'entry_code', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
+# what a reading worker holds: the FHIR models of the types a chart reads (~120 MB measured) and its chunks' resources
+FHIR_WORKER_BYTES = 300 << 20
+
 @dataclass(frozen=True)
 class FhirOptions(ChartOptions):
     ("The `dataset` keys of the FHIR adapter (and the chart keys of `ChartOptions`: `index_date`, `snapshot`; the "
@@ -46,7 +49,8 @@ class FhirOptions(ChartOptions):
     on_invalid: Literal["error", "skip"] = "error"
     # a resource type, or `Type/category` (an Observation's category code), -> the snapshot field it goes to, or `none`
     routes: dict = field(default_factory=dict)
-    # processes reading: none chooses (one per core, at most 8, from 32 MB of input, gzip counted ×8), 1: this one
+    # processes reading: none chooses (one per core, at most 8, from 32 MB of input, gzip counted ×8), 1: this one;
+    # never more than the cores, nor than the available memory holds (`process_budget`)
     workers: int | None = None
 
     def __post_init__(self):
@@ -535,8 +539,8 @@ def _fhir_notes(unused: Counter, withheld: Counter, repeats: int) -> list:
 # %% ../../nbs/2b_fhir.ipynb #3344e7ba
 def resolve_items(df, options: FhirOptions, term: Terminology) -> tuple:
     """The long table with item cells that reference a resource of the items file (`Basic/item-3`) replaced by its text;
-    and each referenced item's codes (`item_codes`). A cell shaped like a reference to a known type that names no such
-    resource is an error."""
+    and each referenced item's codes (`item_codes`: its codings, its text and its standard code, by which the leakage
+    check also finds it). A cell shaped like a reference to a known type that names no such resource is an error."""
     if options.items is None: return df, []
     items = {r.key: r for r in read_resources(options.items)}
     col, refs, codes = options.columns.item, {}, []
@@ -554,9 +558,9 @@ def resolve_items(df, options: FhirOptions, term: Terminology) -> tuple:
             raise FhirError(f"a {r.model.get_resource_type()} cannot be an item (known: "
                             f"{', '.join(sorted(FHIR_FIELDS))})", _where(r))
         refs[v] = fn(r.model, r, term, items)[1]
-        concept = getattr(r.model, "code", None)
+        concept, standard = getattr(r.model, "code", None), entry_code(r.model)
         codes.append(dict(reference=v, codes=[f"{c.system}|{c.code}" for c in codings_of(concept)[0]]
-                          if concept is not None else []))
+                          if concept is not None else [], text=refs[v], code=list(standard) if standard else None))
     return df.assign(**{col: df[col].map(lambda v: refs.get(v, v))}), codes
 
 # %% ../../nbs/2b_fhir.ipynb #6f18f786
@@ -584,17 +588,20 @@ class FhirAdapter:
         # what a snapshot reads; the rest is only counted
         keep = {*FHIR_FIELDS, "Patient", "Medication"} - {"Basic"}
         big = sum(p.stat().st_size * (8 if p.suffix == ".gz" else 1) for p in fhir_files(options.bundles)) >= 32e6
-        workers = options.workers or (min(os.cpu_count() or 1, 8) if big else 1)
+        # at most one process per core, and as many as the memory holds (a worker holds the FHIR models: ~300 MB)
+        workers, capped = process_budget(options.workers or (8 if big else 1), FHIR_WORKER_BYTES)
         if workers > 1: from carebench.adapters.fhir_bulk import collect_parallel    # it builds on this module
         read = collect_parallel(options, keep, term, skips, workers) if workers > 1 else iter_resources(
             options.bundles, keep, skips)
         snaps, notes = fhir_snapshots(read, options.patient_id, term, skips,
                                       options, options.routes, index_dates(df, options, options.labels))
-        ds, withheld = withhold_items(assemble_long(df, options, label_space, snaps, options.bundles))
+        ds = assemble_long(df, options, label_space, snaps, options.bundles)
+        ds, withheld = withhold_items(dataclasses.replace(ds, provenance={**ds.provenance, "item_codes": item_codes}))
         ds, budget = fit_snapshots(ds, options.snapshot)
         prov = dict(ds.provenance)
         notes += chart_notes("FHIR", 0, budget)
         notes = skips.notes("FHIR") + withheld_notes("FHIR", withheld) + notes + term.notes("FHIR") + prov["notes"]
+        if capped and options.workers: notes.append(f"FHIR: dataset.workers: {capped}")
         prov.update(notes=notes, terminology=term.report(), snapshot_budget=budget,
                     item_codes=item_codes, records={**skips.report(), "withheld_items": withheld})
         return dataclasses.replace(ds, provenance=prov)

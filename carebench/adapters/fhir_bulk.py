@@ -10,7 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ..core.errors import CareBenchError, FhirError, InputFileError, Location
-from ..core.inputs import head_problem
+from ..core.inputs import MAX_LINE_BYTES, head_problem
 from .fhir_read import _NDJSON, Skips, _json, _ndjson_lines, _unbundle, fhir_files, _nothing_read
 from .terminology import Terminology
 from .fhir import FhirOptions, _Collected, _apply, _finish, _first_read, _outcome
@@ -64,11 +64,17 @@ def _work(task: tuple) -> tuple:
 
 # %% ../../nbs/2l_fhir_bulk.ipynb #1bb3805f
 def _line_ranges(name: str, lines: int):
-    "(start byte, end byte, first line's number) of each run of `lines` lines of a file, found by counting newlines."
-    start, first, n, pos = 0, 1, 0, 0
+    """(start byte, end byte, first line's number) of each run of `lines` lines of a file, found by counting newlines; a
+    line longer than `MAX_LINE_BYTES` is an `InputFileError` before a worker would read it whole."""
+    start, first, n, pos, since = 0, 1, 0, 0, 0                 # since: bytes since the last newline
     try:
         with open(name, "rb") as fh:
             while block := fh.read(1 << 22):
+                if (head := block.find(b"\n")) < 0: since += len(block); longest = since
+                else: longest, since = since + head, len(block) - block.rfind(b"\n") - 1
+                if longest > MAX_LINE_BYTES:                     # the line in progress: the run's next
+                    raise InputFileError(f"line {first + n} is longer than {MAX_LINE_BYTES / 2 ** 20:g} MiB: not one "
+                                         "record; is the file damaged or hostile?", file=name)
                 i = 0
                 while n + (c := block.count(b"\n", i)) >= lines:       # the run ends in this block: find where
                     for _ in range(lines - n): i = block.index(b"\n", i) + 1

@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from ..core.errors import CareBenchError, ConfigError, FhirError, InputFileError, Location
-from ..core.inputs import file_problem, folder_files, head_problem
+from ..core.inputs import bounded_lines, file_problem, folder_files, head_problem, read_bounded
 
 # %% auto #0
 __all__ = ['VALIDATED', 'fhir_files', 'element_path', 'Skips', 'ValidatedElements', 'validate_resource', 'Resource',
@@ -218,12 +218,12 @@ def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> l
 
 def _ndjson_lines(f: Path, whole: bool = False):
     """(line number, text) of an NDJSON file (gzipped or not), read a line at a time (a bulk export need not fit in
-    memory); lines end at \\n only (U+2028 inside a string is text). With `whole`, the file's whole text once, numbered
-    `None` (a Bundle file)."""
+    memory; a line at most `MAX_LINE_BYTES` decompressed); lines end at \\n only (U+2028 inside a string is text). With
+    `whole`, the file's whole text once (at most `MAX_DOCUMENT_BYTES`), numbered `None` (a Bundle file)."""
     try:
         with (gzip.open if f.suffix.lower() == ".gz" else open)(f, "rb") as fh:
-            if whole: yield None, fh.read().decode("utf-8-sig"); return
-            for n, raw in enumerate(fh, 1):
+            if whole: yield None, read_bounded(fh, f).decode("utf-8-sig"); return
+            for n, raw in bounded_lines(fh, f):
                 text = raw.decode("utf-8")
                 if n == 1: text = text.removeprefix("\ufeff")
                 if text.strip(): yield n, text

@@ -13,7 +13,7 @@ from ..core.text import contains_phrase, normalize_text
 from .dataset import Dataset, Patient
 
 # %% auto #0
-__all__ = ['leaking_fields', 'Leak', 'find_leaks', 'check_leakage', 'withhold_items', 'withheld_notes']
+__all__ = ['leaking_fields', 'Leak', 'item_codes', 'find_leaks', 'check_leakage', 'withhold_items', 'withheld_notes']
 
 # %% ../../nbs/21_leakage.ipynb #df40cf62
 @lru_cache(maxsize=4096)
@@ -24,14 +24,15 @@ def _snapshot_index(snapshot: tuple) -> tuple:
     texts = tuple((f, f" {normalize_text(t)} ") for f, v in snapshot for t in ((v,) if isinstance(v, str) else v))
     return "\n".join(t for _, t in texts), texts
 
-def leaking_fields(item: str, patient: Patient) -> list[str]:
-    "Snapshot fields of `patient` in which `item` occurs (normalized, on token boundaries), in field order."
+def leaking_fields(item: str, patient: Patient, codes=frozenset()) -> list[str]:
+    """Snapshot fields of `patient` in which `item` occurs (normalized, on token boundaries), or an entry carries one
+    of the item's standard `codes` (`(vocabulary, code)`), in field order."""
     n = normalize_text(item)
-    if not n: return []
+    coded = {f for (f, _), c in patient.codes.items() if c in codes} if codes and patient.codes else set()
     blob, texts = _snapshot_index(patient.snapshot)
     needle = f" {n} "
-    if needle not in blob: return []
-    return list(dict.fromkeys(f for f, t in texts if needle in t))
+    if not coded and (not n or needle not in blob): return []
+    return list(dict.fromkeys(f for f, t in texts if n and needle in t or f in coded))
 
 # %% ../../nbs/21_leakage.ipynb #c0c25211
 @dataclass(frozen=True)
@@ -42,10 +43,19 @@ class Leak:
     fields: tuple[str, ...]
 
 # %% ../../nbs/21_leakage.ipynb #f256087e
+def item_codes(ds: Dataset) -> dict:
+    """Item text -> the standard codes `(vocabulary, code)` of the concept it names, from the adapter's record
+    (`provenance["item_codes"]`: entries with `text` and `code`); empty where items are plain text."""
+    out = {}
+    for e in ds.provenance.get("item_codes") or []:
+        if isinstance(e, dict) and isinstance(e.get("text"), str) and e.get("code"):
+            out.setdefault(e["text"], set()).add(tuple(e["code"]))
+    return out
+
 def find_leaks(ds: Dataset) -> list[Leak]:
-    "Every evaluation pair whose item occurs in its own patient's snapshot."
-    patients = {p.id: p for p in ds.patients}
-    found = ((i, pid, leaking_fields(item, patients[pid])) for i,
+    "Every evaluation pair whose item occurs in its own patient's snapshot (by its text, or by its code)."
+    patients, codes = {p.id: p for p in ds.patients}, item_codes(ds)
+    found = ((i, pid, leaking_fields(item, patients[pid], codes.get(item, frozenset()))) for i,
              (pid, item) in enumerate(zip(ds.pair_patient, ds.pair_item)))
     return [Leak(i, pid, tuple(f)) for i, pid, f in found if f]
 
@@ -68,15 +78,18 @@ def check_leakage(ds: Dataset, enabled: bool = True, snapshots_file=None) -> dic
 
 # %% ../../nbs/21_leakage.ipynb #7abcb00d
 def withhold_items(ds: Dataset) -> tuple:
-    """`ds` with every list entry of a patient's snapshot that contains one of that patient's evaluation items left out,
-    and how many entries were withheld per field."""
-    items = {}
+    """`ds` with every list entry of a patient's snapshot that holds one of that patient's evaluation items (its text,
+    as the check reads it, or its standard code: `item_codes`) left out, and how many entries were withheld per
+    field."""
+    items, codes = {}, item_codes(ds)
     for pid, item in zip(ds.pair_patient, ds.pair_item): items.setdefault(pid, set()).add(item)
     withheld, patients = {}, []
     for p in ds.patients:
         mine, snap, cut = items.get(p.id, ()), [], 0
+        mine_codes = set().union(*(codes.get(i, ()) for i in mine)) if codes else set()
+        def holds(f, t): return p.codes.get((f, t)) in mine_codes or any(contains_phrase(t, i) for i in mine)
         for f, v in p.snapshot:
-            keep = v if isinstance(v, str) else tuple(t for t in v if not any(contains_phrase(t, i) for i in mine))
+            keep = v if isinstance(v, str) else tuple(t for t in v if not holds(f, t))
             if len(keep) < len(v) and not isinstance(v, str): withheld[f] = withheld.get(f, 0) + len(v) - len(keep)
             cut += 0 if isinstance(v, str) else len(v) - len(keep)
             if keep: snap.append((f, keep))

@@ -16,7 +16,7 @@ import pandas as pd
 from ..core.config import quote_value
 from ..core.errors import (CategoryColumnError, DuplicateRowError, EmptyTableError, InputFileError,
                                    LabelValueError, LongFormatError, MissingColumnError, MissingValueError, Location)
-from ..core.inputs import file_problem, head_problem
+from ..core.inputs import expanded_problem, file_problem, head_problem
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
 from .base import register_adapter
 from .dataset import Dataset
@@ -81,7 +81,7 @@ def read_long(path: Path, columns: LongColumns, extra: tuple = ()) -> pd.DataFra
      "columns kept where the table has them (an index date).")
     path = Path(path)
     parquet = path.suffix.lower() in (".parquet", ".pq")
-    if problem := file_problem(path) or (not parquet and head_problem(path)):
+    if problem := file_problem(path) or (head_problem(path) if not parquet else expanded_problem(path)):
         raise InputFileError(f"cannot read the long table ({problem})", file=str(path))
     try:
         if path.suffix.lower() in (".parquet", ".pq"): df = pd.read_parquet(path).map(_text)

@@ -14,8 +14,8 @@ from .config import ExecutorConfig
 from .errors import CareBenchError
 
 # %% auto #0
-__all__ = ['THREAD_VARIABLES', 'EXECUTORS', 'JobError', 'Job', 'run_inline', 'native_threads', 'run_local', 'run_slurm',
-           'run_jobs']
+__all__ = ['THREAD_VARIABLES', 'EXECUTORS', 'JobError', 'Job', 'run_inline', 'native_threads', 'available_memory',
+           'process_budget', 'run_local', 'run_slurm', 'run_jobs']
 
 # %% ../../nbs/06_executors.ipynb #3ae91e0b
 class JobError(CareBenchError):
@@ -49,6 +49,26 @@ def native_threads() -> dict:
     out = {}
     for p in threadpool_info(): out[p["user_api"]] = max(out.get(p["user_api"], 0), p["num_threads"])
     return out
+
+# %% ../../nbs/06_executors.ipynb #322dcb6f
+def available_memory() -> int:
+    "Bytes of memory this machine can still give without swapping (`MemAvailable`; elsewhere the free pages)."
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"): return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError): pass
+    try: return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError): return 1 << 30
+
+def process_budget(requested: int, per_process: int) -> tuple[int, str | None]:
+    """How many worker processes to start for `requested`: at most one per core this process may use, and as many as
+    the available memory holds at `per_process` bytes each (at least one); and, when that is fewer, why."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    memory = max(1, available_memory() // max(per_process, 1))
+    n = max(1, min(requested, cores, memory))
+    if n == requested: return n, None
+    why = f"{cores} core(s)" if n == cores else f"{available_memory() / 2 ** 30:.1f} GiB of available memory"
+    return n, f"{requested} worker processes asked for, {n} started (the {why} this machine has)"
 
 # %% ../../nbs/06_executors.ipynb #80eee81c
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")

@@ -11,7 +11,8 @@ from pathlib import Path
 from .errors import InputFileError
 
 # %% auto #0
-__all__ = ['HEAD_BYTES', 'file_problem', 'folder_files', 'head_problem']
+__all__ = ['HEAD_BYTES', 'MAX_LINE_BYTES', 'MAX_DOCUMENT_BYTES', 'MAX_EXPANDED_BYTES', 'file_problem', 'folder_files',
+           'head_problem', 'bounded_lines', 'read_bounded', 'expanded_problem']
 
 # %% ../../nbs/07_inputs.ipynb #8d05f93e
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
@@ -53,6 +54,9 @@ def head_problem(path, json: bool = False) -> str | None:
     its first `HEAD_BYTES` bytes; `None` when it looks like text."""
     with open(path, "rb") as f: head = f.read(HEAD_BYTES)
     kind = "JSON" if json else "CSV"
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or len(head) >= 8 and head[1:8:2] == b"\0" * 4 and b"\0" not in head[0:8:2]:
+        return (f"UTF-16 text (Excel's \"Unicode text\"), not UTF-8 {kind} text: save it as UTF-8 "
+                f"({'CSV UTF-8' if not json else 'UTF-8'})")
     if json:
         return None if (at := head.find(b"\0")) < 0 else f"binary data (a NUL byte at byte {at + 1}), not {kind} text"
     end = min((i for i in (head.find(b"\n"), head.find(b"\r")) if i >= 0), default=-1)
@@ -64,3 +68,49 @@ def head_problem(path, json: bool = False) -> str | None:
         return f"the first line is longer than {HEAD_BYTES // 2 ** 20} MiB: not a {kind} table"
     return None
 
+
+# %% ../../nbs/07_inputs.ipynb #165e8457
+MAX_LINE_BYTES = 64 << 20          # one line of a file read a line at a time (an NDJSON resource), decompressed
+MAX_DOCUMENT_BYTES = 256 << 20     # a document read whole (a FHIR Bundle), decompressed
+
+def bounded_lines(fh, file, limit: int = MAX_LINE_BYTES):
+    """`(line number, bytes)` of each line of the binary file object `fh` (lines end at `\\n`), each judged before it is
+    read whole: a line longer than `limit` bytes is an `InputFileError` naming `file` and the line."""
+    n = 0
+    while raw := fh.readline(limit + 1):
+        n += 1
+        if len(raw) > limit and not (len(raw) == limit + 1 and raw.endswith(b"\n")):
+            raise InputFileError(f"line {n} is longer than {limit / 2 ** 20:g} MiB (decompressed): not one record; "
+                                 "is the file damaged or hostile?", file=str(file))
+        yield n, raw
+
+# %% ../../nbs/07_inputs.ipynb #e3586026
+def read_bounded(fh, file, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
+    "The rest of the binary file object `fh`, at most `limit` bytes: more is an `InputFileError` naming `file`."
+    data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise InputFileError(f"more than {limit / 2 ** 20:g} MiB of text (decompressed) to read whole: split it (one "
+                             "Bundle per patient, or NDJSON read a line at a time)", file=str(file))
+    return data
+
+# %% ../../nbs/07_inputs.ipynb #234b1a30
+MAX_EXPANDED_BYTES = 1 << 30       # a workbook or a Parquet file read whole, as its own records say it expands
+
+def expanded_problem(path) -> str | None:
+    """Why a compressed container read whole (a workbook, which is a zip of XML; a Parquet file) would expand beyond
+    `MAX_EXPANDED_BYTES`, judged from the sizes its own directory declares before anything is decompressed; `None`
+    when it would not (or when it is no such container: its reader says what is wrong)."""
+    path, total = Path(path), 0
+    try:
+        if path.suffix.lower() in (".xlsx", ".xlsm"):
+            import zipfile
+            with zipfile.ZipFile(path) as z: total = sum(i.file_size for i in z.infolist())
+        elif path.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+            meta = pq.ParquetFile(path).metadata
+            total = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    except Exception: return None                                 # not a container: the reader's own error
+    if total > MAX_EXPANDED_BYTES:
+        return (f"it expands to {total / 2 ** 20:,.1f} MiB once decompressed (more than "
+                f"{MAX_EXPANDED_BYTES / 2 ** 20:,.0f} MiB): a damaged or hostile file, or a table to split")
+    return None

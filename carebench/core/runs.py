@@ -22,6 +22,7 @@ import carebench
 from .config import REDACTED, Config, is_secret_key, redact_secrets, resolved_config_yaml
 from .errors import CareBenchError
 from .inputs import file_problem
+from .secrets import redact_text
 from .vocab import PROTOCOL_VERSION
 
 # %% auto #0
@@ -91,7 +92,8 @@ def git_info(path=None) -> dict:
     "Commit and dirty flag of the git checkout holding `path` (default: the carebench source); `None`s outside git."
     cwd = Path(path or Path(carebench.__file__).parent)
     def git(*args):
-        r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+        r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10,
+                           env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})     # read only: no index.lock, no refresh
         return r.stdout.strip() if r.returncode == 0 else None
     try:
         commit = git("rev-parse", "HEAD")
@@ -106,15 +108,22 @@ def new_run_id(now: datetime | None = None) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 # %% ../../nbs/04_runs.ipynb #3fa14dbb
+_PARAMETER_FLAGS = {"-p", "--parameters", "-r", "--parameters_raw"}     # papermill's `-p NAME VALUE`
+
 def redact_argv(argv) -> list[str]:
-    "The command line with the values of secret-looking options (`--api-key X`, `--token=X`) replaced."
-    out, hide_next = [], False
-    for a in map(str, argv):
-        if hide_next: out.append(REDACTED); hide_next = False; continue
+    """The command line with its secrets replaced: the values of secret-looking options (`--api-key X`,
+    `--token=X`) and of papermill parameters with a secret name (`-p api_key X`, `-r hf_token X`), and anything
+    credential-shaped in any argument (`redact_text`: a token, a password in a URL). Every command a run records
+    passes through here."""
+    args, out, i = [str(a) for a in argv], [], 0
+    while i < len(args):
+        a = args[i]
         name, eq, _ = a.partition("=")
         secret = name.startswith("-") and is_secret_key(name.lstrip("-"))
-        if secret and eq: out.append(f"{name}={REDACTED}")
-        else: out.append(a); hide_next = secret
+        if a in _PARAMETER_FLAGS and i + 2 < len(args):
+            out += [a, args[i + 1], REDACTED if is_secret_key(args[i + 1]) else redact_text(args[i + 2])]; i += 3
+        elif secret and not eq and i + 1 < len(args): out += [a, REDACTED]; i += 2
+        else: out.append(f"{name}={REDACTED}" if secret and eq else redact_text(a)); i += 1
     return out
 
 # %% ../../nbs/04_runs.ipynb #8107de3c

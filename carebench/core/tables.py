@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from .errors import EmptyTableError, InputFileError, MissingTableError, DataError
-from .inputs import file_problem, head_problem
+from .inputs import expanded_problem, file_problem, head_problem
 
 # %% auto #0
 __all__ = ['RawTable', 'read_tables', 'first_fields', 'read_delimited']
@@ -217,6 +217,7 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
     if problem := file_problem(path): raise InputFileError(problem, file=str(path))
     if path.suffix.lower() not in (".xlsx", ".xlsm"):
         raise InputFileError("expected an .xlsx workbook or a folder of CSV files", file=str(path))
+    if problem := expanded_problem(path): raise InputFileError(f"cannot read the workbook ({problem})", file=str(path))
     return _read_workbook(path, names, text_columns)
 
 # %% ../../nbs/0a_tables.ipynb #f775a3ed

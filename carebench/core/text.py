@@ -8,19 +8,47 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from anyascii import anyascii
+
 # %% auto #0
-__all__ = ['normalize_text', 'contains_phrase', 'canonical_id', 'show_item']
+__all__ = ['visible_text', 'normalize_text', 'contains_phrase', 'canonical_id', 'show_item']
+
+# %% ../../nbs/02_text.ipynb #67ba69d1
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)|[@-Z\\-_])")  # CSI, OSC, 2-char
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+class _Unseen(dict):
+    "`str.translate`'s table, filled as characters first come: what `visible_text` removes (None) or turns into a line feed."
+    def __missing__(self, cp: int):
+        cat = unicodedata.category(chr(cp))
+        out = 10 if cat in ("Zl", "Zp") or cp in (11, 12, 0x85) else None if cat in ("Cf", "Cc") and cp not in (9, 10) \
+            else cp
+        self[cp] = out
+        return out
+
+_UNSEEN = _Unseen()
+
+def visible_text(text: str) -> str:
+    """The text as a chart may show it: terminal escape sequences, control characters (but tab and line feed) and
+    format characters (zero-width spaces and joiners, soft hyphens, byte-order marks, bidirectional overrides and
+    isolates) removed; carriage returns, page breaks and Unicode line separators become line feeds."""
+    if text.isascii() and not _ASCII_CONTROL.search(text): return text         # the usual case, untouched
+    text = _ESCAPE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    return text.translate(_UNSEEN)
 
 # %% ../../nbs/02_text.ipynb #e5427b87
 _WORD = re.compile(r"[^\W_]+")
 
 def normalize_text(text: str) -> str:
-    "Unicode NFKC, casefolded, runs of anything but letters and digits collapsed to one space."
+    """The text as a chart shows it (`visible_text`), Unicode NFKC, folded to its ASCII reading where it is not ASCII
+    (`anyascii`), casefolded, runs of anything but letters and digits collapsed to one space."""
     return _normalize(str(text))
 
 # items and snapshot lines recur across pairs, donors and prompts: normalize each once
 @lru_cache(maxsize=2 ** 15)
-def _normalize(text: str) -> str: return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+def _normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", visible_text(text))
+    return " ".join(_WORD.findall((text if text.isascii() else anyascii(text)).casefold()))
 
 # %% ../../nbs/02_text.ipynb #1f51a8ce
 def contains_phrase(haystack: str, needle: str) -> bool:

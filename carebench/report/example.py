@@ -7,11 +7,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import time
 from pathlib import Path
+from filelock import FileLock, Timeout
 import carebench
+from ..core.errors import CareBenchError
+from ..core.runs import write_json
 
 # %% auto #0
-__all__ = ['EXAMPLE_RUNS', 'source_digest', 'example_run']
+__all__ = ['EXAMPLE_RUNS', 'source_digest', 'ExampleRunError', 'made_by_carebench', 'example_run']
 
 # %% ../../nbs/40_example_run.ipynb #b8bacf7f
 def source_digest() -> str:
@@ -22,50 +27,98 @@ def source_digest() -> str:
     return h.hexdigest()[:16]
 
 # %% ../../nbs/40_example_run.ipynb #ae314a32
+class ExampleRunError(CareBenchError):
+    "A folder named for the example run holds files CAREBench did not put there: it is neither written nor deleted."
+
+# %% ../../nbs/40_example_run.ipynb #5ead9801
+EXAMPLE_RUNS = Path.home()/".cache"/"carebench"/"example_runs"
+
+def _key(folder: Path) -> str: return hashlib.sha256(str(folder).encode()).hexdigest()[:16]
+def _record(home: Path, folder: Path) -> Path: return home/".made"/f"{_key(folder)}.json"
+def _lock(home: Path, folder: Path) -> FileLock:
+    (home/".locks").mkdir(parents=True, exist_ok=True)
+    return FileLock(home/".locks"/f"{_key(folder)}.lock")
+def _stamp_of(folder: Path) -> dict:
+    try: m = json.loads((folder/"run_manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError): return {}
+    return m.get("example_stamp") or {} if isinstance(m, dict) else {}
+
+def made_by_carebench(folder, home: Path | None = None, created: bool = False) -> bool:
+    """Whether CAREBench filled `folder` with an example run (with `created`: made the folder itself). Its record under
+    `home/.made` (default `EXAMPLE_RUNS`) names the folder's path and a random token that the run's manifest holds
+    from its first write (`example_stamp.token`); a folder still empty since CAREBench claimed it counts too. A folder
+    copied elsewhere, or removed and made again by someone else at the same path, is not CAREBench's."""
+    folder, home = Path(folder).absolute(), Path(home or EXAMPLE_RUNS)
+    try:
+        rec = json.loads(_record(home, folder).read_text(encoding="utf-8"))
+        if rec["path"] != str(folder) or folder.is_symlink() or not folder.is_dir(): return False
+        return (rec["created"] or not created) and (_stamp_of(folder).get("token") == rec["token"]
+                                                    or not any(folder.iterdir()))
+    except (OSError, ValueError, KeyError, TypeError): return False
+
+# %% ../../nbs/40_example_run.ipynb #c4a40ed9
 def _prune_unused(home: Path, keep: Path, days: float = 30) -> list:
-    """Remove the example runs under `home` nobody used for `days` (their stamp's age, or the folder's where a build
-    stopped before its stamp), each under its own lock taken without waiting, so a run in use is skipped. Lock files
-    stay: a process may hold one."""
-    import fcntl, shutil, time
-    gone, old = [], lambda p: time.time() - p.stat().st_mtime > days * 86400
-    for run in sorted(p for p in home.iterdir() if p.is_dir() and p != keep):
-        stamp = home/f".{run.name}.source"
-        with open(home/f".{run.name}.lock", "a") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                if not old(stamp if stamp.exists() else run): continue
-            except OSError: continue                    # in use, or removed meanwhile
-            shutil.rmtree(run, ignore_errors=True); stamp.unlink(missing_ok=True)
+    """Remove the example-run folders under `home` that CAREBench made (`made_by_carebench(created=True)`, or, from
+    releases that kept the stamp beside the folder, a `.<name>.source` file) and nobody used for `days` (the record's
+    age: each use touches it), each under its own lock taken without waiting, so a run in use is skipped. A folder
+    CAREBench did not make stays, whatever its age."""
+    gone = []
+    for run in sorted(p.absolute() for p in home.iterdir() if p.is_dir() and not p.name.startswith(".") and p != keep):
+        lock, rec, legacy = _lock(home, run), _record(home, run), home/f".{run.name}.source"
+        try: lock.acquire(timeout=0)
+        except Timeout: continue                                      # in use
+        try:
+            mark = rec if made_by_carebench(run, home, created=True) else legacy if legacy.is_file() else None
+            if mark is None or run.is_symlink() or time.time() - mark.stat().st_mtime <= days * 86400: continue
+            shutil.rmtree(run)
+            for f in (rec, legacy, home/f".{run.name}.lock"): f.unlink(missing_ok=True)
             gone.append(run.name)
+        except OSError: continue                                      # removed meanwhile, or not ours to remove
+        finally: lock.release()
     return gone
 
 # %% ../../nbs/40_example_run.ipynb #d4f6e4ba
-EXAMPLE_RUNS = Path.home()/".cache"/"carebench"/"example_runs"
+def _claim(folder: Path) -> str:
+    """Make `folder` ready for a new example run and return the token its manifest will carry: a folder CAREBench made
+    is emptied; a new or empty one is claimed (recorded); anything else is refused (`ExampleRunError`), never
+    touched."""
+    if folder.is_symlink() or folder.exists() and not folder.is_dir():
+        raise ExampleRunError(f"{folder}: not a folder; the example run needs a new or empty folder")
+    if made_by_carebench(folder):
+        rec = json.loads(_record(EXAMPLE_RUNS, folder).read_text(encoding="utf-8"))
+        for p in folder.iterdir(): shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+        return rec["token"]
+    if folder.is_dir() and any(folder.iterdir()):
+        made = "a finished example run of other code or example files" if _stamp_of(folder) else "files"
+        raise ExampleRunError(f"{folder} holds {made} that CAREBench did not put there: it is neither used nor "
+                              "replaced. Name a new or empty folder (CAREBENCH_EXAMPLE_RUN), or unset "
+                              f"CAREBENCH_EXAMPLE_RUN to use {EXAMPLE_RUNS}")
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    token = os.urandom(8).hex()
+    write_json(_record(EXAMPLE_RUNS, folder), dict(path=str(folder), token=token, created=created))
+    return token
 
 def example_run(folder=None) -> Path:
     """A finished run of the bundled example (dry_run): the default of every report template. It is made once per state
     of the code and of the example's files where they lie (the run records their paths), by default in a folder of its
     own under `EXAMPLE_RUNS`, so that two checkouts never remake a run the other is reading (`_prune_unused`
     removes ones unused for 30 days); processes asking at the same time (report pages, notebooks under test) wait for
-    one to make it."""
-    import fcntl
+    one to make it. A folder holding a finished run of this code is used as it is, read-only; only a folder CAREBench
+    filled is ever emptied for a new run (`_claim`)."""
     ex = Path(carebench.__file__).resolve().parents[1]/"data"/"example"
     files = [f"{f.name}:{hashlib.sha256(f.read_bytes()).hexdigest()[:16]}" for f in sorted(ex.iterdir()) if f.is_file()]
     digest = json.dumps([source_digest(), str(ex), *files])
     own = EXAMPLE_RUNS/hashlib.sha256(digest.encode()).hexdigest()[:16]
-    folder = Path(folder or os.environ.get("CAREBENCH_EXAMPLE_RUN") or own)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    stamp = folder.parent/f".{folder.name}.source"
-    with open(folder.parent/f".{folder.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        m = json.loads((folder/"run_manifest.json").read_text()) if (folder/"run_manifest.json").exists() else {}
-        if m.get("completed") and stamp.is_file() and stamp.read_text() == digest:     # made by this code, from here
-            stamp.touch()
+    folder = Path(folder or os.environ.get("CAREBENCH_EXAMPLE_RUN") or own).absolute()
+    with _lock(EXAMPLE_RUNS, folder):
+        m = json.loads((folder/"run_manifest.json").read_text()) if (folder/"run_manifest.json").is_file() else {}
+        if m.get("completed") and _stamp_of(folder).get("digest") == digest:     # made by this code, from here
+            if made_by_carebench(folder): os.utime(_record(EXAMPLE_RUNS, folder))
             return folder
-        import shutil
+        stamp = dict(digest=digest, token=_claim(folder))
         from carebench.tracks.runner import run_tracks
-        shutil.rmtree(folder, ignore_errors=True)
-        run_tracks(ex/"config.yaml", out=folder, cache_path=folder.parent/"example_cache.sqlite")
-        stamp.write_text(digest)
+        run_tracks(ex/"config.yaml", out=folder, cache_path=EXAMPLE_RUNS/"example_cache.sqlite",
+                   manifest=dict(example_stamp=stamp))
     if folder == own: _prune_unused(EXAMPLE_RUNS, keep=folder)
     return folder

@@ -152,9 +152,9 @@ def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: 
 # %% ../../nbs/3f_runner.ipynb #294ed4b0
 def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=None, backend: str | None = None,
                quiet: bool = True, command=None, cache_path=None, executor: str | None = None, embed_cache=None,
-               validity: bool = True) -> Analysis:
+               validity: bool = True, manifest: dict | None = None) -> Analysis:
     ("Run the selected (default: configured) tracks into a new run folder, the tracks' jobs on the executor, then the "
-     "analysis.")
+     "analysis. `manifest`: fields the caller adds to the run's manifest from its first write (a stamp of its own).")
     config = config if isinstance(config, Config) else load_config(config)
     if executor: config = dataclasses.replace(config, executor=dataclasses.replace(config.executor, kind=executor))
     log = logging.getLogger("carebench.run")
@@ -168,11 +168,11 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
              "; ".join(f"{t}: {', '.join(m)}" for t, m in plan.model_names.items()))
     tracks = list(plan.instances.values())
     for t in tracks: t.start()                       # what loads something fails here, before the run folder exists
-    run = _new_run(config, ds, plan, tracks, out, command)
+    run = _new_run(config, ds, plan, tracks, out, command, manifest or {})
     with run.guard():                    # a failure or Ctrl-C marks the run folder as failed or interrupted
         return _run_in(run, config, ds, plan, tracks, shifted, quiet, validity)
 
-def _new_run(config: Config, ds, plan: Preflight, tracks: list, out, command):
+def _new_run(config: Config, ds, plan: Preflight, tracks: list, out, command, extra: dict):
     "The run folder, its manifest naming the tracks, their models and settings."
     inputs, resolved = run_inputs(ds)
     fields = {}
@@ -183,7 +183,7 @@ def _new_run(config: Config, ds, plan: Preflight, tracks: list, out, command):
                      dry_run=any(t.manifest().get("dry_run") for t in tracks),
                      models=[r for t in tracks for r in t.records()], **fields,
                      donors_per_patient=config.donors_per_patient,
-                     executor=config.executor.kind)
+                     executor=config.executor.kind, **extra)
 
 def _run_in(run, config: Config, ds, plan: Preflight, tracks: list, shifted, quiet: bool, validity: bool) -> Analysis:
     "Inside the run folder: the donor map, the tracks' jobs, the merged scores, the analysis and the shift evaluation."
