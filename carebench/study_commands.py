@@ -11,7 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import carebench
-from .core.config import load_config
+from .core.config import AnalysisConfig, load_config
 from .cli import UsageError, register_command, settings_flags
 
 # %% auto #0
@@ -132,26 +132,39 @@ def _configure_plan(p):
     p.add_argument("--plot", help="also write the power curve to this PNG file")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
 
-def _pilot_design(args):
+def _design(args, given: dict):
+    "The design to plan: the pilot's (a config's dataset) with the flags' fields replacing its own; its analysis settings."
     from carebench.stats.plan import PlanDesign, design_from_counts
-    if not args.config: return PlanDesign(), None
+    if not args.config:
+        try: return PlanDesign(**given), AnalysisConfig()
+        except ValueError as e: raise UsageError(str(e)) from None
     import numpy as np
     from carebench.adapters.load import load_dataset
     config = load_config(args.config)
     ds = load_dataset(config)
     counts = np.unique(ds.pair_patient, return_counts=True)[1]
-    return design_from_counts(counts, ds.delta_ref, ds.observers_per_pair), config.analysis
+    try: return design_from_counts(counts, ds.delta_ref, ds.observers_per_pair, **given), config.analysis
+    except ValueError as e:
+        raise UsageError(f"the pilot {args.config} ({len(counts)} patient(s)): {e}: give the design's value as a "
+                         "flag (--delta-ref-rate, --items, ...)") from None
 
 @register_command("plan", "power against the number of patients for a design and an effect, before labelling",
                   _configure_plan)
 def plan_command(args) -> int:
     from carebench.stats.plan import PlanDesign, patients_for_power, plan_curve, plan_scenario, plan_text, plot_power
-    pilot, settings = _pilot_design(args)
-    given = {f.name: getattr(args, f.name) for f in fields(PlanDesign) if getattr(args, f.name) is not None}
+    from carebench.core.executors import available_memory
+    from carebench.stats.plan import plan_memory
     if not 0 <= args.effect < 1 or not 0 < args.target < 1 or args.datasets < 1 or min(args.patients or (0,)) < 3:
         raise UsageError("need --effect in [0, 1), --target in (0, 1), --datasets ≥ 1 and --patients each ≥ 3")
-    try: design = dataclasses.replace(pilot, **given)
-    except ValueError as e: raise UsageError(str(e)) from None
+    design, settings = _design(args, {f.name: getattr(args, f.name) for f in fields(PlanDesign)
+                                      if getattr(args, f.name) is not None})
+    largest = max(max(args.patients), args.max_patients if args.effect else 0)
+    need, limit = plan_memory(design, largest, args.effect), min(settings.max_memory_gb * 2 ** 30, available_memory())
+    if need > limit:                                   # judged before any work: a plan never fills the machine
+        raise UsageError(f"the simulation would need about {need / 2 ** 30:,.1f} GB ({largest:,} patients × "
+                         f"{design.items:,} items × {design.categories:,} categories), above the "
+                         f"{limit / 2 ** 30:,.1f} GB allowed (analysis.max_memory_gb, or what the machine has free): "
+                         "lower --patients, --max-patients, --items or --categories")
     curve = plan_curve(design, args.effect, args.patients, args.datasets, settings, args.seed, args.target,
                        args.max_patients, quiet=args.quiet)
     scenario = plan_scenario(design, args.effect, args.seed)

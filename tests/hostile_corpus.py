@@ -429,7 +429,7 @@ def build(tmp: Path, scores_csv: Path) -> list:
         "cannot open the OMOP database", forbid=(TOKEN,), env={"CB_HOSTILE_CDM": f"nosuchdb://admin:{TOKEN}@db.example/cdm"})
     # --- hardening 3 (issue 26): each area's cases live in a module of its own
     import importlib
-    for area in ("hostile_requests", "hostile_data", "hostile_runs", "hostile_settings"):
+    for area in ("hostile_requests", "hostile_data", "hostile_runs", "hostile_settings", "hostile_fourth"):
         try: module = importlib.import_module(area)
         except ModuleNotFoundError as e:
             if e.name != area: raise

@@ -57,6 +57,10 @@ class Aggregation:
         import importlib.util
         return importlib.util.find_spec(self.package) is not None
 
+    def unfit(self, ds: Dataset) -> str | None:
+        "Why the policy cannot aggregate `ds` (None when it can): checked before any work that would use it."
+        return None
+
     def __call__(self, ds: Dataset, adjudication: pd.DataFrame | None = None) -> Aggregated: raise NotImplementedError
 
 # %% ../../nbs/28_aggregation.ipynb #58fc8b8c
@@ -158,14 +162,17 @@ class _LatentClass(Aggregation):
     def _fit(self, df: pd.DataFrame): raise NotImplementedError
     def _reliability(self, model, workers) -> dict: raise NotImplementedError
 
+    def unfit(self, ds):
+        if ds.observers_per_pair < 2:        # one label per cell: nothing to compare, every observer would look perfect
+            return (f"the {self.name} aggregation needs at least 2 observers per pair (this dataset has "
+                    f"{ds.observers_per_pair}): a latent-class model weighs observers by how they agree with one another")
+        return None
+
     def __call__(self, ds, adjudication=None):
         if not self.available():
             raise ConfigError(f"the {self.name} aggregation needs crowd-kit: pip install crowd-kit",
                               key="dataset.aggregation")
-        if ds.observers_per_pair < 2:        # one label per cell: nothing to compare, every observer would look perfect
-            raise ConfigError(f"the {self.name} aggregation needs at least 2 observers per pair (this dataset has "
-                              f"{ds.observers_per_pair}): a latent-class model weighs observers by how they agree with "
-                              "one another", key="dataset.aggregation")
+        if why := self.unfit(ds): raise ConfigError(why, key="dataset.aggregation")
         n, conds = ds.n_pairs, LABELLED_CONDITIONS
         # an observer is the same worker in both conditions
         workers = np.vstack([ds.observers] * len(conds)).astype(str)

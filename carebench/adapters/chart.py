@@ -21,10 +21,10 @@ from .dataset import Dataset, Patient
 from .long import LabelTableOptions
 
 # %% auto #0
-__all__ = ['DATE_STYLES', 'ISO_DATE', 'UCUM_DISPLAY', 'SnapshotOptions', 'ChartOptions', 'index_dates', 'index_column',
-           'fixed_index', 'patient_index', 'Entry', 'when_text', 'entry_text', 'series_text', 'ChartGroups',
-           'chart_fields', 'patient_chart', 'cap_note', 'number_text', 'unit_text', 'age_text', 'token_estimate',
-           'snapshot_tokens', 'fit_budget', 'fit_snapshots', 'chart_notes']
+__all__ = ['DATE_STYLES', 'ISO_DATE', 'PLAUSIBLE_YEARS', 'UCUM_DISPLAY', 'SnapshotOptions', 'ChartOptions', 'index_dates',
+           'index_column', 'fixed_index', 'patient_index', 'Entry', 'when_text', 'entry_text', 'series_text',
+           'plausible_date', 'ChartGroups', 'chart_fields', 'patient_chart', 'cap_note', 'number_text', 'unit_text',
+           'age_text', 'token_estimate', 'snapshot_tokens', 'fit_budget', 'fit_snapshots', 'chart_notes']
 
 # %% ../../nbs/2i_chart.ipynb #91de01dc
 DATE_STYLES = ("month", "relative", "none")
@@ -148,17 +148,28 @@ def series_text(newest: str, count: int, last: date | None, first: date | None, 
     earlier = f"{count - 1} earlier reading{'s' * (count > 2)}"
     return f"{newest} ({when}; {earlier} since {since})" if when else f"{newest} ({count} readings)"
 
+# %% ../../nbs/2i_chart.ipynb #5eaf3c32
+PLAUSIBLE_YEARS = (1800, 2500)      # date-shifted exports (MIMIC's 2100s) lie inside; placeholders (9999) do not
+
+def plausible_date(d: date) -> bool:
+    "Whether a record's date can mean a day of a patient's life: its year within `PLAUSIBLE_YEARS`."
+    return PLAUSIBLE_YEARS[0] <= d.year <= PLAUSIBLE_YEARS[1]
+
 # %% ../../nbs/2i_chart.ipynb #1a8c1525
 class ChartGroups:
     """A patient's entries grouped as they arrive, so a long record need not be kept: per group its count, last and
     first date, position, newest text, whether every text was the same and the first standard code. With a known
     `index`, an entry dated after it is counted (`later`) and left out; without one, the last date seen is the index
-    (`last_date`)."""
+    (`last_date`). A date no record can mean (`plausible_date`: a placeholder such as 9999-12-31) is counted
+    (`implausible`) and the entry taken as undated: it never becomes the index date."""
     def __init__(self, index: date | None = None):
         self.index, self.groups, self.fields, self.later, self.n, self.last_date = index, {}, {}, 0, 0, None
+        self.implausible = 0
 
     def add(self, e: Entry) -> None:
         k, self.n = self.n, self.n + 1
+        if e.when is not None and not plausible_date(e.when):
+            self.implausible += 1; e = Entry(e.field, e.text, None, e.series, e.code)
         self.fields.setdefault(e.field, None)                 # fields in the order the record names them
         if self.index is not None and e.when is not None and e.when > self.index: self.later += 1; return
         if e.when is not None and (self.last_date is None or e.when > self.last_date): self.last_date = e.when
@@ -197,17 +208,18 @@ def chart_fields(entries: list, index: date | None, style: str = "month",
 # %% ../../nbs/2i_chart.ipynb #db4b12d1
 def patient_chart(pid: str, entries, options: ChartOptions, explicit: dict, who=lambda index: "") -> tuple:
     """The `Patient` whose snapshot is `entries` (a list, or `ChartGroups` made with `fixed_index`) charted against the
-    patient's index date (`patient_index`), `who(index)` (`62-year-old female`) opening the summary; and how many
-    entries were dated after the index date. The entries' standard codes go to the patient's `codes`."""
+    patient's index date (`patient_index`), `who(index)` (`62-year-old female`) opening the summary; how many entries
+    were dated after the index date, and how many dates were implausible (`ChartGroups`). The entries' standard codes
+    go to the patient's `codes`."""
     codes = {}
-    if isinstance(entries, ChartGroups):
-        index = entries.index or entries.last_date
-        fields, later = entries.render(index, options.snapshot.dates, codes), entries.later
-    else:
-        index = patient_index(explicit, options, pid, entries)
-        fields, later = chart_fields(entries, index, options.snapshot.dates, codes)
+    if not isinstance(entries, ChartGroups):
+        groups = ChartGroups(fixed_index(explicit, options, pid))
+        for e in entries: groups.add(e)
+        entries = groups
+    index = entries.index or entries.last_date
+    fields = entries.render(index, options.snapshot.dates, codes)
     if demo := who(index): fields["summary"] = f"{demo}. {fields['summary']}" if "summary" in fields else f"{demo}."
-    return Patient(pid, fields, codes), later
+    return Patient(pid, fields, codes), entries.later, entries.implausible
 
 # %% ../../nbs/2i_chart.ipynb #5da8e4d6
 def cap_note(text: str, chars: int) -> str:
@@ -251,7 +263,7 @@ def age_text(born: date | None, sex: str | None, index: date | None) -> str:
     ("`62-year-old female`: the age at the index date and the administrative sex, as far as known (an age under one "
      "in months); empty when neither is known.")
     who = {"female": "female", "male": "male"}.get((sex or "").lower(), "patient")
-    if born is None or index is None or index < born: return who if who != "patient" else ""
+    if born is None or index is None or index < born or not plausible_date(born): return who if who != "patient" else ""
     years = index.year - born.year - ((index.month, index.day) < (born.month, born.day))
     if years >= 1: return f"{years}-year-old {who}"
     months = (index.year - born.year) * 12 + index.month - born.month - (index.day < born.day)
@@ -321,9 +333,13 @@ def fit_snapshots(ds: Dataset, options: SnapshotOptions) -> tuple[Dataset, dict]
     return dataclasses.replace(ds, patients=tuple(patients)), record
 
 # %% ../../nbs/2i_chart.ipynb #8494fa0d
-def chart_notes(prefix: str, later: int, record: dict) -> list:
-    "What the chart left out, for the dataset's notes: records after the index date, entries the budget cut."
+def chart_notes(prefix: str, later: int, record: dict, implausible: int = 0) -> list:
+    """What the chart left out, for the dataset's notes: records after the index date, dates no record can mean
+    (shown undated), entries the budget cut."""
     notes = [f"{prefix}: {later} record(s) dated after their patient's index date not shown"] if later else []
+    if implausible:
+        notes.append(f"{prefix}: {implausible} date(s) outside the years {PLAUSIBLE_YEARS[0]}–{PLAUSIBLE_YEARS[1]} "
+                     "(placeholders such as 9999-12-31) taken as unknown")
     if absent := record.get("fields_absent"):
         notes.append(f"{prefix}: snapshot.field_max_tokens names field(s) no snapshot has: {', '.join(absent)}")
     if record.get("patients_cut"):

@@ -18,7 +18,7 @@ from ..core.executors import process_budget
 from ..core.vocab import LabelSpace
 from .base import register_adapter
 from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_column,
-                                      index_dates, number_text, patient_chart, unit_text)
+                                      index_dates, number_text, patient_chart, plausible_date, unit_text)
 from .dataset import Dataset, Patient
 from .fhir_read import Resource, Skips, _model, fhir_files, iter_resources, read_resources
 from .leakage import withheld_notes, withhold_items
@@ -358,19 +358,24 @@ DATE_ELEMENTS = ("onsetDateTime", "onsetPeriod", "effectiveDateTime", "effective
                  "performedPeriod", "occurrenceDateTime", "authoredOn", "period", "started", "date", "created",
                  "recordedDate", "dateAsserted", "issued")          # when it happened before when it was written
 
+def _day(v) -> date:
+    "A FHIR date, dateTime or partial date (`2019`, `2019-05`) as the `date` it starts on."
+    if isinstance(v, datetime): return v.date()
+    if isinstance(v, date): return v
+    return date(int(v[:4]), int(v[5:7]) if len(v) > 4 else 1, 1) if isinstance(v, str) and re.fullmatch(r"\d{4}(-\d{2})?", v) \
+        else date.min
+
 def record_dates(m, first: bool = False) -> list:
     ("The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s, the most "
      "specific first: an entry of the chart is dated by the first (`first`: only it is looked for).")
     d = m.__dict__                                      # a model's fields (getattr of an absent one is slow)
-    values = [(v.end or v.start) if k.endswith(("Period", "period")) else v
-              for k in DATE_ELEMENTS if (v := d.get(k)) is not None]
+    # a period's end, unless it is an open end's placeholder (9999-12-31): then its start
+    values = [(v.end if v.end is not None and plausible_date(_day(v.end)) else v.start)
+              if k.endswith(("Period", "period")) else v for k in DATE_ELEMENTS if (v := d.get(k)) is not None]
     out = []
     for v in values:
         if first and out: break
-        if isinstance(v, datetime): out.append(v.date())
-        elif isinstance(v, date): out.append(v)
-        elif isinstance(v, str) and re.fullmatch(r"\d{4}(-\d{2})?", v):        # a partial date: its first day
-            out.append(date(int(v[:4]), int(v[5:7]) if len(v) > 4 else 1, 1))
+        if (day := _day(v)) != date.min: out.append(day)                   # a partial date: its first day
     return out
 
 # %% ../../nbs/2b_fhir.ipynb #d8e204cc
@@ -524,8 +529,9 @@ def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None =
     people = {pids.get(f"Patient/{r.model.id}") or pids.get(r.full_url): r.model for r in c.patients}
     who = lambda pid: (lambda index: demographics(people.get(pid), index))      # age and sex at the index date
     charts = {pid: patient_chart(pid, es, chart, explicit or {}, who(pid)) for pid, es in entries.items()}
-    notes = _fhir_notes(c.unused, c.withheld, c.repeats) + chart_notes("FHIR", sum(n for _, n in charts.values()), {})
-    return {pid: p for pid, (p, _) in charts.items()}, notes
+    notes = _fhir_notes(c.unused, c.withheld, c.repeats) + chart_notes("FHIR", sum(n for _, n, _ in charts.values()), {},
+                                                                      sum(n for _, _, n in charts.values()))
+    return {pid: p for pid, (p, _, _) in charts.items()}, notes
 
 def _fhir_notes(unused: Counter, withheld: Counter, repeats: int) -> list:
     "What the snapshots leave out, counted: resource types no field uses, resources that state no fact, repeats."

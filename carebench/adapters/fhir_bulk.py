@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ..core.errors import CareBenchError, FhirError, InputFileError, Location
 from ..core.inputs import MAX_LINE_BYTES, head_problem
-from .fhir_read import _NDJSON, Skips, _json, _ndjson_lines, _unbundle, fhir_files, _nothing_read
+from .fhir_read import (_NDJSON, Skips, _json, _line_resources, _ndjson_lines, _unbundle, fhir_files,
+                                          _nothing_read)
 from .terminology import Terminology
 from .fhir import FhirOptions, _Collected, _apply, _finish, _first_read, _outcome
 
@@ -51,7 +52,8 @@ def _work(task: tuple) -> tuple:
     try:
         for row, text in (_range_lines(name, *rows) if isinstance(rows, tuple) else rows):
             where = Location(name, row=row)
-            read = _unbundle(_json(text, where), where, w["keep"], rec)
+            read = _line_resources(text, where, w["keep"], rec) if row is not None else _unbundle(
+                _json(text, where), where, w["keep"], rec)
             out += rec.log; rec.log = []
             for r in read:
                 for counts in (t.rules, t.unmapped, t.map_missed): counts.clear()   # what rendering this one counts

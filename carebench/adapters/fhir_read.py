@@ -174,11 +174,13 @@ class Resource:
         return dataclasses.replace(self.where, resource=self.key, element=element)
 
 # %% ../../nbs/2j_fhir_read.ipynb #9f5c72b9
+class _TooDeep(FhirError): "A JSON value nested deeper than the parser goes: one resource, which `skip` leaves out."
+
 def _json(text: str, where: Location):
     try: return json.loads(text, parse_float=Decimal)
     except json.JSONDecodeError as e:
         raise FhirError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", where) from None
-    except RecursionError: raise FhirError("the JSON is nested too deeply", where) from None
+    except RecursionError: raise _TooDeep("the JSON is nested too deeply", where) from None
     # e.g. an integer of 5,000 digits
     except ValueError as e: raise FhirError(f"unreadable JSON value ({str(e)[:120]})", where) from None
 
@@ -196,6 +198,12 @@ def _resource(data, where: Location, full_url, keep, skips: Skips) -> list:
     canonical = json.dumps(data, sort_keys=True, default=str, ensure_ascii=False).encode()
     return [Resource(model, where, full_url, hashlib.blake2b(canonical, digest_size=12).digest())]
 
+
+def _line_resources(text: str, where: Location, keep, skips: Skips) -> list:
+    "The resources of one NDJSON line (`_unbundle`); a line nested too deeply to parse is one resource `skip` counts."
+    try: data = _json(text, where)
+    except _TooDeep as e: skips.skip("a resource nested too deeply to read", e); return []
+    return _unbundle(data, where, keep, skips)
 
 def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> list:
     "A Bundle's resources (its envelope validated without them), or the resource itself (`_resource`)."
@@ -244,7 +252,7 @@ def iter_resources(path: Path, keep=None, skips: Skips | None = None):
             raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
         if f.name.lower().endswith(_NDJSON):
             for n, line in _ndjson_lines(f):
-                for r in _unbundle(_json(line, Location(name, row=n)), Location(name, row=n), keep, skips):
+                for r in _line_resources(line, Location(name, row=n), keep, skips):
                     n_read += 1; yield r
             continue
         for _, text in _ndjson_lines(f, whole=True):
@@ -253,9 +261,13 @@ def iter_resources(path: Path, keep=None, skips: Skips | None = None):
     if not n_read: raise _nothing_read(path, skips)
 
 def _nothing_read(path, skips: Skips) -> FhirError:
-    "The error of an input that held no resource (or none a snapshot uses)."
-    return FhirError("no FHIR resource found" + (" that a snapshot uses" if skips.unused or skips.counts else ""),
-                     file=str(path))
+    "The error of an input that held no resource (or none a snapshot uses), saying what happened to the ones read."
+    if skips.counts and not skips.unused:
+        return FhirError(f"no FHIR resource left: every one was invalid and left out (on_invalid: skip): "
+                         + "; ".join(f"{n} {r} (the first: {skips.first[r][:200]})" for r, n in skips.counts.items()),
+                         file=str(path))
+    return FhirError("no FHIR resource found" + (f" that a snapshot uses ({'; '.join(skips.notes('FHIR'))})"
+                                                 if skips.unused or skips.counts else ""), file=str(path))
 
 # %% ../../nbs/2j_fhir_read.ipynb #3e2e1fe1
 def read_resources(path: Path, keep=None, skips: Skips | None = None) -> list[Resource]:

@@ -74,6 +74,7 @@ def _text(v) -> str:
     "A cell as text: integral numbers without a decimal point (Parquet integers and floats), blanks empty."
     if v is None or (isinstance(v, float) and np.isnan(v)): return ""
     if isinstance(v, (float, np.floating)) and float(v).is_integer(): return str(int(v))
+    if isinstance(v, (dict, list, tuple, np.ndarray)): raise ValueError(f"a nested value ({type(v).__name__}), not text")
     return str(v)
 
 def read_long(path: Path, columns: LongColumns, extra: tuple = ()) -> pd.DataFrame:
@@ -89,7 +90,7 @@ def read_long(path: Path, columns: LongColumns, extra: tuple = ()) -> pd.DataFra
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
         raise InputFileError(f"the long table is not a readable "
                              f"{'Parquet' if path.suffix.lower() in ('.parquet', '.pq') else 'UTF-8 CSV'} "
-                             f"file ({type(e).__name__})", file=str(path)) from None
+                             f"file ({e if 'nested value' in str(e) else type(e).__name__})", file=str(path)) from None
     df.columns = [str(c).strip() for c in df.columns]
     for c in dataclasses.astuple(columns):
         if c not in df.columns:

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..core.config import quote_value, redact_secrets
+from ..core.config import DatabaseURL, quote_value, redact_secrets
 from ..core.errors import Location, OmopError
 from ..core.vocab import KEY_PATTERN, RECORD_FIELDS, SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
@@ -54,7 +54,7 @@ class OmopOptions(ChartOptions):
      "the chart keys (`index_date`, `snapshot`).")
     labels: Path
     tables: Path | None = None
-    url: str | None = None                # without credentials (a config holding a password is refused) …
+    url: DatabaseURL | None = None        # without credentials (a config holding a password is refused) …
     url_env: str | None = None            # … or the name of an environment variable holding the whole URL
     schema: str | None = None
     patient_id: Literal["person_id", "person_source_value"] = "person_id"
@@ -306,8 +306,8 @@ def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: di
     charts = {pid: patient_chart(pid, groups[pid], options, explicit or {},
                                  lambda index, b=people.get(k, (None, None)): age_text(*b, index))
               for k, pid in persons.items()}
-    later = sum(n for _, n in charts.values())
-    return {pid: p for pid, (p, _) in charts.items()}, notes + chart_notes("OMOP", later, {})
+    later, odd = sum(n for _, n, _ in charts.values()), sum(n for _, _, n in charts.values())
+    return {pid: p for pid, (p, _, _) in charts.items()}, notes + chart_notes("OMOP", later, {}, odd)
 
 # %% ../../nbs/2c_omop.ipynb #d35e9b05
 @register_adapter

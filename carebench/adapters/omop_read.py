@@ -4,6 +4,7 @@
 
 # %% ../../nbs/2k_omop_read.ipynb #081d3f49
 from __future__ import annotations
+import csv
 from collections import Counter
 from decimal import Decimal
 import os
@@ -164,10 +165,20 @@ def _header_names(p: Path, name: str, cdm_version: str | None) -> tuple | None:
                         "5.4) to "
                         "read it in that CDM version's column order", file=str(p), table=name, row=1)
     names = CDM_COLUMNS[cdm_version][name]
-    if len(fields) not in (len(names), len(names) + 1) or (len(fields) > len(names) and fields[-1]):
+    other = [v for v in CDM_COLUMNS if v != cdm_version and len(CDM_COLUMNS[v].get(name, ())) == len(fields)]
+    if len(fields) == len(names) + 1 and not fields[-1]:
+        # a delimiter ending each row (SynPUF), or another CDM version's extra column, empty in the first row: every
+        # row of the file's first block must end so, and no other version may have that many columns
+        sep, _ = first_fields(p)
+        with open(p, encoding="utf-8-sig", errors="replace", newline="") as f: head = f.read(1 << 20)
+        rows = list(csv.reader(head.splitlines()[:-1] or head.splitlines(), delimiter=sep))
+        if all(r[-1] == "" for r in rows if len(r) == len(fields)) and not other: return names
+    if len(fields) != len(names):
+        hint = f"a CDM {other[0]} table has {len(fields)}: set dataset.cdm_version: '{other[0]}'" if other else \
+            "is dataset.cdm_version right?"
         raise OmopError(f"the first row has {len(fields)} fields, a CDM {cdm_version} {name} table has {len(names)} "
-                        f"columns "
-                        "(is dataset.cdm_version right?)", file=str(p), table=name, row=1)
+                        f"columns ({hint}; a delimiter ending every row is read as no column)", file=str(p),
+                        table=name, row=1)
     return names
 
 # %% ../../nbs/2k_omop_read.ipynb #ec712905
@@ -240,7 +251,7 @@ def _parquet_text(table, p: Path) -> pd.DataFrame:
         raise OmopError(f"column {str(binary)!r} holds binary values, not text", file=str(p), column=str(binary))
     df = table.to_pandas(ignore_metadata=True)                  # one frame column per Parquet column, in order
     return _text_frame(df, [col.is_null().to_numpy(zero_copy_only=False) if col.null_count else None
-                            for col in table.columns])
+                            for col in table.columns], str(p))
 
 def _cell(v) -> str:
     """A database or Parquet value as the text a CSV would hold: integral numbers without a decimal point, a missing
@@ -252,19 +263,23 @@ def _cell(v) -> str:
         t = t.rstrip("0").rstrip(".") if "." in t else t
         return "0" if t == "-0" else t
     if isinstance(v, Decimal): return "nan" if v.is_nan() else str(v)
+    if isinstance(v, (dict, list, tuple, np.ndarray)): raise TypeError(type(v).__name__)   # nested: no text
     if isinstance(v, (float, np.floating)):
         if np.isnan(v): return "nan"
         return str(int(v)) if float(v).is_integer() else repr(float(v))
     return str(v)
 
-def _text_frame(df: pd.DataFrame, nulls: list) -> pd.DataFrame:
-    ("`df`'s cells as text (`_cell`); `nulls[k]`: where column k is NULL (a mask, or None for none): "
-     "blank, unlike a NaN.")
+def _text_frame(df: pd.DataFrame, nulls: list, where: str | None = None) -> pd.DataFrame:
+    """`df`'s cells as text (`_cell`); `nulls[k]`: where column k is NULL (a mask, or None for none): blank, unlike a
+    NaN. A nested value (a struct, a list, a map) is no text: an `OmopError` naming `where` and the column."""
     out = {}
     for k in range(df.shape[1]):
         s = df.iloc[:, k].astype(object)
         if nulls[k] is not None: s = s.where(~nulls[k], None)
-        out[k] = s.map(_cell)
+        try: out[k] = s.map(_cell)
+        except TypeError as e:
+            raise OmopError(f"column {str(df.columns[k])!r} holds nested values ({e}), not text: flatten it to a "
+                            "text column", file=where, column=str(df.columns[k])) from None
     return pd.DataFrame(out, index=df.index).set_axis(df.columns, axis=1)
 
 # %% ../../nbs/2k_omop_read.ipynb #3fa701c7
@@ -361,7 +376,7 @@ class DatabaseSource:
                 # objects: a NULL (None) stays apart from a NaN
                 empty = False
                 frame = pd.DataFrame([tuple(r) for r in rows], columns=keep, dtype=object)
-                yield _text_frame(frame, [None] * len(keep))
+                yield _text_frame(frame, [None] * len(keep), self.shown)
             if empty: yield pd.DataFrame({c: pd.Series(dtype=object) for c in keep})
 
 # %% ../../nbs/2k_omop_read.ipynb #7e2b89f0

@@ -23,7 +23,7 @@ from .secrets import (REDACTED, is_secret_key, looks_like_token, quote_value, re
 from .vocab import SHARES, Category, LabelSpace
 
 # %% auto #0
-__all__ = ['DEFAULT_ENDPOINTS', 'SECTIONS', 'ENTRY_POINT_GROUP', 'CORE_KEYS', 'MAX_YAML_VALUES', 'MAX_YAML_DEPTH',
+__all__ = ['DEFAULT_ENDPOINTS', 'SECTIONS', 'ENTRY_POINT_GROUP', 'CORE_KEYS', 'MAX_YAML_VALUES', 'MAX_YAML_DEPTH', 'DatabaseURL',
            'parse_section', 'DatasetConfig', 'ShiftConfig', 'AnalysisConfig', 'RunSection', 'SlurmConfig',
            'ExecutorConfig', 'Section', 'register_into', 'register_section', 'section_classes', 'shift_tracks',
            'example_sections', 'Config', 'resolve_sections', 'read_yaml', 'check_values', 'load_config', 'to_plain',
@@ -87,12 +87,24 @@ def _path(value, base_dir) -> Path:
     p = Path(value).expanduser()
     return p if p.is_absolute() or base_dir is None else Path(base_dir) / p
 
+class DatabaseURL(str):
+    """A database URL in a config (`sqlite:///cdm.sqlite`, `postgresql://host/cdm`): a file database's relative path
+    resolves against the config's folder, as every other path of a config does, not against the working folder."""
+
+_FILE_DB = re.compile(r"^((?:sqlite|duckdb)(?:\+\w+)?:///)(?!/|:memory:)(.+)$")
+
+def _database_url(value, base_dir) -> DatabaseURL:
+    m = _FILE_DB.match(value.strip())
+    if m is None or base_dir is None: return DatabaseURL(value.strip())
+    return DatabaseURL(m.group(1) + str(_path(m.group(2), base_dir)))
+
 _SCALARS = {   # annotation -> (accepts the YAML value?, what the error says was expected, the value converted)
     bool: (lambda v: isinstance(v, bool), "true or false", lambda v, _: v),
     int: (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer", lambda v, _: v),
     float: (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number", lambda v, _: float(v)),
     str: (lambda v: isinstance(v, str), "text", lambda v, _: v),
     Path: (lambda v: isinstance(v, str) and bool(v), "a path", _path),
+    DatabaseURL: (lambda v: isinstance(v, str) and bool(v.strip()), "a database URL", _database_url),
 }
 
 # %% ../../nbs/03_config.ipynb #d33a97d0

@@ -86,12 +86,15 @@ def bounded_lines(fh, file, limit: int = MAX_LINE_BYTES):
 
 # %% ../../nbs/07_inputs.ipynb #e3586026
 def read_bounded(fh, file, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
-    "The rest of the binary file object `fh`, at most `limit` bytes: more is an `InputFileError` naming `file`."
-    data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise InputFileError(f"more than {limit / 2 ** 20:g} MiB of text (decompressed) to read whole: split it (one "
-                             "Bundle per patient, or NDJSON read a line at a time)", file=str(file))
-    return data
+    """The rest of the binary file object `fh`, at most `limit` bytes: more is an `InputFileError` naming `file`, raised
+    as soon as the limit is passed (read a block at a time: the memory never holds more than the limit and a block)."""
+    data = bytearray()
+    while block := fh.read(1 << 20):
+        data += block
+        if len(data) > limit:
+            raise InputFileError(f"more than {limit / 2 ** 20:g} MiB of text (decompressed) to read whole: split it "
+                                 "(one Bundle per patient, or NDJSON read a line at a time)", file=str(file))
+    return bytes(data)
 
 # %% ../../nbs/07_inputs.ipynb #234b1a30
 MAX_EXPANDED_BYTES = 1 << 30       # a workbook or a Parquet file read whole, as its own records say it expands

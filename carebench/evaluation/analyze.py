@@ -250,13 +250,17 @@ def model_contrasts(ds: Dataset, kept: dict, config: Config) -> pd.DataFrame:
                                  "p_a_greater", "min_attainable_p", "n_pairs", "n_patients"])
 
 # %% ../../nbs/27_analyze.ipynb #2a702fc3
-def check_sensitivity(config: Config):
-    "Every policy named in `analysis.aggregation_sensitivity` exists (checked before anything is written)."
+def check_sensitivity(config: Config, ds: Dataset | None = None):
+    """Every policy named in `analysis.aggregation_sensitivity` exists and, given the dataset `ds`, can aggregate it
+    (`Aggregation.unfit`): checked before anything is written or computed."""
     from carebench.adapters.aggregation import AGGREGATIONS
     unknown = [p for p in config.analysis.aggregation_sensitivity if p not in AGGREGATIONS]
     if unknown:
         raise ConfigError(f"unknown aggregation {quote_value(unknown[0])} (known: {', '.join(AGGREGATIONS)})",
                           config.source, "analysis.aggregation_sensitivity")
+    for name in config.analysis.aggregation_sensitivity if ds is not None else ():
+        if why := AGGREGATIONS[name]().unfit(ds):
+            raise ConfigError(why, config.source, "analysis.aggregation_sensitivity")
 
 # %% ../../nbs/27_analyze.ipynb #07c7facb
 def aggregation_sensitivity(ds: Dataset, kept: dict, config: Config) -> tuple[pd.DataFrame, dict]:
@@ -373,7 +377,7 @@ def write_analysis(run: RunFolder, ds: Dataset, df: pd.DataFrame, config: Config
     """Validate a score frame and write the analysis into an existing run folder (used by `analyze` and `carebench
     run`); `endpoints_for` names other endpoints for some models (the representation track adds the representation and
     adaptation tracks endpoints)."""
-    check_sensitivity(config)
+    check_sensitivity(config, ds)
     cells = score_cells(df, ds)                # where each score row lands in the (pairs × categories) grid: once
     _check_scores(run, ds, df, cells, exclude_missing, scores_file)
     if "scores" not in run.artifacts: run.add_artifact("scores", _write_scores(run.path/"scores.csv", df))
@@ -413,7 +417,7 @@ def analyze(config: Config | str | Path, scores, out, command=None, quiet: bool 
     ds = ds if ds is not None else load_dataset(config)
     try: check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()))
     except ConfigError as e: raise ConfigError(e.detail, config.source, e.key) from None
-    check_sensitivity(config)
+    check_sensitivity(config, ds)
     df = read_scores(scores)                 # a missing or unreadable file fails before anything is written
     inputs, resolved = run_inputs(ds)
     run = create_run(None, config, path=out, command=command, inputs={"scores": Path(scores), **inputs},

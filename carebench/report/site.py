@@ -25,7 +25,7 @@ from ..core.runs import atomic_write, output_folder, verify_artifacts
 from ..core.vocab import CONDITIONS
 from ..evaluation.view import breakable
 from .pages import RunView, load_run
-from ..tracks.track import registered_tracks
+from ..tracks.track import page_problem, registered_tracks
 
 # %% auto #0
 __all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'template_path', 'page_templates', 'execute_page',
@@ -57,10 +57,13 @@ def page_plan(view: RunView) -> list:
         pages.append(Page(f"model-{slug}", "Endpoints", "model", {"model": m}, m))
         pages += [Page(f"model-{slug}-{c}", f"Condition: {c.replace('_', ' ')}", "condition",
                        {"model": m, "condition": c}, m) for c in CONDITIONS]
-    tracks = registered_tracks()
+    tracks, log = registered_tracks(), logging.getLogger("carebench.report")
     for name in view.manifest.get("tracks", []):                # each track of the run brings its own pages
         # (name, title, template[, the artifact role it needs, or roles: any])
         for page in getattr(tracks.get(name), "pages", ()):
+            if problem := page_problem(page) or (f"page name {page[0]!r} is taken" if page[0] in {p.name for p in pages}
+                                                 or page[0].startswith("model-") else None):
+                log.warning("track %s: %s; the page is left out", name, problem); continue
             if len(page) < 4 or any(view.has(r) for r in ((page[3],) if isinstance(page[3], str) else page[3])):
                 pages.append(Page(*page[:3]))
     # a run with a `shift` section
@@ -93,7 +96,11 @@ def template_path(tdir: Path, template: str) -> Path:
     the shared report templates `tdir`."""
     m = _RESOURCE.fullmatch(str(template))
     if m: return Path(str(importlib.resources.files(m["package"]) / m["name"]))
-    return Path(template) if str(template).endswith(".ipynb") else Path(tdir)/f"{template}.ipynb"
+    if str(template).endswith(".ipynb"):
+        if not Path(template).is_absolute():      # it would be read from whatever folder the command runs in
+            raise ReportError(f"page template {str(template)[:80]!r}: a path must be absolute (or package:name.ipynb)")
+        return Path(template)
+    return Path(tdir)/f"{template}.ipynb"
 
 # %% ../../nbs/41_site.ipynb #d7b698e3
 def page_templates() -> list:

@@ -16,8 +16,8 @@ from .endpoints import PRIMARY
 from .simulate import Scenario, clopper_pearson, matched_to, run_batch
 
 # %% auto #0
-__all__ = ['PLAN_HELP', 'PLAN_ENDPOINTS', 'PlanDesign', 'design_from_counts', 'plan_scenario', 'power_curve',
-           'patients_for_power', 'plan_curve', 'plan_text', 'plot_power']
+__all__ = ['PLAN_HELP', 'PLAN_ENDPOINTS', 'PLAN_CELL_BYTES', 'PlanDesign', 'design_from_counts', 'plan_scenario', 'power_curve',
+           'patients_for_power', 'plan_curve', 'plan_memory', 'plan_text', 'plot_power']
 
 # %% ../../nbs/1b_plan.ipynb #408c1e63
 @dataclass(frozen=True)
@@ -40,17 +40,20 @@ PLAN_HELP = dict(items="items per patient", categories="categories of the label 
                  delta_ref_rate="share of (pair, category) cells whose reference label moves with the chart")
 
 # %% ../../nbs/1b_plan.ipynb #dddf35e8
-def design_from_counts(items_per_patient, delta_ref, observers: int, donors: int = 1) -> PlanDesign:
-    "The design of a pilot: mean items per patient (rounded), its categories, observers per pair and Δ_ref rate."
+def design_from_counts(items_per_patient, delta_ref, observers: int, donors: int = 1, **given) -> PlanDesign:
+    """The design of a pilot: mean items per patient (rounded), its categories, observers per pair and Δ_ref rate; the
+    fields in `given` (a planner's flags) replace the pilot's. A `ValueError` says what cannot be simulated."""
     counts, d = np.asarray(items_per_patient, float), np.asarray(delta_ref, float)
-    return PlanDesign(items=max(int(round(counts.mean())), 1), categories=int(d.shape[1]), observers=int(observers),
-                      donors=int(donors), delta_ref_rate=float((d != 0).mean()))
+    return PlanDesign(**{**dict(items=max(int(round(counts.mean())), 1), categories=int(d.shape[1]),
+                                observers=int(observers), donors=int(donors), delta_ref_rate=float((d != 0).mean())),
+                         **given})
 
 # %% ../../nbs/1b_plan.ipynb #ea67d30d
 def plan_scenario(design: PlanDesign, effect: float, seed: int = 0) -> Scenario:
-    ("The simulation scenario of `design` with a directional-alignment gap `effect` planted, its shift rate matched to "
-     "the design's Δ_ref rate.")
-    s = Scenario("plan", f"a planned study: directional-alignment gap {effect}", gap=float(effect),
+    """The simulation scenario of `design` with a directional-alignment gap `effect` planted, its shift rate matched to
+    the design's Δ_ref rate. An `effect` of 0 plants nothing (alignment 0: every endpoint's null), rather than solving
+    for a gap of 0, which would leave the solver's own error planted."""
+    s = Scenario("plan", f"a planned study: directional-alignment gap {effect}", gap=float(effect) if effect else None,
                  items=design.items, categories=design.categories, observers=design.observers, donors=design.donors)
     return matched_to(s, design.delta_ref_rate, seed)
 
@@ -87,12 +90,23 @@ def patients_for_power(curve: pd.DataFrame, target: float = 0.8, endpoint: str =
 def plan_curve(design: PlanDesign, effect: float = 0.05, sizes=(6, 12, 24, 48, 96), datasets: int = 200,
                settings: AnalysisConfig | None = None, seed: int = 0, target: float = 0.8, max_patients: int = 768,
                quiet: bool = True) -> pd.DataFrame:
-    "`power_curve`, with doubled sizes added until the primary endpoint's power reaches `target` (or `max_patients`)."
+    """`power_curve`, with doubled sizes added until the primary endpoint's power reaches `target` (or `max_patients`);
+    under no effect (0) the sizes asked for only: no size has power against nothing."""
     curve = power_curve(design, effect, sizes, datasets, settings, seed, quiet)
-    while patients_for_power(curve, target) is None and 2 * curve["n_patients"].max() <= max_patients:
+    while effect and patients_for_power(curve, target) is None and 2 * curve["n_patients"].max() <= max_patients:
         more = power_curve(design, effect, (2 * int(curve["n_patients"].max()),), datasets, settings, seed, quiet)
         curve = pd.concat([curve, more], ignore_index=True)
     return curve
+
+# %% ../../nbs/1b_plan.ipynb #198b6fa4
+PLAN_CELL_BYTES = 512      # peak bytes per simulated (patient, item, category) cell: a dataset with its resampling
+
+def plan_memory(design: PlanDesign, largest: int, effect: float) -> int:
+    """Peak bytes a plan's simulation needs, estimated before any work from its largest dataset (`largest` patients)
+    and, where an effect is planted, the 4,000-patient population the gap is solved on (measured with tracemalloc:
+    180–500 bytes a cell, rounded up)."""
+    patients = max(largest, 4000 if effect else 0, 2000 // design.items, 20)      # 2000 // items: `matched_to`
+    return PLAN_CELL_BYTES * patients * design.items * design.categories
 
 # %% ../../nbs/1b_plan.ipynb #5c7d31e7
 def plan_text(design: PlanDesign, curve: pd.DataFrame, effect: float, target: float = 0.8, scenario=None) -> str:
@@ -106,6 +120,10 @@ def plan_text(design: PlanDesign, curve: pd.DataFrame, effect: float, target: fl
     for r in curve.itertuples():
         lines.append(f"{r.n_patients:>8}  {r.endpoint:<24} {r.power:>6.2f}  [{r.power_low:.2f}, {r.power_high:.2f}]"
                      f"    {r.datasets}")
+    if not effect:
+        return "\n".join(lines + ["no effect planted: each rate above is the test's size, the rate of a false claim, "
+                                   "which should stay near alpha at every number of patients; no number of patients "
+                                   "gives power against no effect"])
     for name in PLAN_ENDPOINTS:
         n, safe = patients_for_power(curve, target, name), patients_for_power(curve, target, name, conservative=True)
         lines.append(f"{name}: {target:.0%} power " + (f"from {n} patients" if n else "not reached at the sizes "

@@ -109,7 +109,7 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
         check_analysis(config.analysis, np.bincount(ds.cluster), len(ds.categories), int((ds.delta_ref != 0).sum()),
                        names)
     except ConfigError as e: raise ConfigError(e.detail, config.source, e.key) from None
-    check_sensitivity(config)
+    check_sensitivity(config, ds)
     if shifted is not None: check_shift(config, shifted, names)
     reached = [line for t in instances.values() for line in t.reach()] if reach else []
     return Preflight(tracks, instances, donors, reached)

@@ -6,7 +6,9 @@
 from __future__ import annotations
 import importlib
 import importlib.util
+import os
 import pkgutil
+import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -19,8 +21,8 @@ from ..adapters.dataset import Dataset
 from ..stats.endpoints import ENDPOINTS
 
 # %% auto #0
-__all__ = ['TRACKS', 'RunContext', 'Merged', 'Track', 'register_track', 'builtin_rooms', 'registered_tracks', 'track_names',
-           'configured_tracks', 'scored_endpoints']
+__all__ = ['TRACKS', 'RunContext', 'Merged', 'Track', 'page_problem', 'register_track', 'builtin_rooms', 'registered_tracks',
+           'track_names', 'configured_tracks', 'scored_endpoints']
 
 # %% ../../nbs/3a_track.ipynb #f289639e
 @dataclass
@@ -122,15 +124,32 @@ class Track:
 # %% ../../nbs/3a_track.ipynb #846e7c4f
 TRACKS: dict[str, type] = {}
 
+_PAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,79}")            # a file name in the run's report folder
+_TEMPLATE = re.compile(r"[A-Za-z_][\w.]*:[^/\\:]+\.ipynb|\w+")          # package:name.ipynb, or a shared stem
+
+def page_problem(page) -> str | None:
+    """Why a track's report page (name, title, template[, roles]) cannot be part of a site, `None` when it can: its name
+    is the file it becomes in the run's report folder (letters, digits, `-` and `_`: nothing that leads elsewhere), its
+    template a notebook shipped in a package (`package:name.ipynb`), a shared template's stem, or an absolute path (a
+    relative one would depend on the folder the command runs in)."""
+    if not isinstance(page, tuple) or len(page) < 3 or not all(isinstance(x, str) for x in page[:3]):
+        return "a page is (name, title, template[, the artifact role it needs])"
+    if not _PAGE_NAME.fullmatch(page[0]): return f"page name {page[0][:80]!r} is not letters, digits, - and _"
+    if not (_TEMPLATE.fullmatch(page[2]) or page[2].endswith(".ipynb") and os.path.isabs(page[2])):
+        return f"page template {page[2][:80]!r} is neither package:name.ipynb, a shared template nor an absolute path"
+    return None
+
 def register_track(cls: type) -> type:
-    "Class decorator: register a `Track` subclass under its `name`, and its config section under the same key."
+    """Class decorator: register a `Track` subclass under its `name`, and its config section under the same key; a
+    `TypeError` names a page that cannot be part of a site (`page_problem`)."""
     if not (isinstance(cls, type) and issubclass(cls, Track) and cls.name):
         raise TypeError("register_track takes a Track subclass with a name")
+    for page in cls.pages:
+        if problem := page_problem(page): raise TypeError(f"track {cls.name!r}: {problem}")
     if cls.section is not None:
         register_section(cls.name, cls.section, cls.run_keys, cls.shift_capable, cls.example, cls.order)
     register_into(TRACKS, cls.name, cls)
     return cls
-
 
 # %% ../../nbs/3a_track.ipynb #07a88ae1
 _ROOMS: list = []
