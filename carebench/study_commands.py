@@ -133,7 +133,7 @@ def _configure_plan(p):
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
 
 def _design(args, given: dict):
-    "The design to plan: the pilot's (a config's dataset) with the flags' fields replacing its own; its analysis settings."
+    "The design to plan: the pilot's (a config's dataset), the flags' fields replacing its own; its analysis settings."
     from carebench.stats.plan import PlanDesign, design_from_counts
     if not args.config:
         try: return PlanDesign(**given), AnalysisConfig()

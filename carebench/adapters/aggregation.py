@@ -165,7 +165,8 @@ class _LatentClass(Aggregation):
     def unfit(self, ds):
         if ds.observers_per_pair < 2:        # one label per cell: nothing to compare, every observer would look perfect
             return (f"the {self.name} aggregation needs at least 2 observers per pair (this dataset has "
-                    f"{ds.observers_per_pair}): a latent-class model weighs observers by how they agree with one another")
+                    f"{ds.observers_per_pair}): a latent-class model weighs observers by how they agree with one "
+                    "another")
         return None
 
     def __call__(self, ds, adjudication=None):

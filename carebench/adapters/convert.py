@@ -61,7 +61,7 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
         raise ConfigError(f"the snapshot field(s) {', '.join(map(repr, extra[:5]))} have no {to} counterpart (it holds "
                           f"{', '.join(SNAPSHOT_FIELDS + RECORD_FIELDS)}): "
                           "convert to the long format, or rename the fields")
-    out.parent.mkdir(parents=True, exist_ok=True)                # written aside (a folder it creates), moved when complete
+    out.parent.mkdir(parents=True, exist_ok=True)          # written aside (in a folder it creates), moved when complete
     work = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.partial-"))
     os.chmod(work, 0o777 & ~current_umask())                        # a new folder's permissions, not mkdtemp's 0700
     try: section = CONVERTERS[to](ds, work, fmt)

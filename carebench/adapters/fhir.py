@@ -362,8 +362,8 @@ def _day(v) -> date:
     "A FHIR date, dateTime or partial date (`2019`, `2019-05`) as the `date` it starts on."
     if isinstance(v, datetime): return v.date()
     if isinstance(v, date): return v
-    return date(int(v[:4]), int(v[5:7]) if len(v) > 4 else 1, 1) if isinstance(v, str) and re.fullmatch(r"\d{4}(-\d{2})?", v) \
-        else date.min
+    if isinstance(v, str) and re.fullmatch(r"\d{4}(-\d{2})?", v): return date(int(v[:4]), int(v[5:7] or 1), 1)
+    return date.min
 
 def record_dates(m, first: bool = False) -> list:
     ("The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s, the most "
@@ -529,8 +529,8 @@ def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None =
     people = {pids.get(f"Patient/{r.model.id}") or pids.get(r.full_url): r.model for r in c.patients}
     who = lambda pid: (lambda index: demographics(people.get(pid), index))      # age and sex at the index date
     charts = {pid: patient_chart(pid, es, chart, explicit or {}, who(pid)) for pid, es in entries.items()}
-    notes = _fhir_notes(c.unused, c.withheld, c.repeats) + chart_notes("FHIR", sum(n for _, n, _ in charts.values()), {},
-                                                                      sum(n for _, _, n in charts.values()))
+    later, odd = (sum(chart[k] for chart in charts.values()) for k in (1, 2))      # after the index; implausible
+    notes = _fhir_notes(c.unused, c.withheld, c.repeats) + chart_notes("FHIR", later, {}, odd)
     return {pid: p for pid, (p, _, _) in charts.items()}, notes
 
 def _fhir_notes(unused: Counter, withheld: Counter, repeats: int) -> list:

@@ -52,6 +52,7 @@ def item_codes(ds: Dataset) -> dict:
             out.setdefault(e["text"], set()).add(tuple(e["code"]))
     return out
 
+# %% ../../nbs/21_leakage.ipynb #b430662c
 def find_leaks(ds: Dataset) -> list[Leak]:
     "Every evaluation pair whose item occurs in its own patient's snapshot (by its text, or by its code)."
     patients, codes = {p.id: p for p in ds.patients}, item_codes(ds)

@@ -74,7 +74,8 @@ def _text(v) -> str:
     "A cell as text: integral numbers without a decimal point (Parquet integers and floats), blanks empty."
     if v is None or (isinstance(v, float) and np.isnan(v)): return ""
     if isinstance(v, (float, np.floating)) and float(v).is_integer(): return str(int(v))
-    if isinstance(v, (dict, list, tuple, np.ndarray)): raise ValueError(f"a nested value ({type(v).__name__}), not text")
+    if isinstance(v, (dict, list, tuple, np.ndarray)):
+        raise ValueError(f"a nested value ({type(v).__name__}), not text")
     return str(v)
 
 def read_long(path: Path, columns: LongColumns, extra: tuple = ()) -> pd.DataFrame:

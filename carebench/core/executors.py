@@ -60,6 +60,7 @@ def available_memory() -> int:
     try: return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError): return 1 << 30
 
+# %% ../../nbs/06_executors.ipynb #2c38067d
 def process_budget(requested: int, per_process: int) -> tuple[int, str | None]:
     """How many worker processes to start for `requested`: at most one per core this process may use, and as many as
     the available memory holds at `per_process` bytes each (at least one); and, when that is fewer, why."""

@@ -54,7 +54,8 @@ def head_problem(path, json: bool = False) -> str | None:
     its first `HEAD_BYTES` bytes; `None` when it looks like text."""
     with open(path, "rb") as f: head = f.read(HEAD_BYTES)
     kind = "JSON" if json else "CSV"
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or len(head) >= 8 and head[1:8:2] == b"\0" * 4 and b"\0" not in head[0:8:2]:
+    utf16 = len(head) >= 8 and head[1:8:2] == b"\0" * 4 and b"\0" not in head[0:8:2]   # a NUL after each ASCII byte
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or utf16:
         return (f"UTF-16 text (Excel's \"Unicode text\"), not UTF-8 {kind} text: save it as UTF-8 "
                 f"({'CSV UTF-8' if not json else 'UTF-8'})")
     if json:

@@ -18,7 +18,7 @@ _ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]{0,256}(?:\x07|\x
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 class _Unseen(dict):
-    "`str.translate`'s table, filled as characters first come: what `visible_text` removes (None) or turns into a line feed."
+    "`str.translate`'s table, filled as characters come: what `visible_text` removes (None) or makes a line feed (10)."
     def __missing__(self, cp: int):
         cat = unicodedata.category(chr(cp))
         out = 10 if cat in ("Zl", "Zp") or cp in (11, 12, 0x85) else None if cat in ("Cf", "Cc") and cp not in (9, 10) \

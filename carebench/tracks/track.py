@@ -122,8 +122,6 @@ class Track:
         return [(m["id"], []) for m in manifest.get("models", []) if m.get("track") == cls.name]
 
 # %% ../../nbs/3a_track.ipynb #846e7c4f
-TRACKS: dict[str, type] = {}
-
 _PAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,79}")            # a file name in the run's report folder
 _TEMPLATE = re.compile(r"[A-Za-z_][\w.]*:[^/\\:]+\.ipynb|\w+")          # package:name.ipynb, or a shared stem
 
@@ -138,6 +136,9 @@ def page_problem(page) -> str | None:
     if not (_TEMPLATE.fullmatch(page[2]) or page[2].endswith(".ipynb") and os.path.isabs(page[2])):
         return f"page template {page[2][:80]!r} is neither package:name.ipynb, a shared template nor an absolute path"
     return None
+
+# %% ../../nbs/3a_track.ipynb #4e9c67b7
+TRACKS: dict[str, type] = {}
 
 def register_track(cls: type) -> type:
     """Class decorator: register a `Track` subclass under its `name`, and its config section under the same key; a
