@@ -21,10 +21,23 @@ def _leaky(t: Path, name: str, text: str) -> Path:
     return write_dataset(t / f"leak_{name}", snaps=snaps)
 
 
+def _stream(path: Path, head: bytes, fill: bytes, size: int, tail: bytes = b"", gz: bool = False) -> Path:
+    """A file of `head`, then `fill` repeated to `size` bytes, then `tail`, gzipped or not, written a MiB at a time: the
+    test's own process never holds it (a zygote forked after would report that memory as its children's peak)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    block = fill * ((1 << 20) // len(fill))
+    with (gzip.open(path, "wb", compresslevel=9) if gz else open(path, "wb")) as f:
+        f.write(head)
+        for _ in range(size // len(block)): f.write(block)
+        f.write(tail)
+    return path
+
+
 def _fhir(t: Path, name: str, files: dict, extra: dict | None = None) -> list:
     folder = t / "fhir" / name
-    folder.mkdir(parents=True)
-    for fname, data in files.items(): (folder / fname).write_bytes(data)
+    folder.mkdir(parents=True, exist_ok=True)
+    for fname, data in files.items():
+        if data is not None: (folder / fname).write_bytes(data)
     labels = _write(t / "fhir" / "labels.csv", [LONG_HEADER, *LONG_ROWS])
     return ["validate", _yaml(t / "fhir" / f"{name}.yaml", {"adapter": "fhir", "bundles": str(folder), "labels": str(labels),
                                                             **(extra or {})})]
@@ -48,17 +61,16 @@ def cases(t: Path) -> list:
 
     # --- bounded decompression: a gzip bomb and a Bundle too large to read whole are refused by size, not by memory
     patients = b"".join(json.dumps({"resourceType": "Patient", "id": p}).encode() + b"\n" for p in ("001", "002", "003"))
-    bomb_line = gzip.compress(patients + b'{"resourceType": "Observation", "note": [{"text": "' + b"a" * (96 << 20), 9)
-    add("h50_gzip_ndjson_line_of_96_mib", _fhir(t, "bomb", {"bulk.ndjson.gz": bomb_line}), 2,
+    _stream(t / "fhir" / "bomb" / "bulk.ndjson.gz", patients + b'{"resourceType": "Observation", "note": [{"text": "', b"a",
+            96 << 20, gz=True)
+    add("h50_gzip_ndjson_line_of_96_mib", _fhir(t, "bomb", {"bulk.ndjson.gz": None}), 2,
         "bulk.ndjson.gz: line 4 is longer than 64 MiB (decompressed)")
-    bundle = gzip.compress(b'{"resourceType": "Bundle", "type": "collection", "entry": [' + b" " * (300 << 20) + b"]}", 9)
-    add("h50_gzip_bundle_of_300_mib", _fhir(t, "bundle", {"big.json.gz": bundle}), 2,
+    _stream(t / "fhir" / "bundle" / "big.json.gz", b'{"resourceType": "Bundle", "type": "collection", "entry": [', b" ",
+            300 << 20, b"]}", gz=True)
+    add("h50_gzip_bundle_of_300_mib", _fhir(t, "bundle", {"big.json.gz": None}), 2,
         "big.json.gz: more than 256 MiB of text (decompressed) to read whole")
-    plain_line = t / "fhir_plain_line.ndjson"
-    with open(plain_line, "wb") as f:
-        f.write(patients + b'{"resourceType": "Observation", "note": [{"text": "' + b"a" * (80 << 20))
-    add("h50_plain_ndjson_line_of_80_mib", _fhir(t, "plain", {"p.ndjson": plain_line.read_bytes()}), 2,
-        "p.ndjson: line 4 is longer than 64 MiB")
+    _stream(t / "fhir" / "plain" / "p.ndjson", patients + b'{"resourceType": "Observation", "note": [{"text": "', b"a", 80 << 20)
+    add("h50_plain_ndjson_line_of_80_mib", _fhir(t, "plain", {"p.ndjson": None}), 2, "p.ndjson: line 4 is longer than 64 MiB")
 
     # --- a skip that leaves nothing says why; a resource nested too deeply is one resource to skip
     bad = b"".join(json.dumps({"resourceType": "Patient", "id": p, "birthDate": "last spring"}).encode() + b"\n" for p in ("001", "002"))
