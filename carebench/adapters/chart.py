@@ -6,6 +6,7 @@
 from __future__ import annotations
 import copyreg
 import dataclasses
+import functools
 import math
 import re
 from collections import Counter
@@ -249,6 +250,7 @@ UCUM_DISPLAY = {"mm[Hg]": "mmHg", "Cel": "°C", "[degF]": "°F", "kg/m2": "kg/m�
                 "[lb_av]": "lb", "[ft_i]": "ft", "[oz_av]": "oz", "mL/min/{1.73_m2}": "mL/min/1.73 m²"}
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
+@functools.lru_cache(maxsize=4096)                 # a table of millions of readings names a few dozen units
 def unit_text(unit: str) -> str:
     """A unit as a clinician writes it: `mm[Hg]` → `mmHg`, `10*3/uL` → `×10³/uL`, `[IU]/L` → `IU/L`; annotations in
     braces left out (`{score}` is no unit, `mg{total}` is `mg`)."""

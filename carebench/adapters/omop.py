@@ -4,6 +4,7 @@
 
 # %% ../../nbs/2c_omop.ipynb #6e0ae02e
 from __future__ import annotations
+import functools
 import dataclasses
 import re
 from dataclasses import dataclass, field
@@ -143,6 +144,7 @@ def read_persons(source, how: str) -> dict:
 # %% ../../nbs/2c_omop.ipynb #c05c2017
 FEMALE, MALE = 8532, 8507                       # OMOP's gender concepts
 
+@functools.lru_cache(maxsize=1 << 16)             # a table of millions of rows names a few thousand days
 def omop_date(text: str) -> date | None:
     "An OMOP date cell as a `date` (`2019-05-02`, a datetime's date, or SynPUF's `20190502`); None when blank."
     t = text.strip()
@@ -269,7 +271,8 @@ def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminolo
     for col in (c for c in CONCEPT_COLUMNS if c in df.columns): _integers(df, col, source, table, blank_ok=True)
     _check_numbers(df, ("value_as_number", *RANGE_COLUMNS), source, table)
     out = []
-    for i, rec in enumerate(df.to_dict("records")):
+    cols, std = list(df.columns), {}                 # std: each concept's standard code, looked up once a frame
+    for i, rec in enumerate(dict(zip(cols, row)) for row in zip(*(df[c].tolist() for c in cols))):   # fast: no boxing
         loc = lambda col: Location(source.where(table), table, int(rec["row"]), col)
         if int(people[i]) not in persons:
             raise OmopError(f"person_id {people[i]} is not in the PERSON table", loc("person_id"))
@@ -287,7 +290,8 @@ def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminolo
             else: name = term.render([Coding("OMOP concept", str(c))])   # counted as unmapped
             text = row_text(table, fld, name, rec, names)
         series = name if table in VALUE_COLUMNS and ccol and text != name else None   # a reading of a test
-        code = standard_code([coding]) if ccol and coding is not None else None      # SNOMED, RxNorm, LOINC, ...
+        code = (std[c] if c in std else std.setdefault(c, standard_code([coding]))) if ccol and coding is not None \
+            else None                                                                 # SNOMED, RxNorm, LOINC, ...
         out.append((persons[int(people[i])], Entry(fld, text, when, series, code)))
     return out
 

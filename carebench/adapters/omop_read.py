@@ -436,7 +436,9 @@ def _check_columns(df, source, name: str, needed: tuple) -> None:
 
 def _finish_frame(df, source, name: str, optional: tuple) -> pd.DataFrame:
     "Page breaks as line breaks, no control character, the `optional` columns there (blank where absent)."
-    df = df.replace(r"[\x0b\x0c]", "\n", regex=True)     # a page break (text from a PDF) is a line break in a note
+    for col in df.columns.drop("row"):                  # a page break (text from a PDF) is a line break in a note
+        if (s := df[col]).str.contains("[\x0b\x0c]", regex=True).any():
+            df[col] = s.str.replace("[\x0b\x0c]", "\n", regex=True)
     _no_control_characters(df, source, name)
     for c in optional:
         if c not in df.columns: df[c] = ""
