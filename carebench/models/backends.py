@@ -23,12 +23,13 @@ from ..core.inputs import file_problem
 from ..core.seeds import rng_for
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
 from ..adapters.dataset import Dataset
+from .catalog import CATALOG, catalog_path, model_folder
 from .prompts import Prompt
 
 # %% auto #0
 __all__ = ['BACKENDS', 'GenerationConfig', 'ModelConfig', 'Request', 'Reply', 'BackendContext', 'Backend', 'hub_offline',
-           'local_model_problem', 'in_hub_cache', 'check_local_model', 'register_backend', 'backend_options',
-           'make_backend', 'warm_order', 'DryRunOptions', 'DryRunBackend']
+           'local_model_problem', 'in_hub_cache', 'check_local_model', 'register_backend', 'model_source',
+           'backend_options', 'make_backend', 'warm_order', 'DryRunOptions', 'DryRunBackend']
 
 # %% ../../nbs/34_backends.ipynb #3bdd4701
 @dataclass(frozen=True)
@@ -171,8 +172,10 @@ def in_hub_cache(model_id: str, revision: str | None = None, cache_dir=None) -> 
 
 # %% ../../nbs/34_backends.ipynb #6f0edcb9
 def check_local_model(model: ModelConfig, opts, key: str, config_file=None):
-    "A `ConfigError` naming `<key>.path` unless the model entry's `path` (else its id) is a local model folder."
+    """A `ConfigError` naming `<key>.path` unless the model entry's `path` (else its id) is a local model folder; an id
+    of the catalog (`smollm2-135m`) without a path must have been fetched (the error names the command)."""
     path = getattr(opts, "path", None)
+    if not path and model.id in CATALOG: catalog_path(model.id, f"{key}.path", config_file); return
     problem = local_model_problem(path or model.id)
     if problem is None or (not path and in_hub_cache(model.id, getattr(model, "revision", None))): return
     what = (f"{quote_value(str(path))} {problem}" if path else
@@ -189,6 +192,14 @@ def register_backend(cls):
     "Class decorator: make backend `cls` available under `cls.name`."
     register_into(BACKENDS, cls.name, cls)
     return cls
+
+# %% ../../nbs/34_backends.ipynb #355a0c6c
+def model_source(model: ModelConfig, opts) -> str:
+    "Where a local model is read from: the entry's `path`, else the folder of a catalog id, else the id itself."
+    path = getattr(opts, "path", None)
+    if path: return str(path)
+    folder = model_folder(model.id) if model.id in CATALOG else None
+    return str(folder) if folder is not None else model.id
 
 # %% ../../nbs/34_backends.ipynb #1ec6153f
 def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, config_file=None) -> tuple:

@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from .backends import Backend, Reply, hub_offline, register_backend
+from .backends import Backend, Reply, hub_offline, model_source, register_backend
 
 # %% auto #0
 __all__ = ['TransformersOptions', 'model_fingerprint', 'PrefixStore', 'PrefixTask', 'prefix_plan', 'TransformersBackend']
@@ -30,12 +30,14 @@ class TransformersOptions:
     prefix_reuse: bool = True
     # key/value states of shared prefixes kept across batches (LRU); 0: within a batch only
     prefix_cache_mb: float = 512.0
-    max_batch_sequences: int = 64    # sequences per forward pass in logprob mode
+    max_batch_sequences: int = 64    # sequences (or sibling segments) per forward pass in logprob mode
+    max_batch_tokens: int = 2048     # new tokens per forward pass in logprob mode (siblings flattened into one row)
     trust_remote_code: bool = False
 
     def __post_init__(self):
         if self.prefix_cache_mb < 0: raise ValueError("prefix_cache_mb must be 0 (no cache across batches) or more")
         if self.max_batch_sequences < 1: raise ValueError("max_batch_sequences must be at least 1")
+        if self.max_batch_tokens < 16: raise ValueError("max_batch_tokens must be at least 16")
 
 # %% ../../nbs/36_transformers.ipynb #584259e5
 def _yes_no_ids(tok) -> tuple[list, list]:
@@ -162,6 +164,11 @@ def _plain_cache(cache) -> bool:
 
 def _output_cache(out): return out.cache if getattr(out, "cache", None) is not None else out.past_key_values
 
+def _cat(a, b):
+    "Two [batch, heads, tokens, head dim] states, one after the other along the tokens."
+    import torch
+    return torch.cat([a, b], 2)
+
 # %% ../../nbs/36_transformers.ipynb #0a193462
 @register_backend
 class TransformersBackend(Backend):
@@ -176,7 +183,7 @@ class TransformersBackend(Backend):
         from transformers.utils import logging as hf_logging
         hf_logging.disable_progress_bar()                      # no weight-loading bars in batch runs
         o = self.options
-        src = o.path or self.model.id
+        src = model_source(self.model, o)
         self.torch = torch
         self.tok = AutoTokenizer.from_pretrained(src, revision=self.model.revision,
                                                  trust_remote_code=o.trust_remote_code, local_files_only=True)
@@ -202,8 +209,8 @@ class TransformersBackend(Backend):
     def identity(self) -> dict:
         ("Name, model path, dtype, and for a local folder a fingerprint of its files (a model rebuilt in place gets "
          "new keys).")
-        return {"name": self.name, "path": self.options.path or self.model.id, "dtype": self.options.dtype,
-                "files": model_fingerprint(self.options.path or self.model.id)}
+        src = model_source(self.model, self.options)
+        return {"name": self.name, "path": src, "dtype": self.options.dtype, "files": model_fingerprint(src)}
 
     def device_name(self) -> str: return str(self.device)
 
@@ -279,39 +286,102 @@ class TransformersBackend(Backend):
         for i, u in enumerate(seqs_at): uniq[u] = list(seqs[i]); u_owners[u].add(owners[i])
         return seqs_at, uniq, u_owners
 
+    def _siblings(self, past, P: int, segs: list, keep: list) -> tuple:
+        """Run sibling segments (token lists) that all continue the same `past` (per-layer keys and values of `P`
+        tokens, or None and 0) as one row: each segment's tokens see the past and the earlier tokens of their own
+        segment only (a block-diagonal causal mask), positions counting on from `P` in each. Returns each segment's
+        last next-token logits and, where `keep`, the states of its own tokens."""
+        torch, dev = self.torch, self.device
+        lens = [len(s) for s in segs]
+        starts = np.cumsum([0] + lens[:-1]).tolist()
+        Q = sum(lens)
+        ids = torch.tensor([[t for s in segs for t in s]], dtype=torch.long)
+        pos = torch.cat([P + torch.arange(n) for n in lens])[None]
+        allow = torch.zeros((Q, P + Q), dtype=torch.bool)
+        allow[:, :P] = True
+        for o, n in zip(starts, lens): allow[o:o + n, P + o:P + o + n] = torch.ones((n, n), dtype=torch.bool).tril()
+        dtype = next(self.lm.parameters()).dtype
+        mask = torch.zeros((1, 1, Q, P + Q), dtype=dtype).masked_fill_(~allow, torch.finfo(dtype).min)
+        ends = [o + n - 1 for o, n in zip(starts, lens)]
+        kw = {self._cache_kw: self._cache(past)} if P else {}
+        if self._keep: kw["logits_to_keep"] = torch.tensor(ends, device=dev)
+        with torch.no_grad():
+            out = self.lm(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev),
+                          use_cache=any(keep), **kw)
+        last = out.logits[0, list(range(len(ends))) if self._keep else ends].float()
+        own = [None] * len(segs)
+        if any(keep):
+            new = _states(_output_cache(out))
+            for i, (o, n) in enumerate(zip(starts, lens)):
+                if keep[i]: own[i] = [(k[:, :, P + o:P + o + n], v[:, :, P + o:P + o + n]) for k, v in new]
+        return last, own
+
+    def _run_siblings(self, past, P: int, segs: list, keep: list) -> tuple:
+        """`_siblings` in forwards of at most `max_batch_tokens` new tokens and `max_batch_sequences` segments; a
+        segment longer than that alone is read in pieces, each continuing the states of the last."""
+        budget, most = self.options.max_batch_tokens, self.options.max_batch_sequences
+        last, own, i = [None] * len(segs), [None] * len(segs), 0
+        while i < len(segs):
+            j, total = i, 0
+            while j < len(segs) and j - i < most and (j == i or total + len(segs[j]) <= budget):
+                total += len(segs[j]); j += 1
+            if j - i == 1 and len(segs[i]) > budget:                 # one long segment: chunked prefill
+                state, n, seg = past, P, segs[i]
+                for a in range(0, len(seg), budget):
+                    lg, (piece,) = self._siblings(state, n, [seg[a:a + budget]], [True])
+                    state = piece if state is None else [(_cat(k0, k1), _cat(v0, v1))
+                                                          for (k0, v0), (k1, v1) in zip(state, piece)]
+                    n += len(seg[a:a + budget])
+                last[i], own[i] = lg[0], ([(k[:, :, P:], v[:, :, P:]) for k, v in state] if keep[i] else None)
+            else:
+                lg, got = self._siblings(past, P, segs[i:j], keep[i:j])
+                for k in range(i, j): last[k], own[k] = lg[k - i], got[k - i]
+            i = j
+        return last, own
+
     def next_token_probs(self, seqs: list, owners: list | None = None) -> tuple[list, list]:
         """P(yes)/(P(yes)+P(no)) after each token sequence, and the tokens computed for each (a shared segment's tokens
-        shared out over the sequences it serves). The batch runs as its prefix tree, a level at a time, each segment
-        starting from the longest prefix in the store; each batch's roots and the segments that serve more than one
-        owner (`owners`: the request of each sequence) are stored."""
+        shared out over the sequences it serves). The batch runs as its prefix tree, depth first: a parent's children
+        in one row continuing its states (`_run_siblings`), each root starting from the longest prefix in the store.
+        Each batch's roots and the segments that serve more than one owner (`owners`: the request of each sequence)
+        are stored."""
         if not seqs: return [], []
         owners = list(range(len(seqs))) if owners is None else owners
         seqs_at, uniq, u_owners = self._distinct(seqs, owners)
         tasks = (prefix_plan(uniq) if self.reuse
                  else [PrefixTask(i, 0, len(s), -1, (i,), False, 0) for i, s in enumerate(uniq)])
-        states, probs, spent, step = {}, [0.0] * len(uniq), [0.0] * len(uniq), self.options.max_batch_sequences
-        for level in range(max(t.level for t in tasks) + 1):
-            parts, mine = [], []
-            for k, t in enumerate(tasks):
-                if t.level != level: continue
-                toks, past, start = uniq[t.seq], (states[t.parent] if t.parent >= 0 else None), t.start
-                hit = None                                               # the batch's roots look in the store
-                if t.parent < 0 and self.store.max_bytes:
-                    hit = self.store.get(toks, start + 1, t.end if t.inner else t.end - 1)
-                if hit: start, past = hit
-                if t.inner and start == t.end: states[k] = past; continue
-                parts.append((past, start, toks[start:t.end])); mine.append((k, t))
-            for i in range(0, len(parts), step):
-                last, kept = self._forward(parts[i:i + step], [t.inner for _, t in mine[i:i + step]])
-                for (k, t), (_, _, seg), p, st in zip(mine[i:i + step], parts[i:i + step], self._yes(last), kept):
-                    for j in t.serves: spent[j] += len(seg) / len(t.serves)
-                    if not t.inner: probs[t.seq] = p; continue
-                    states[k] = st
-                    if self.store.max_bytes and (t.parent < 0
-                                                 or len(set().union(*(u_owners[j] for j in t.serves))) > 1):
-                        # a root, or shared by requests: later batches may need it
-                        self.store.put(uniq[t.seq][:t.end], st)
-            for k in [k for k in states if tasks[k].level < level]: del states[k]   # their children have all run
+        kids = {}
+        for k, t in enumerate(tasks): kids.setdefault(t.parent, []).append(k)
+        probs, spent = [0.0] * len(uniq), [0.0] * len(uniq)
+        def done(k, t, seg_len, last, own, past, P):
+            "A segment computed: its tokens counted, a leaf's answer kept, an inner one's children run."
+            for j in t.serves: spent[j] += seg_len / len(t.serves)
+            if not t.inner: probs[t.seq] = self._yes(last[None])[0]; return
+            path = own if past is None else [(_cat(k0, k1), _cat(v0, v1))
+                                             for (k0, v0), (k1, v1) in zip(past, own)]
+            if self.store.max_bytes and (t.parent < 0 or len(set().union(*(u_owners[j] for j in t.serves))) > 1):
+                self.store.put(uniq[t.seq][:t.end], path)        # a root, or shared by requests: later batches need it
+            run(kids.get(k, []), path, t.end)
+        def run(group, past, P):
+            "Tasks below one parent (states `past` of `P` tokens), as one row or more."
+            segs, keep = [uniq[tasks[k].seq][tasks[k].start:tasks[k].end] for k in group], [tasks[k].inner for k in group]
+            last, own = self._run_siblings(past, P, segs, keep)
+            for k, s, lg, o in zip(group, segs, last, own): done(k, tasks[k], len(s), lg, o, past, P)
+        roots, plain = [], []
+        for k in kids.get(-1, []):                               # a root may start from a stored prefix
+            t = tasks[k]
+            hit = self.store.get(uniq[t.seq], t.start + 1, t.end if t.inner else t.end - 1) if self.store.max_bytes \
+                else None
+            if hit is None: plain.append(k); continue
+            n, past = hit
+            if t.inner and n == t.end: run(kids.get(k, []), past, n); continue      # all stored: its children on it
+            roots.append((k, n, past))
+        if plain: run(plain, None, 0)
+        for k, n, past in roots:
+            t = tasks[k]
+            seg = uniq[t.seq][n:t.end]
+            last, own = self._run_siblings(past, n, [seg], [t.inner])
+            done(k, t, len(seg), last[0], own[0], past, n)
         n = Counter(seqs_at)
         return [probs[u] for u in seqs_at], [spent[u] / n[u] for u in seqs_at]
 
@@ -357,7 +427,7 @@ class TransformersBackend(Backend):
             ids[b, L + R - (len(s) - L):], mask[b, L + R - (len(s) - L):] = torch.tensor(s[L:]), 1
         kw = dict(max_new_tokens=g.max_new_tokens, pad_token_id=tok.pad_token_id, do_sample=g.temperature > 0)
         if L:
-            kw["past_key_values"] = self._cache([(k.expand(B, -1, -1, -1).contiguous(),
+            kw[self._cache_kw] = self._cache([(k.expand(B, -1, -1, -1).contiguous(),
                                                   v.expand(B, -1, -1, -1).contiguous()) for k, v in past])
         if g.temperature > 0:
             kw.update(temperature=g.temperature, top_p=g.top_p); torch.manual_seed(self.seed_for(requests[0].meta))

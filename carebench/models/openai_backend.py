@@ -271,7 +271,30 @@ class OpenAIBackend(Backend):
 
     def reach(self) -> str:
         """`GET /models` (the token, no patient text) under one deadline of at most 10 s: what answers at the address,
-        or an `EndpointError` when nothing does (refused, unknown host, no answer in time)."""
+        or an `EndpointError` when nothing does (refused, unknown host, no answer in time); for a model scored in
+        logprob mode, one question with no patient text in it must come back with token log-probabilities
+        (`_logprobs_given`)."""
+        found = self._models()
+        if self.model.scoring_mode == "logprob": self._logprobs_given()
+        return found
+
+    def _logprobs_given(self) -> None:
+        """An `EndpointError` naming the mode unless the server answers a question (no patient text) with the
+        log-probabilities of its first token: some OpenAI-compatible servers ignore `logprobs` (`transformers serve`
+        does), and logprob mode cannot score without them."""
+        probe = [{"role": "user", "content": "Is water wet? Answer yes or no."}]
+        try:
+            top = answer_parts(self._post({"messages": probe, "max_tokens": 1, "temperature": 0, "logprobs": True,
+                                           "top_logprobs": self.options.top_logprobs}), logprobs=True)[0]
+        except (_Failed, BadAnswer) as e:
+            raise EndpointError(f"model {self.model.id!r}: {self._where()} did not answer a probe question: {e}") from None
+        if top is None:
+            raise EndpointError(f"model {self.model.id!r}: {self._where()} returns no token log-probabilities, which "
+                                "scoring_mode logprob needs (vLLM's server gives them; `transformers serve` ignores "
+                                "the request): score it with scoring_mode json, or serve it with vLLM")
+
+    def _models(self) -> str:
+        "What answers `GET /models` at the address (see `reach`)."
         import http.client, urllib.error, urllib.request
         o, where = self.options, self._where()
         req = urllib.request.Request(o.base_url.rstrip("/") + "/models",
@@ -350,8 +373,9 @@ class OpenAIBackend(Backend):
                 top, u, m, c = answer_parts(self._post({**base, "messages": list(r.prompt.with_question(q)),
                                                         "max_tokens": 1, "logprobs": True,
                                                         "top_logprobs": self.options.top_logprobs}), logprobs=True)
-                if top is None:
-                    return Reply(error_kind="transport", error="the server returned no logprobs (it may ignore them)")
+                if top is None:                                # the server stopped giving them mid-run: every call would fail
+                    raise EndpointError(f"model {self.model.id!r}: {self._where()} returned no token log-probabilities, "
+                                        "which scoring_mode logprob needs: score it with scoring_mode json")
                 scores[key] = yes_probability(top)
                 if scores[key] != scores[key]:
                     return Reply(error_kind="transport", error="neither yes nor no among the top next tokens")

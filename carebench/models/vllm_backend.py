@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 
 from ..core.errors import ConfigError
-from .backends import Backend, Reply, hub_offline, register_backend, warm_order
+from .backends import Backend, Reply, hub_offline, model_source, register_backend, warm_order
 
 # %% auto #0
 __all__ = ['VLLMOptions', 'score_schema', 'yes_probability', 'VLLMBackend']
@@ -60,7 +60,7 @@ class VLLMBackend(Backend):
                               key="backend") from None
         o = self.options
         self.vllm = vllm
-        self.llm = vllm.LLM(model=o.path or self.model.id, revision=self.model.revision, dtype=o.dtype,
+        self.llm = vllm.LLM(model=model_source(self.model, o), revision=self.model.revision, dtype=o.dtype,
                             tensor_parallel_size=o.tensor_parallel_size,
                             gpu_memory_utilization=o.gpu_memory_utilization,
                             max_model_len=o.max_model_len, enable_prefix_caching=o.enable_prefix_caching,
@@ -68,7 +68,7 @@ class VLLMBackend(Backend):
         self.tok = self.llm.get_tokenizer()
 
     def identity(self) -> dict:
-        return {"name": self.name, "path": self.options.path or self.model.id, "dtype": self.options.dtype,
+        return {"name": self.name, "path": model_source(self.model, self.options), "dtype": self.options.dtype,
                 "guided_json": self.options.guided_json, "top_logprobs": self.options.top_logprobs}
 
     def device_name(self) -> str: return f"cuda (vLLM engine, tensor parallel {self.options.tensor_parallel_size})"
