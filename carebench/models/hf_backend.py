@@ -197,6 +197,8 @@ class TransformersBackend(Backend):
             self.lm.to(self.device)
         else: self.device = self.lm.device
         self.yes, self.no = _yes_no_ids(self.tok)
+        # the longest sequence the model was trained on, from its config (a longer prompt fails, counted)
+        self.window = getattr(self.lm.config, "max_position_embeddings", None)
         takes = inspect.signature(self.lm.forward).parameters
         self._cache_kw = "cache" if "cache" in takes else "past_key_values"
         self._keep = "logits_to_keep" in takes
@@ -395,14 +397,23 @@ class TransformersBackend(Backend):
             for q in p.questions:
                 seqs.append(tok(_render(tok, p.with_question(q)),
                                 add_special_tokens=False)["input_ids"]); owners.append(j)
-        probs, spent = self.next_token_probs(seqs, owners)
+        over = {o: len(s) for s, o in zip(seqs, owners) if self.window and len(s) > self.window}
+        fits = [i for i, o in enumerate(owners) if o not in over]
+        probs, spent = self.next_token_probs([seqs[i] for i in fits], [owners[i] for i in fits])
+        probs, spent = dict(zip(fits, probs)), dict(zip(fits, spent))
         out = []
         for j in range(len(requests)):
+            if j in over: out.append(self._over_window(over[j])); continue
             mine = [i for i, o in enumerate(owners) if o == j]
             total = sum(len(seqs[i]) for i in mine)
             out.append(Reply(scores=dict(zip(keys, (probs[i] for i in mine))), prompt_tokens=total,
                              cached_tokens=max(0, total - round(sum(spent[i] for i in mine)))))
         return out
+
+    def _over_window(self, n: int) -> Reply:
+        "A call not made: its prompt (and, in json mode, its answer) would not fit the model's window."
+        return Reply(error_kind="over_window", error=f"the prompt needs {n:,} tokens, more than the model's window of "
+                     f"{self.window:,} (its config's max_position_embeddings): shorten the snapshot (snapshot.max_tokens)")
 
     def _json(self, requests) -> list:
         """Batched decoding (greedy at temperature 0). The prefix all requests share (or the longest stored one) is
@@ -410,6 +421,12 @@ class TransformersBackend(Backend):
         position."""
         torch, tok, g = self.torch, self.tok, self.generation
         seqs = [tok(_render(tok, r.prompt.messages), add_special_tokens=False)["input_ids"] for r in requests]
+        over = {j: len(s) + g.max_new_tokens for j, s in enumerate(seqs)
+                if self.window and len(s) + g.max_new_tokens > self.window}
+        if over:                                          # the others are decoded; these fail, unread
+            rest = [j for j in range(len(requests)) if j not in over]
+            done = dict(zip(rest, self._json([requests[j] for j in rest]) if rest else []))
+            return [self._over_window(over[j]) if j in over else done[j] for j in range(len(requests))]
         B, top, L, past, made_here = len(seqs), min(map(len, seqs)) - 1, 0, None, 0
         if self.reuse and top > 0:
             shared = min(len(os.path.commonprefix(seqs)), top)        # a request alone: all but its last token

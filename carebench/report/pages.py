@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import carebench
-from ..core.vocab import CONTEXT_FREE
+from ..core.vocab import CONDITIONS, CONTEXT_FREE
 from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
 from ..evaluation.analyze import degenerate_note
@@ -23,12 +23,13 @@ from ..evaluation.view import (ReportParameterError, Table, _plt, load_run, pick
 
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'mock_models', 'track_models', 'track_hint', 'failed_models', 'banner',
-           'dataset_table', 'delta_ref_table', 'observer_agreement', 'aggregation_table', 'observer_reliability',
-           'aggregation_sensitivity_table', 'endpoint_table', 'endpoint_definitions', 'per_category_table',
-           'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter',
-           'plot_agreement', 'plot_scores', 'plot_shifts', 'contrast_table', 'plot_contrasts', 'failure_table',
-           'failure_messages', 'comparison_table', 'models_table', 'plot_comparison', 'example_run', 'source_digest']
+__all__ = ['UNDECIDED', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'mock_models', 'track_models', 'track_hint',
+           'failed_models', 'small_models', 'banner', 'dataset_table', 'answer_table', 'delta_ref_table',
+           'observer_agreement', 'aggregation_table', 'observer_reliability', 'aggregation_sensitivity_table',
+           'endpoint_table', 'endpoint_definitions', 'per_category_table', 'condition_table', 'call_table',
+           'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement', 'plot_scores',
+           'plot_shifts', 'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'comparison_table',
+           'models_table', 'plot_comparison', 'example_run', 'source_digest']
 
 # %% ../../nbs/40_report.ipynb #80cf6343
 def mock_models(view: RunView) -> list:
@@ -53,6 +54,14 @@ def failed_models(view: RunView) -> list:
     return [c["model"] for c in view.manifest.get("calls", []) if c.get("n_requests")
             and c.get("n_failed", 0) >= c["n_requests"]]
 
+# %% ../../nbs/40_report.ipynb #8653e51e
+def small_models(view: RunView) -> dict:
+    """The models of the run that are catalog models (`carebench fetch`: small ones that run on a CPU), id → what they
+    are: every page about one says plainly what its numbers can and cannot mean."""
+    from carebench.models.catalog import CATALOG
+    return {r["id"]: CATALOG[r["id"]].title for r in view.manifest.get("models", [])
+            if r.get("id") in CATALOG and r.get("backend") != "dry_run"}
+
 # %% ../../nbs/40_report.ipynb #54ababdc
 def banner(view: RunView, models=None) -> str:
     """A Markdown banner for the top of every page: run id, protocol, and the dry-run warning where it applies: on a
@@ -74,6 +83,13 @@ def banner(view: RunView, models=None) -> str:
                         "planted effects, not from a language model: they show that the pipeline works and must never "
                         "be reported "
                         "as model performance.")
+    for x, title in small_models(view).items():
+        if models is None or x in models:
+            lines.insert(len(lines) - 1,
+                         f"> ℹ️ **A small real model** (`{x}`: {title}), run on a CPU so that every path of CAREBench "
+                         "meets a real language model (its chat template, its yes/no tokens, its failures, its cost). A "
+                         "model this small says little about any clinical question, and on synthetic data its numbers "
+                         "show only that the assay measures a real model end to end.")
     return "\n\n".join(lines)
 
 # %% ../../nbs/40_report.ipynb #c6f92929
@@ -96,6 +112,28 @@ def dataset_table(view: RunView) -> pd.DataFrame:
     rows += [(f"pairs × categories with observer disagreement, {k.replace('_', ' ')}", f"{v:.1%}") for k,
              v in c.get("disagreement_rate", {}).items()]
     return pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")
+
+# %% ../../nbs/40_report.ipynb #26222292
+UNDECIDED = (0.45, 0.55)     # a P(yes) this close to 0.5: the model did not lean either way
+
+def answer_table(view: RunView, model: str) -> pd.DataFrame:
+    """How a model answered, per condition: its calls, the ones that failed by kind (a JSON it did not close, a refusal,
+    a prompt longer than its window...), and of its scores the mean, the share exactly 0 or 1 and the share it left
+    undecided (`UNDECIDED`: in logprob mode, a P(yes) near 0.5). What a real model does that a mock does not."""
+    calls = view.calls[view.calls["model"] == model].set_index("condition") if len(view.calls) else pd.DataFrame()
+    err = view.errors[view.errors["model"] == model] if len(view.errors) else pd.DataFrame()
+    sc = view.scores[view.scores["model"] == model] if len(view.scores) else pd.DataFrame()
+    rows = []
+    for cond in CONDITIONS:
+        s = pd.to_numeric(sc.loc[sc["condition"] == cond, "score"], errors="coerce").dropna() if len(sc) else pd.Series()
+        kinds = err.loc[err["condition"] == cond, "error_kind"].value_counts() if len(err) else pd.Series()
+        rows.append({"condition": cond.replace("_", " "),
+                     "calls": int(calls.loc[cond, "n_calls"]) if cond in calls.index else 0,
+                     "failed": int(kinds.sum()), "failures by kind": ", ".join(f"{k} {n}" for k, n in kinds.items()) or "none",
+                     "mean score": s.mean() if len(s) else float("nan"),
+                     "share 0 or 1": ((s == 0) | (s == 1)).mean() if len(s) else float("nan"),
+                     "share undecided (0.45–0.55)": s.between(*UNDECIDED).mean() if len(s) else float("nan")})
+    return pd.DataFrame(rows).set_index("condition")
 
 # %% ../../nbs/40_report.ipynb #51c983d2
 def delta_ref_table(view: RunView) -> pd.DataFrame:
