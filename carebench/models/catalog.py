@@ -62,6 +62,7 @@ def model_home() -> Path:
     "Where fetched models live: `$CAREBENCH_MODELS`, else `~/.cache/carebench/models`."
     return Path(os.environ.get("CAREBENCH_MODELS") or Path.home()/".cache"/"carebench"/"models").expanduser()
 
+# %% ../../nbs/31_catalog.ipynb #00a13dad
 def model_folder(model_id: str) -> Path | None:
     """The local model folder of catalog model `model_id` when it has been fetched and converted, else None (also for
     an id the catalog does not know)."""
@@ -88,6 +89,7 @@ def catalog_path(model_id: str, key: str = "path", config_file=None) -> Path:
 class ModelFetchError(CareBenchError):
     "A catalog model could not be fetched, checked or converted; the message says what to do."
 
+# %% ../../nbs/31_catalog.ipynb #9026d3fb
 def _sha256(path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -139,7 +141,8 @@ def convert_gguf(path: Path, out: Path) -> dict:
 # %% ../../nbs/31_catalog.ipynb #76c8395c
 def fetch_model(model_id: str, quiet: bool = True) -> Path:
     """Fetch catalog model `model_id` once and convert it into its local model folder (`model_folder`); a model
-    already fetched is returned at once. The folder is written aside and renamed in place when complete, under a lock."""
+    already fetched is returned at once. The folder is written aside and renamed in place when complete, under a
+    lock."""
     if model_id not in CATALOG:
         raise ModelFetchError(f"no model {model_id!r} in the catalog (known: {', '.join(sorted(CATALOG))})")
     if (done := model_folder(model_id)) is not None: return done

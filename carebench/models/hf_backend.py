@@ -170,6 +170,48 @@ def _cat(a, b):
     return torch.cat([a, b], 2)
 
 # %% ../../nbs/36_transformers.ipynb #0a193462
+class _TreeWalk:
+    """One batch's prefix tree computed depth first by a transformers backend `be`: below each parent, its children in
+    one row continuing its states (`be._run_siblings`); only the states along the current path are kept."""
+    def __init__(self, be, uniq: list, tasks: list, owners: list):
+        self.be, self.uniq, self.tasks, self.owners = be, uniq, tasks, owners
+        self.kids = {}
+        for k, t in enumerate(tasks): self.kids.setdefault(t.parent, []).append(k)
+        self.probs, self.spent = [0.0] * len(uniq), [0.0] * len(uniq)
+
+    def roots(self):
+        "The roots: those the store serves start from its states, the others run together from nothing."
+        be, plain, served = self.be, [], []
+        for k in self.kids.get(-1, []):
+            t = self.tasks[k]
+            hit = (be.store.get(self.uniq[t.seq], t.start + 1, t.end if t.inner else t.end - 1)
+                   if be.store.max_bytes else None)
+            if hit is None: plain.append(k)
+            elif t.inner and hit[0] == t.end: self.run(self.kids.get(k, []), hit[1], hit[0])   # all of it stored
+            else: served.append((k, *hit))
+        if plain: self.run(plain, None, 0)
+        for k, n, past in served:
+            t = self.tasks[k]
+            seg = self.uniq[t.seq][n:t.end]
+            last, own = be._run_siblings(past, n, [seg], [t.inner])
+            self.done(k, len(seg), last[0], own[0], past)
+
+    def run(self, group: list, past, P: int):
+        "Tasks below one parent (states `past` of `P` tokens), as one row or more."
+        segs = [self.uniq[self.tasks[k].seq][self.tasks[k].start:self.tasks[k].end] for k in group]
+        last, own = self.be._run_siblings(past, P, segs, [self.tasks[k].inner for k in group])
+        for k, s, lg, o in zip(group, segs, last, own): self.done(k, len(s), lg, o, past)
+
+    def done(self, k: int, n: int, last, own, past):
+        "A segment computed: its tokens counted, a leaf's answer kept, an inner one's children run on its states."
+        t, be = self.tasks[k], self.be
+        for j in t.serves: self.spent[j] += n / len(t.serves)
+        if not t.inner: self.probs[t.seq] = be._yes(last[None])[0]; return
+        path = own if past is None else [(_cat(k0, k1), _cat(v0, v1)) for (k0, v0), (k1, v1) in zip(past, own)]
+        if be.store.max_bytes and (t.parent < 0 or len(set().union(*(self.owners[j] for j in t.serves))) > 1):
+            be.store.put(self.uniq[t.seq][:t.end], path)        # a root, or shared by requests: later batches need it
+        self.run(self.kids.get(k, []), path, t.end)
+
 @register_backend
 class TransformersBackend(Backend):
     "A local Hugging Face causal LM through transformers: batched generation or scoring, CPU or GPU."
@@ -343,8 +385,8 @@ class TransformersBackend(Backend):
 
     def next_token_probs(self, seqs: list, owners: list | None = None) -> tuple[list, list]:
         """P(yes)/(P(yes)+P(no)) after each token sequence, and the tokens computed for each (a shared segment's tokens
-        shared out over the sequences it serves). The batch runs as its prefix tree, depth first: a parent's children
-        in one row continuing its states (`_run_siblings`), each root starting from the longest prefix in the store.
+        shared out over the sequences it serves). The batch runs as its prefix tree, depth first (`_TreeWalk`): a
+        parent's children in one row continuing its states, each root starting from the longest prefix in the store.
         Each batch's roots and the segments that serve more than one owner (`owners`: the request of each sequence)
         are stored."""
         if not seqs: return [], []
@@ -352,40 +394,10 @@ class TransformersBackend(Backend):
         seqs_at, uniq, u_owners = self._distinct(seqs, owners)
         tasks = (prefix_plan(uniq) if self.reuse
                  else [PrefixTask(i, 0, len(s), -1, (i,), False, 0) for i, s in enumerate(uniq)])
-        kids = {}
-        for k, t in enumerate(tasks): kids.setdefault(t.parent, []).append(k)
-        probs, spent = [0.0] * len(uniq), [0.0] * len(uniq)
-        def done(k, t, seg_len, last, own, past, P):
-            "A segment computed: its tokens counted, a leaf's answer kept, an inner one's children run."
-            for j in t.serves: spent[j] += seg_len / len(t.serves)
-            if not t.inner: probs[t.seq] = self._yes(last[None])[0]; return
-            path = own if past is None else [(_cat(k0, k1), _cat(v0, v1))
-                                             for (k0, v0), (k1, v1) in zip(past, own)]
-            if self.store.max_bytes and (t.parent < 0 or len(set().union(*(u_owners[j] for j in t.serves))) > 1):
-                self.store.put(uniq[t.seq][:t.end], path)        # a root, or shared by requests: later batches need it
-            run(kids.get(k, []), path, t.end)
-        def run(group, past, P):
-            "Tasks below one parent (states `past` of `P` tokens), as one row or more."
-            segs, keep = [uniq[tasks[k].seq][tasks[k].start:tasks[k].end] for k in group], [tasks[k].inner for k in group]
-            last, own = self._run_siblings(past, P, segs, keep)
-            for k, s, lg, o in zip(group, segs, last, own): done(k, tasks[k], len(s), lg, o, past, P)
-        roots, plain = [], []
-        for k in kids.get(-1, []):                               # a root may start from a stored prefix
-            t = tasks[k]
-            hit = self.store.get(uniq[t.seq], t.start + 1, t.end if t.inner else t.end - 1) if self.store.max_bytes \
-                else None
-            if hit is None: plain.append(k); continue
-            n, past = hit
-            if t.inner and n == t.end: run(kids.get(k, []), past, n); continue      # all stored: its children on it
-            roots.append((k, n, past))
-        if plain: run(plain, None, 0)
-        for k, n, past in roots:
-            t = tasks[k]
-            seg = uniq[t.seq][n:t.end]
-            last, own = self._run_siblings(past, n, [seg], [t.inner])
-            done(k, t, len(seg), last[0], own[0], past, n)
+        walk = _TreeWalk(self, uniq, tasks, u_owners)
+        walk.roots()
         n = Counter(seqs_at)
-        return [probs[u] for u in seqs_at], [spent[u] / n[u] for u in seqs_at]
+        return [walk.probs[u] for u in seqs_at], [walk.spent[u] / n[u] for u in seqs_at]
 
     def _logprob(self, requests) -> list:
         "P(yes) per category from next-token logits, every request's C questions in one prefix tree."
@@ -413,7 +425,8 @@ class TransformersBackend(Backend):
     def _over_window(self, n: int) -> Reply:
         "A call not made: its prompt (and, in json mode, its answer) would not fit the model's window."
         return Reply(error_kind="over_window", error=f"the prompt needs {n:,} tokens, more than the model's window of "
-                     f"{self.window:,} (its config's max_position_embeddings): shorten the snapshot (snapshot.max_tokens)")
+                     f"{self.window:,} (its config's max_position_embeddings): shorten the snapshot "
+                     "(snapshot.max_tokens)")
 
     def _json(self, requests) -> list:
         """Batched decoding (greedy at temperature 0). The prefix all requests share (or the longest stored one) is

@@ -287,7 +287,8 @@ class OpenAIBackend(Backend):
             top = answer_parts(self._post({"messages": probe, "max_tokens": 1, "temperature": 0, "logprobs": True,
                                            "top_logprobs": self.options.top_logprobs}), logprobs=True)[0]
         except (_Failed, BadAnswer) as e:
-            raise EndpointError(f"model {self.model.id!r}: {self._where()} did not answer a probe question: {e}") from None
+            raise EndpointError(f"model {self.model.id!r}: {self._where()} did not answer a probe question: "
+                                f"{e}") from None
         if top is None:
             raise EndpointError(f"model {self.model.id!r}: {self._where()} returns no token log-probabilities, which "
                                 "scoring_mode logprob needs (vLLM's server gives them; `transformers serve` ignores "
@@ -373,9 +374,10 @@ class OpenAIBackend(Backend):
                 top, u, m, c = answer_parts(self._post({**base, "messages": list(r.prompt.with_question(q)),
                                                         "max_tokens": 1, "logprobs": True,
                                                         "top_logprobs": self.options.top_logprobs}), logprobs=True)
-                if top is None:                                # the server stopped giving them mid-run: every call would fail
-                    raise EndpointError(f"model {self.model.id!r}: {self._where()} returned no token log-probabilities, "
-                                        "which scoring_mode logprob needs: score it with scoring_mode json")
+                if top is None:                          # the server stopped giving them mid-run: every call would fail
+                    raise EndpointError(f"model {self.model.id!r}: {self._where()} returned no token "
+                                        "log-probabilities, which scoring_mode logprob needs: score it with "
+                                        "scoring_mode json")
                 scores[key] = yes_probability(top)
                 if scores[key] != scores[key]:
                     return Reply(error_kind="transport", error="neither yes nor no among the top next tokens")

@@ -86,10 +86,10 @@ def banner(view: RunView, models=None) -> str:
     for x, title in small_models(view).items():
         if models is None or x in models:
             lines.insert(len(lines) - 1,
-                         f"> ℹ️ **A small real model** (`{x}`: {title}), run on a CPU so that every path of CAREBench "
-                         "meets a real language model (its chat template, its yes/no tokens, its failures, its cost). A "
-                         "model this small says little about any clinical question, and on synthetic data its numbers "
-                         "show only that the assay measures a real model end to end.")
+                         f"> ℹ️ **A small real model** (`{x}`: {title}), run on a CPU so that every path of "
+                         "CAREBench meets a real language model (its chat template, its yes/no tokens, its failures, "
+                         "its cost). A model this small says little about any clinical question, and on synthetic "
+                         "data its numbers show only that the assay measures a real model end to end.")
     return "\n\n".join(lines)
 
 # %% ../../nbs/40_report.ipynb #c6f92929
@@ -125,11 +125,13 @@ def answer_table(view: RunView, model: str) -> pd.DataFrame:
     sc = view.scores[view.scores["model"] == model] if len(view.scores) else pd.DataFrame()
     rows = []
     for cond in CONDITIONS:
-        s = pd.to_numeric(sc.loc[sc["condition"] == cond, "score"], errors="coerce").dropna() if len(sc) else pd.Series()
+        s = pd.to_numeric(sc.loc[sc["condition"] == cond, "score"], errors="coerce").dropna() if len(sc) \
+            else pd.Series(dtype=float)
         kinds = err.loc[err["condition"] == cond, "error_kind"].value_counts() if len(err) else pd.Series()
         rows.append({"condition": cond.replace("_", " "),
                      "calls": int(calls.loc[cond, "n_calls"]) if cond in calls.index else 0,
-                     "failed": int(kinds.sum()), "failures by kind": ", ".join(f"{k} {n}" for k, n in kinds.items()) or "none",
+                     "failed": int(kinds.sum()),
+                     "failures by kind": ", ".join(f"{k} {n}" for k, n in kinds.items()) or "none",
                      "mean score": s.mean() if len(s) else float("nan"),
                      "share 0 or 1": ((s == 0) | (s == 1)).mean() if len(s) else float("nan"),
                      "share undecided (0.45–0.55)": s.between(*UNDECIDED).mean() if len(s) else float("nan")})

@@ -29,7 +29,7 @@ from ...stats.endpoints import ENDPOINTS, run_endpoints
 from ...models.backends import BackendContext, Request, make_backend
 from ...models.cache import ResponseCache, cache_key
 from ...models.prompts import DEFAULT_SYSTEM, Prompt, PromptRecipe, build_prompt
-from .track import ask_missing, repair_key
+from ...models.ask import ask_missing, repair_key
 from ...models.backends import ModelConfig
 
 # %% auto #0
@@ -58,7 +58,8 @@ def plan_emulation(ds: Dataset, model: ModelConfig, backend, config: Config) -> 
     """Every rater's request per pair and labelled condition (rater, then condition, then pair: a patient's prompts
     adjacent), the persona before the system text; the cache key names the rater."""
     rc, em = config.reasoning, config.reasoning.emulation
-    gen, identity, repair = dataclasses.asdict(backend.generation), backend.identity(), repair_key(model, rc)
+    gen, identity = dataclasses.asdict(backend.generation), backend.identity()
+    repair = repair_key(model, rc.repair_attempts)
     patients, out = {p.id: p for p in ds.patients}, []
     for k, rater in enumerate(em.raters):
         settings = _with_persona(rc, rater)
@@ -127,7 +128,7 @@ def plan_adjudication(ds: Dataset, model: ModelConfig, backend, config: Config, 
     marks the categories."""
     rc, em = config.reasoning, config.reasoning.emulation
     gen, identity, keys, repair = (dataclasses.asdict(backend.generation), backend.identity(), ds.categories,
-                                   repair_key(model, rc))
+                                   repair_key(model, rc.repair_attempts))
     settings = _with_persona(rc, em.adjudicator)
     patients, out = {p.id: p for p in ds.patients}, []
     for cond in LABELLED_CONDITIONS:
@@ -173,7 +174,7 @@ def _ask(reqs: list, backend, model: ModelConfig, config: Config, cache, quiet: 
     cache.register(list(unique), model.id, backend.name, model.scoring_mode)
     known = cache.statuses(list(unique))
     asked, usage, _ = ask_missing(backend, unique, [k for k in unique if known[k] != "done"], model.scoring_mode,
-                                  config, cache, quiet, desc)
+                                  cache, config.reasoning.batch_size, config.reasoning.repair_attempts > 0, quiet, desc)
     return cache.get(list(unique)), usage, asked
 
 

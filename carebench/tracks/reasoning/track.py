@@ -5,7 +5,6 @@
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #f7b09b58
 from __future__ import annotations
 import dataclasses
-import hashlib
 import json
 import time
 from array import array
@@ -15,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...core.config import Config, redact_secrets, redact_text, redact_values, to_plain
-from ...core.errors import CareBenchError, ConfigError
+from ...core.config import Config, redact_secrets, to_plain
+from ...core.errors import ConfigError
 from ...core.csvio import write_csv
 from ...core.runs import atomic_write, write_json
 from ...evaluation.scores import concat_scores, read_csv_text
@@ -25,13 +24,13 @@ from ...core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CO
 from ...adapters.dataset import Dataset
 from ...adapters.load import load_dataset
 from ...evaluation.analyze import model_slug, model_slugs
-from ...models.backends import Backend, BackendContext, Reply, Request, backend_options, make_backend
+from ...models.backends import Backend, BackendContext, Request, backend_options, make_backend
+from ...models.ask import ask_missing, repair_key
 from ...models.cache import ResponseCache, cache_key, default_cache_path
 from ..donors import assign_donors
-from ...models.parsing import ParseError, parse_scores
 from .perturbations import (format_spread, parse_perturbations, perturb, perturbation_effects,
                                                       replicate_noise)
-from ...models.prompts import Prompt, PromptRecipe, build_prompt, sample_formats
+from ...models.prompts import PromptRecipe, build_prompt, sample_formats
 from ...models.backends import ModelConfig
 from .settings import ReasoningConfig
 from ..track import Merged, Track, register_track
@@ -39,20 +38,7 @@ from ...stats.endpoints import ENDPOINTS
 import carebench.models.hf_backend, carebench.models.vllm_backend, carebench.models.openai_backend  # the backends
 
 # %% auto #0
-__all__ = ['REPAIR', 'repair_key', 'snapshot_field_names', 'plan_requests', 'ModelScores', 'ask_missing', 'score_model',
-           'select_models', 'score_job', 'ReasoningTrack']
-
-# %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #f2814ed7
-REPAIR = ("Your answer could not be used ({reason}). Reply with only a JSON object that maps every category key to a "
-          "number "
-          "from 0 to 1.")
-
-
-def repair_key(model: ModelConfig, rc: ReasoningConfig) -> dict | None:
-    ("What the repair request adds to a json-mode call's cache key (a repaired answer is another answer); None in "
-     "logprob mode.")
-    return {"attempts": rc.repair_attempts,
-            "text": hashlib.sha256(REPAIR.encode()).hexdigest()[:16]} if model.scoring_mode == "json" else None
+__all__ = ['snapshot_field_names', 'plan_requests', 'ModelScores', 'score_model', 'select_models', 'score_job', 'ReasoningTrack']
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #49ee6268
 def snapshot_field_names(ds: Dataset) -> list:
@@ -68,7 +54,7 @@ def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend
     fields its context shows."""
     gen = dataclasses.asdict(backend.generation)
     rc = config.reasoning
-    repair = repair_key(model, rc)
+    repair = repair_key(model, rc.repair_attempts)
     patients = {p.id: p for p in ds.patients}
     # (patient, item) → its donor slots, in the map's order
     by_pair = {}
@@ -114,69 +100,6 @@ def plan_requests(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend
                        r.meta.get("perturbation") or "", int(retest[r.meta["pair"]]) if r.meta.get("replicate")
                        else r.meta["pair"])
     return sorted(out, key=order)
-
-# %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #2d90e89a
-def _check_logprob(scores, keys) -> tuple:
-    "Scores from a logprob reply, or a failure kind and message."
-    if scores is None or set(scores) != set(keys):
-        return None, ("missing_key", "the backend returned no score for some category")
-    if not all(0 <= v <= 1 for v in scores.values()): return None, ("out_of_range", "a probability outside [0, 1]")
-    return scores, None
-
-def _scrubbed(rep: Reply) -> Reply:
-    """A reply without any registered secret: a server that echoes its token (in an answer, or an error body) has it
-    removed before the answer is parsed, cached or written anywhere."""
-    return dataclasses.replace(rep, text=redact_values(rep.text), error=redact_text(rep.error))
-
-def _answer(backend: Backend, batch: list, mode: str, repair: bool, usage: dict | None = None) -> list:
-    """Ask one batch; return cache records `(key, status, response, scores, error_kind, error)`. `usage` (key → [prompt
-    tokens, generated tokens, prompt tokens served from a cache]) adds up what each call cost, its repair included."""
-    keys = backend.ctx.label_space.keys
-    def count(reqs, replies):
-        if usage is None: return
-        for r, rep in zip(reqs, replies):
-            u = usage.setdefault(r.key.removesuffix(":repair"), [0, 0, 0])
-            u[0] += rep.prompt_tokens; u[1] += rep.completion_tokens; u[2] += rep.cached_tokens
-    try: replies = [_scrubbed(rep) for rep in backend.generate(batch, mode)]
-    # an unreachable endpoint stops the run (the cache keeps what is done)
-    except CareBenchError: raise
-    except Exception as e:                                    # a backend crash fails this batch, not the run
-        return [(r.key, "failed", None, None, "transport", redact_text(f"{type(e).__name__}: {str(e)[:20_000]}")[:200])
-                for r in batch]
-    count(batch, replies)
-    out, to_repair = [], []
-    for r, rep in zip(batch, replies):
-        if rep.error_kind: out.append((r.key, "failed", rep.text, None, rep.error_kind, rep.error)); continue
-        if mode == "logprob":
-            sc, err = _check_logprob(rep.scores, keys)
-            out.append((r.key, "done", None, sc, None, None) if sc else (r.key, "failed", None, None, *err)); continue
-        try:
-            out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout), None,
-                        None))
-        # the parser raises ParseError; anything else is a parser bug
-        except Exception as e:
-            e = e if isinstance(e, ParseError) else ParseError("invalid_json",
-                                                               f"unparsable answer ({type(e).__name__})")
-            if repair: to_repair.append((r, rep.text, e))
-            else: out.append((r.key, "failed", rep.text, None, e.kind, e.detail))
-    if to_repair:
-        fix = [Request(r.key + ":repair", Prompt((*r.prompt.messages, {"role": "assistant", "content": text or ""},
-                                                  {"role": "user", "content": REPAIR.format(reason=e.detail)}), "json"),
-                       {**r.meta, "repair": True}) for r, text, e in to_repair]
-        try: second = [_scrubbed(rep) for rep in backend.generate(fix, "json")]
-        except CareBenchError: raise
-        except Exception as e2:
-            second = [Reply(error_kind="transport",
-                            error=redact_text(f"{type(e2).__name__}: {str(e2)[:20_000]}")[:200])] * len(fix)
-        count(fix, second)
-        for (r, text, e), rep in zip(to_repair, second):
-            try:
-                if rep.error_kind: raise ParseError(rep.error_kind, rep.error or "")
-                out.append((r.key, "done", rep.text, parse_scores(rep.text, backend.ctx.label_space, r.prompt.layout),
-                            None, None))
-            except ParseError as e2:
-                out.append((r.key, "failed", text, None, e.kind, f"{e.detail}; the repair failed too ({e2.kind})"))
-    return out
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #343465eb
 @dataclass
@@ -258,25 +181,6 @@ class _Rows:
         return pd.DataFrame(out, columns=self.columns)
 
 
-def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, config: Config, cache: ResponseCache,
-                quiet: bool = True, desc: str = "", since: float | None = None) -> tuple:
-    """Ask the calls `todo` (keys of `unique`) in batches claimed through the cache (shared with other processes,
-    resumable); returns the keys asked, the tokens per key and each call's share of its batch's wall time."""
-    asked, usage, seconds = set(), {}, {}
-    from tqdm.auto import tqdm                     # here, not at import: reading a config loads every track module
-    with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=desc, unit="call", disable=quiet) as bar:
-        for claimed, settled in cache.work(todo, config.reasoning.batch_size, since=time.time() if since is None
-                                           else since):
-            if claimed:
-                t = time.perf_counter()
-                cache.record(_answer(backend, [unique[k] for k in claimed], mode, config.reasoning.repair_attempts > 0,
-                                     usage))
-                # a batch's wall time, shared out by its calls
-                share = (time.perf_counter() - t) / len(claimed)
-                seconds.update((k, share) for k in claimed); asked.update(claimed)
-            bar.update(len(claimed) + len(settled))
-    return asked, usage, seconds
-
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #53194e34
 def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: Backend, config: Config,
                 cache: ResponseCache, quiet: bool = True) -> ModelScores:
@@ -288,7 +192,8 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
     cache.register(list(unique), model.id, backend.name, mode)
     known = cache.statuses(list(unique))
     todo = [k for k in unique if known[k] != "done"]
-    asked, usage, seconds = ask_missing(backend, unique, todo, mode, config, cache, quiet, model.id, t0)
+    asked, usage, seconds = ask_missing(backend, unique, todo, mode, cache, config.reasoning.batch_size,
+                                        config.reasoning.repair_attempts > 0, quiet, model.id, t0)
     cols = ["model", "condition", "patient_id", "item", "category", "score", "context_patient_id", "scoring_mode"]
     tables = dict(main=_Rows(cols, ds.label_space.keys),
                   pert=_Rows(["model", "perturbation", "patient_id", "item", "category", "score", "scoring_mode"],
