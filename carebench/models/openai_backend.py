@@ -279,16 +279,15 @@ class OpenAIBackend(Backend):
         return found
 
     def _logprobs_given(self) -> None:
-        """An `EndpointError` naming the mode unless the server answers a question (no patient text) with the
+        """An `EndpointError` naming the mode when the server answers a question (no patient text) without the
         log-probabilities of its first token: some OpenAI-compatible servers ignore `logprobs` (`transformers serve`
-        does), and logprob mode cannot score without them."""
+        does), and logprob mode cannot score without them. A probe that fails or gets a malformed answer gives no
+        verdict: the calls then fail on their own, each recorded by kind."""
         probe = [{"role": "user", "content": "Is water wet? Answer yes or no."}]
         try:
             top = answer_parts(self._post({"messages": probe, "max_tokens": 1, "temperature": 0, "logprobs": True,
                                            "top_logprobs": self.options.top_logprobs}), logprobs=True)[0]
-        except (_Failed, BadAnswer) as e:
-            raise EndpointError(f"model {self.model.id!r}: {self._where()} did not answer a probe question: "
-                                f"{e}") from None
+        except (_Failed, BadAnswer): return          # no verdict: each call records its own failure, by kind
         if top is None:
             raise EndpointError(f"model {self.model.id!r}: {self._where()} returns no token log-probabilities, which "
                                 "scoring_mode logprob needs (vLLM's server gives them; `transformers serve` ignores "
