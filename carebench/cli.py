@@ -397,8 +397,9 @@ def emulate_command(args) -> int:
           f"{c['n_requests']} calls ({c['n_from_cache']} from the cache), {c['n_failed']} failed")
     for rater, v in s["verdicts"].items():
         w = "n/a" if v["winning_rate"] != v["winning_rate"] else f"{v['winning_rate']:.2f}"
+        why = "; degenerate: it gave one label to every cell" if v.get("degenerate") else ""
         print(f"  {rater}: alternative-annotator test {'passed' if v['passes'] else 'not passed'} (winning rate {w}, ε "
-              f"= {s['epsilon']})")
+              f"= {s['epsilon']}{why})")
     folder = Path(args.run or args.out)
     print(f"folder: {folder}")
     if args.run and not args.no_report:

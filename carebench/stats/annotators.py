@@ -98,7 +98,9 @@ def alternative_annotator_test(humans: np.ndarray, observers: np.ndarray, candid
     (the observers of each cell), `cluster`: the patient of each cell. Per observer: cells, patients, advantage
     probability ρ, the mean of the per-patient win difference, t, p, BY-adjusted p, won; observers with fewer than
     `min_patients` patients are not tested (p NaN) and counted. The summary: winning rate ω over tested observers,
-    passes = ω ≥ 0.5 with at least one."""
+    passes = ω ≥ 0.5 with at least one. A candidate that gives one value to every cell (a rater that never labels,
+    say) carries no information, yet on sparse labels it ties or beats a human on nearly every cell: it never passes,
+    and the summary says it is `degenerate`."""
     H, O, c, g = np.asarray(humans), np.asarray(observers), np.asarray(candidate), np.asarray(cluster)
     n, K = H.shape
     rows = []
@@ -124,6 +126,8 @@ def alternative_annotator_test(humans: np.ndarray, observers: np.ndarray, candid
     df["won"] = df["p_adjusted"] < q
     tested = df["p_value"].notna()
     omega = float(df.loc[tested, "won"].mean()) if tested.any() else np.nan
-    return df, dict(epsilon=epsilon, q=q, winning_rate=omega, passes=bool(omega >= 0.5) if tested.any() else False,
+    degenerate = len(np.unique(c[~pd.isna(c)])) <= 1
+    return df, dict(epsilon=epsilon, q=q, winning_rate=omega, degenerate=degenerate,
+                    passes=bool(omega >= 0.5) and not degenerate if tested.any() else False,
                     mean_advantage=float(df["advantage"].mean()) if len(df) else np.nan, n_observers=int(tested.sum()),
                     n_not_tested=int((~tested).sum()), min_patients=min_patients)

@@ -23,7 +23,9 @@ def emulation_summary(view: RunView) -> pd.DataFrame:
     s = json.loads(view.run.artifact("emulation").read_text())
     rows = [dict(rater=r["id"], persona=r["persona"], **{"winning rate": s["verdicts"][r["id"]]["winning_rate"],
                  "mean advantage": s["verdicts"][r["id"]]["mean_advantage"],
-                 "can replace an observer": "yes" if s["verdicts"][r["id"]]["passes"] else "no"}) for r in s["raters"]]
+                 "can replace an observer": "yes" if s["verdicts"][r["id"]]["passes"] else
+                 "no: it gave one label to every cell" if s["verdicts"][r["id"]].get("degenerate") else "no"})
+            for r in s["raters"]]
     return pd.DataFrame(rows).set_index("rater")
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #76d5237b
