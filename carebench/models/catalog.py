@@ -127,8 +127,13 @@ def convert_gguf(path: Path, out: Path) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar()
-    tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    loaded = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
+    quiet, os.environ["TQDM_DISABLE"] = os.environ.get("TQDM_DISABLE"), "1"     # the GGUF reader's own bars too
+    try:
+        tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+        loaded = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
+    finally:
+        if quiet is None: os.environ.pop("TQDM_DISABLE", None)
+        else: os.environ["TQDM_DISABLE"] = quiet
     model = AutoModelForCausalLM.from_config(loaded.config, dtype=torch.float32)
     model.load_state_dict(loaded.state_dict())
     model.generation_config = loaded.generation_config
