@@ -15,6 +15,7 @@ from typing import Literal
 
 from ..core.errors import ConfigError, FhirError, Location
 from ..core.executors import process_budget
+from ..core.text import SEMANTIC_TAGS
 from ..core.vocab import LabelSpace
 from .base import register_adapter
 from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_column,
@@ -77,10 +78,7 @@ def codings_of(concept) -> tuple:
 
 # %% ../../nbs/2b_fhir.ipynb #02f75d50
 # SNOMED CT's semantic tags end its fully specified names (`Hypertension (disorder)`); a clinician writes no such tag
-SEMANTIC_TAG = re.compile(r" \((disorder|finding|procedure|situation|observable entity|physical object|regime/therapy|"
-                          r"substance|qualifier value|morphologic abnormality|body structure|event|product|"
-                          r"medicinal product|clinical drug|record artifact|assessment scale|environment|"
-                          r"social concept|specimen|organism)\)$")
+SEMANTIC_TAG = re.compile(r" \((" + "|".join(map(re.escape, SEMANTIC_TAGS)) + r")\)$")
 
 def concept_text(concept, term: Terminology, where, element: str) -> str:
     """A CodeableConcept rendered through the terminology; one with neither text nor code is a `FhirError` at `element`

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core.errors import LeakageError, Location
-from ..core.text import contains_phrase, normalize_text
+from ..core.text import comparable_text, contains_phrase
 from .dataset import Dataset, Patient
 
 # %% auto #0
@@ -21,13 +21,14 @@ def _snapshot_index(snapshot: tuple) -> tuple:
     """A snapshot's texts normalized once: `(blob, ((field, \" text \"), ...))`. `blob` joins the padded texts with
     newlines, which no normalized phrase holds, so one search tells whether any text contains a phrase (the usual
     answer: no)."""
-    texts = tuple((f, f" {normalize_text(t)} ") for f, v in snapshot for t in ((v,) if isinstance(v, str) else v))
+    texts = tuple((f, f" {comparable_text(t)} ") for f, v in snapshot for t in ((v,) if isinstance(v, str) else v))
     return "\n".join(t for _, t in texts), texts
 
 def leaking_fields(item: str, patient: Patient, codes=frozenset()) -> list[str]:
-    """Snapshot fields of `patient` in which `item` occurs (normalized, on token boundaries), or an entry carries one
+    """Snapshot fields of `patient` in which `item` occurs (both in their comparison form, `comparable_text`, on token
+    boundaries), or an entry carries one
     of the item's standard `codes` (`(vocabulary, code)`), in field order."""
-    n = normalize_text(item)
+    n = comparable_text(item)
     coded = {f for (f, _), c in patient.codes.items() if c in codes} if codes and patient.codes else set()
     blob, texts = _snapshot_index(patient.snapshot)
     needle = f" {n} "

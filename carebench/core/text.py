@@ -11,7 +11,7 @@ from functools import lru_cache
 from anyascii import anyascii
 
 # %% auto #0
-__all__ = ['visible_text', 'normalize_text', 'contains_phrase', 'canonical_id', 'show_item']
+__all__ = ['SEMANTIC_TAGS', 'visible_text', 'normalize_text', 'comparable_text', 'contains_phrase', 'canonical_id', 'show_item']
 
 # %% ../../nbs/02_text.ipynb #67ba69d1
 _ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)|[@-Z\\-_])")  # CSI, OSC, 2-char
@@ -50,11 +50,32 @@ def _normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", visible_text(text))
     return " ".join(_WORD.findall((text if text.isascii() else anyascii(text)).casefold()))
 
+# %% ../../nbs/02_text.ipynb #9af839d2
+SEMANTIC_TAGS = ("disorder", "finding", "procedure", "situation", "observable entity", "physical object",
+                 "regime/therapy", "substance", "qualifier value", "morphologic abnormality", "body structure", "event",
+                 "product", "medicinal product", "clinical drug", "record artifact", "assessment scale", "environment",
+                 "social concept", "specimen", "organism")           # SNOMED CT's, at the end of a fully specified name
+_ANY_TAG = re.compile(r"\(\s*(?:" + "|".join(map(re.escape, SEMANTIC_TAGS)) + r")\s*\)", re.I)
+_UCUM_MARKS = re.compile(r"(?<=\w)\[([^\]\s]{1,24})\]|\{[^{}\s]{0,40}\}")
+
+def comparable_text(text: str) -> str:
+    """`normalize_text` of `text` without SNOMED CT semantic tags (`(disorder)`) and with UCUM brackets and annotations
+    read as a chart shows them (`mm[Hg]` is `mmHg`; `{score}` is dropped): the form in which the leakage check compares
+    an item with a chart line. A text that is nothing but a tag keeps it."""
+    return _comparable(str(text))
+
+@lru_cache(maxsize=2 ** 15)
+def _comparable(text: str) -> str:
+    text = unicodedata.normalize("NFKC", visible_text(text))
+    shown = _UCUM_MARKS.sub(lambda m: m.group(1) or "", _ANY_TAG.sub(" ", text))
+    return normalize_text(shown) or normalize_text(text)
+
 # %% ../../nbs/02_text.ipynb #1f51a8ce
 def contains_phrase(haystack: str, needle: str) -> bool:
-    "True when normalized `needle` occurs in normalized `haystack` on token boundaries (empty needles never do)."
-    n = normalize_text(needle)
-    return bool(n) and f" {n} " in f" {normalize_text(haystack)} "
+    """True when `needle` occurs in `haystack` on token boundaries, both in their comparison form (`comparable_text`);
+    empty needles never do."""
+    n = comparable_text(needle)
+    return bool(n) and f" {n} " in f" {comparable_text(haystack)} "
 
 # %% ../../nbs/02_text.ipynb #f9529998
 def canonical_id(value: str) -> str:
