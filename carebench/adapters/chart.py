@@ -24,8 +24,8 @@ from .long import LabelTableOptions
 # %% auto #0
 __all__ = ['DATE_STYLES', 'ISO_DATE', 'PLAUSIBLE_YEARS', 'UCUM_DISPLAY', 'SnapshotOptions', 'ChartOptions', 'index_dates',
            'index_column', 'fixed_index', 'patient_index', 'Entry', 'when_text', 'entry_text', 'series_text',
-           'plausible_date', 'ChartGroups', 'chart_fields', 'patient_chart', 'cap_note', 'number_text', 'unit_text',
-           'age_text', 'token_estimate', 'snapshot_tokens', 'fit_budget', 'fit_snapshots', 'chart_notes']
+           'plausible_date', 'joined_texts', 'ChartGroups', 'chart_fields', 'patient_chart', 'cap_note', 'number_text',
+           'unit_text', 'age_text', 'token_estimate', 'snapshot_tokens', 'fit_budget', 'fit_snapshots', 'chart_notes']
 
 # %% ../../nbs/2i_chart.ipynb #91de01dc
 DATE_STYLES = ("month", "relative", "none")
@@ -107,17 +107,19 @@ def patient_index(explicit: dict, options: ChartOptions, pid: str, entries: list
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One fact of a record: the snapshot field it goes to, its text, its date (None when the record gives none), the
-    series it is a reading of (a test's or an observation's name; None for a fact that is no reading) and the standard
-    code the record gave it (`standard_code`: `("SNOMED", "38341003")`; None when it gave none)."""
+    series it is a reading of (a key naming one test in one unit, by its code where the record gives one; None for a
+    fact that is no reading), the standard code the record gave it (`standard_code`: `("SNOMED", "38341003")`; None
+    when it gave none) and, for a reading, whether it carries a value (`valued`)."""
     field: str
     text: str
     when: date | None = None
     series: str | None = None
     code: tuple | None = None
+    valued: bool = True
 
 # pickled as a call with its fields: a bulk reading's workers send the parent one per resource, and a frozen
 # dataclass's own pickling (its state set field by field) takes half as long again
-copyreg.pickle(Entry, lambda e: (Entry, (e.field, e.text, e.when, e.series, e.code)))
+copyreg.pickle(Entry, lambda e: (Entry, (e.field, e.text, e.when, e.series, e.code, e.valued)))
 
 # %% ../../nbs/2i_chart.ipynb #9ba76ad7
 def when_text(last: date | None, index: date | None, style: str = "month") -> str:
@@ -156,10 +158,20 @@ def plausible_date(d: date) -> bool:
     "Whether a record's date can mean a day of a patient's life: its year within `PLAUSIBLE_YEARS`."
     return PLAUSIBLE_YEARS[0] <= d.year <= PLAUSIBLE_YEARS[1]
 
+# %% ../../nbs/2i_chart.ipynb #14480d75
+def joined_texts(texts: list) -> str:
+    """Distinct values recorded at one time as one line: `Name: a; b` where every text is `Name: value`, else the
+    texts joined by `; `."""
+    if len(texts) == 1: return texts[0]
+    head = texts[0].split(": ", 1)[0] + ": "
+    if all(t.startswith(head) and len(t) > len(head) for t in texts): return head + "; ".join(t[len(head):] for t in texts)
+    return "; ".join(texts)
+
 # %% ../../nbs/2i_chart.ipynb #1a8c1525
 class ChartGroups:
     """A patient's entries grouped as they arrive, so a long record need not be kept: per group its count, last and
-    first date, position, newest text, whether every text was the same and the first standard code. With a known
+    first date, position, the distinct texts at the last date, whether every text was the same, the first standard
+    code and, for a series, its readings without a value apart (count, last and first date, text). With a known
     `index`, an entry dated after it is counted (`later`) and left out; without one, the last date seen is the index
     (`last_date`). A date no record can mean (`plausible_date`: a placeholder such as 9999-12-31) is counted
     (`implausible`) and the entry taken as undated: it never becomes the index date."""
@@ -170,30 +182,56 @@ class ChartGroups:
     def add(self, e: Entry) -> None:
         k, self.n = self.n, self.n + 1
         if e.when is not None and not plausible_date(e.when):
-            self.implausible += 1; e = Entry(e.field, e.text, None, e.series, e.code)
+            self.implausible += 1; e = Entry(e.field, e.text, None, e.series, e.code, e.valued)
         self.fields.setdefault(e.field, None)                 # fields in the order the record names them
-        if self.index is not None and e.when is not None and e.when > self.index: self.later += 1; return
-        if e.when is not None and (self.last_date is None or e.when > self.last_date): self.last_date = e.when
-        key = (e.field, e.series) if e.series is not None and e.when is not None else (e.field, None, e.text)
+        w = e.when
+        if self.index is not None and w is not None and w > self.index: self.later += 1; return
+        if w is not None and (self.last_date is None or w > self.last_date): self.last_date = w
+        series = e.series is not None and w is not None
+        key = (e.field, e.series) if series else (e.field, None, e.text)
         g = self.groups.get(key)
-        if g is None: self.groups[key] = [1, e.when, k, e.text, e.when, True, e.code]; return
-        g[0] += 1; g[5] = g[5] and e.text == g[3]
-        if g[6] is None: g[6] = e.code
-        if e.when is not None and (g[1] is None or e.when >= g[1]): g[1], g[3] = e.when, e.text
-        if e.when is not None and (g[4] is None or e.when < g[4]): g[4] = e.when
+        if g is None: g = self.groups[key] = [0, None, k, [], None, True, e.code, None, 0]
+        elif g[6] is None: g[6] = e.code
+        if series and not e.valued:               # a reading without a value: counted apart, never shown over one
+            b = g[7] = g[7] or [0, w, w, e.text]
+            b[0] += 1
+            if w >= b[1]: b[1], b[3] = w, e.text
+            b[2] = min(b[2], w)
+            return
+        g[0] += 1
+        if g[3]: g[5] = g[5] and e.text == g[3][0]
+        if w is None:
+            if not g[3]: g[3].append(e.text)
+        elif g[1] is None or w > g[1]: g[1], g[3], g[8] = w, [e.text], 1
+        elif w == g[1]:
+            g[8] += 1
+            if e.text not in g[3]: g[3].append(e.text)
+        if w is not None and (g[4] is None or w < g[4]): g[4] = w
+
+    @staticmethod
+    def _shown(g: list, index: date | None, style: str) -> str:
+        "A group as one line: its newest values, count and dates, and the readings without a value beside them."
+        n, last, _, texts, first, same, _, bare, newest = g
+        if n == 0: (n, last, first, text), same, bare = bare, True, None      # no reading had a value
+        else: text = joined_texts(texts)
+        shown = entry_text(text, n, last, index, style) if same else series_text(text, n - max(newest - 1, 0), last,
+                                                                                  first, index, style)
+        if not bare: return shown
+        more = f"{bare[0]} more reading{'s' * (bare[0] > 1)} without a value"
+        return f"{shown[:-1]}; {more})" if shown.endswith(")") else f"{shown} ({more})"
 
     def render(self, index: date | None, style: str = "month", codes: dict | None = None) -> dict:
         """Field -> shown entries (the summary: one text), most recent first, collapsed with count and last date; with
         a dict `codes`, each shown entry's standard code is put in it under `(field, shown text)`."""
-        ordered = sorted(self.groups.items(),
-                         key=lambda kv: (kv[1][1] is None, -(kv[1][1] or date.min).toordinal(), kv[1][2]))
+        last = lambda g: g[1] if g[0] else g[7][1]
+        ordered = sorted(self.groups.items(), key=lambda kv: (last(kv[1]) is None, -(last(kv[1]) or date.min).toordinal(),
+                                                              kv[1][2]))
         out = dict(self.fields)
-        for (fld, *_), (n, last, _, text, first, same, code) in ordered:
-            if fld == "summary": out[fld] = f"{out[fld]} {text}" if out[fld] else text; continue
-            shown = entry_text(text, n, last, index, style) if same else series_text(text, n, last, first, index,
-                                                                                      style)
+        for (fld, *_), g in ordered:
+            if fld == "summary": out[fld] = f"{out[fld]} {g[3][0]}" if out[fld] else g[3][0]; continue
+            shown = self._shown(g, index, style)
             out[fld] = (out[fld] or []) + [shown]
-            if code is not None and codes is not None: codes[(fld, shown)] = code
+            if g[6] is not None and codes is not None: codes[(fld, shown)] = g[6]
         return {f: v for f, v in out.items() if v is not None}
 
 # %% ../../nbs/2i_chart.ipynb #c4881c6c

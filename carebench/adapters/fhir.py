@@ -28,9 +28,9 @@ from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions, 
 
 # %% auto #0
 __all__ = ['FHIR_WORKER_BYTES', 'SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'UNCONFIRMED', 'MEDICATION_STATUS', 'SYSTOLIC',
-           'DIASTOLIC', 'DATE_ELEMENTS', 'CODE_ELEMENTS', 'FhirOptions', 'codings_of', 'concept_text', 'quantity_text',
-           'fhir_field', 'value_text', 'components_text', 'patient_ids', 'not_a_fact', 'record_dates', 'demographics',
-           'entry_code', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
+           'DIASTOLIC', 'VITAL_SIGNS', 'DATE_ELEMENTS', 'CODE_ELEMENTS', 'FhirOptions', 'codings_of', 'concept_text',
+           'quantity_text', 'fhir_field', 'value_text', 'components_text', 'absent_text', 'patient_ids', 'not_a_fact',
+           'record_dates', 'demographics', 'entry_code', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 # what a reading worker holds: the FHIR models of the types a chart reads (~120 MB measured) and its chunks' resources
@@ -212,13 +212,31 @@ def components_text(m, term, where) -> str:
     return (": " + "; ".join(parts)) if parts else ""
 
 
+# LOINC codes of the vital signs (FHIR's vital-signs profile and the percentiles Synthea records beside them): a
+# reading, whatever category a source tags it with (some tag a pulse `survey`)
+VITAL_SIGNS = frozenset({"85353-1", "9279-1", "8867-4", "2708-6", "59408-5", "8310-5", "8302-2", "9843-4", "29463-7",
+                         "39156-5", "85354-9", "8480-6", "8462-4", "59576-9", "8289-1", "77606-2", "3141-9"})
+
+def absent_text(m) -> str:
+    "What an Observation without a value says instead: `: not recorded (asked but declined)` (`dataAbsentReason`)."
+    d = m.__dict__.get("dataAbsentReason")
+    if d is None: return ""
+    codings, text = codings_of(d)
+    why = (text or next((c.display or c.code.replace("-", " ") for c in codings if c.display or c.code), "")).strip()
+    return ": not recorded" + (f" ({why.lower()})" if why else "")
+
 @fhir_field("Observation")
 def _observation(m, r, term, res):
-    cats = _category_codes(m)
-    fld = "social_history" if cats & {"social-history", "survey"} else "radiology" if "imaging" in cats else "labs"
+    cats, std = _category_codes(m), standard_code(codings_of(m.code)[0])
+    vital = std is not None and std[0] == "LOINC" and std[1] in VITAL_SIGNS
+    fld = "labs" if vital else "social_history" if cats & {"social-history", "survey"} else \
+        "radiology" if "imaging" in cats else "labs"
     value = value_text(m, term, r) or components_text(m, term, r)
     name = concept_text(m.code, term, r, "code")
-    return fld, name + value, name                       # a reading of the series `name`: the newest is shown
+    q = m.valueQuantity
+    unit = (q.code or q.unit or "") if q is not None else ""
+    series = (f"{std[0]} {std[1]}" if std else name) + (f" [{unit}]" if unit else "")     # one test in one unit
+    return fld, name + (value or absent_text(m)), series, bool(value)
 
 
 @fhir_field("DiagnosticReport")
@@ -445,7 +463,7 @@ def _outcome(r: Resource, term: Terminology, routes: dict, note_chars: int, meds
     if not ref: return ("skip", f"{t} names no patient that was read", FhirError(f"the {t} names no patient",
                                                                                _where(r, element)))
     if why := not_a_fact(r.model): return ("withheld", t, why)
-    try: fld, text, *series = FHIR_FIELDS[t](r.model, r, term, meds)
+    try: fld, text, *reading = FHIR_FIELDS[t](r.model, r, term, meds)       # a reading: its series, whether valued
     except _NoMedication as e: return ("pending", r, e)
     except FhirError as e: return ("skip", f"{t} cannot be rendered ({e.location.element or 'content'})", e)
     if fld is None: return ("withheld", t, "its results are shown on their own")
@@ -454,7 +472,8 @@ def _outcome(r: Resource, term: Terminology, routes: dict, note_chars: int, meds
     if fld == "none": return ("unused", t)
     text = str(cap_note(text, note_chars) if isinstance(text, _Note) else text)
     dates = record_dates(r.model, first=True)
-    return ("entry", ref, Entry(fld, text, dates[0] if dates else None, *series, code=entry_code(r.model)), t, element)
+    series, valued = (reading + [None, True])[:2]
+    return ("entry", ref, Entry(fld, text, dates[0] if dates else None, series, entry_code(r.model), valued), t, element)
 
 def _apply(c: _Collected, o: tuple, key, file, row, skips: Skips) -> None:
     "An outcome kept in `c` (or raised, or counted in `skips`)."
@@ -472,7 +491,7 @@ def _apply(c: _Collected, o: tuple, key, file, row, skips: Skips) -> None:
         _, ref, e, t, element = o
         shared = c.texts.setdefault                   # one object per distinct text, series and date (they repeat)
         c.by_ref.setdefault(ref, []).append(Entry(e.field, shared(e.text, e.text), shared(e.when, e.when),
-                                                  shared(e.series, e.series), shared(e.code, e.code)))
+                                                  shared(e.series, e.series), shared(e.code, e.code), e.valued))
         if ref not in c.first: c.first[ref] = Location(file, row=row, resource=key, element=f"{element}.reference")
         c.types.setdefault(ref, Counter())[t] += 1
 

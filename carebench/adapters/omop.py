@@ -289,7 +289,8 @@ def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminolo
             elif c == 0 and rec[scol]: name = term.render([], rec[scol])
             else: name = term.render([Coding("OMOP concept", str(c))])   # counted as unmapped
             text = row_text(table, fld, name, rec, names)
-        series = name if table in VALUE_COLUMNS and ccol and text != name else None   # a reading of a test
+        unit = rec.get("unit_source_value") or rec.get("unit_concept_id") or ""
+        series = f"{table} {c or name} [{unit}]" if table in VALUE_COLUMNS and ccol and text != name else None  # a test
         code = (std[c] if c in std else std.setdefault(c, standard_code([coding]))) if ccol and coding is not None \
             else None                                                                 # SNOMED, RxNorm, LOINC, ...
         out.append((persons[int(people[i])], Entry(fld, text, when, series, code)))

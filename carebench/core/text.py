@@ -50,7 +50,7 @@ def _normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", visible_text(text))
     return " ".join(_WORD.findall((text if text.isascii() else anyascii(text)).casefold()))
 
-# %% ../../nbs/02_text.ipynb #9af839d2
+# %% ../../nbs/02_text.ipynb #0806aa90
 SEMANTIC_TAGS = ("disorder", "finding", "procedure", "situation", "observable entity", "physical object",
                  "regime/therapy", "substance", "qualifier value", "morphologic abnormality", "body structure", "event",
                  "product", "medicinal product", "clinical drug", "record artifact", "assessment scale", "environment",
