@@ -15,7 +15,9 @@ SHAPES = {"paired": ROOT / "data" / "example", "fhir": ROOT / "data" / "example_
           "omop": ROOT / "data" / "example_omop",
           "synthea": ROOT / "tests" / "fixtures" / "real_shapes" / "synthea",
           "eunomia": ROOT / "tests" / "fixtures" / "real_shapes" / "eunomia",
-          "synpuf": ROOT / "tests" / "fixtures" / "real_shapes" / "synpuf"}
+          "synpuf": ROOT / "tests" / "fixtures" / "real_shapes" / "synpuf",
+          "chart_fhir": ROOT / "tests" / "fixtures" / "real_shapes" / "chart_fhir",
+          "chart_omop": ROOT / "tests" / "fixtures" / "real_shapes" / "chart_omop"}
 
 
 def load(config):

@@ -22,10 +22,11 @@ from .dataset import Dataset, Patient
 from .long import LabelTableOptions
 
 # %% auto #0
-__all__ = ['DATE_STYLES', 'ISO_DATE', 'PLAUSIBLE_YEARS', 'UCUM_DISPLAY', 'SnapshotOptions', 'ChartOptions', 'index_dates',
-           'index_column', 'fixed_index', 'patient_index', 'Entry', 'when_text', 'entry_text', 'series_text',
-           'plausible_date', 'joined_texts', 'ChartGroups', 'chart_fields', 'patient_chart', 'cap_note', 'number_text',
-           'unit_text', 'age_text', 'token_estimate', 'snapshot_tokens', 'fit_budget', 'fit_snapshots', 'chart_notes']
+__all__ = ['DATE_STYLES', 'ISO_DATE', 'PLAUSIBLE_YEARS', 'UCUM_DISPLAY', 'SYSTOLIC', 'DIASTOLIC', 'BLOOD_PRESSURE',
+           'SnapshotOptions', 'ChartOptions', 'index_dates', 'index_column', 'fixed_index', 'patient_index', 'Entry',
+           'when_text', 'entry_text', 'series_text', 'plausible_date', 'joined_texts', 'ChartGroups', 'chart_fields',
+           'death_index', 'patient_chart', 'unescape_breaks', 'cap_note', 'number_text', 'unit_text', 'age_text',
+           'token_estimate', 'snapshot_tokens', 'fit_budget', 'fit_snapshots', 'chart_notes']
 
 # %% ../../nbs/2i_chart.ipynb #91de01dc
 DATE_STYLES = ("month", "relative", "none")
@@ -33,12 +34,15 @@ DATE_STYLES = ("month", "relative", "none")
 @dataclass(frozen=True)
 class SnapshotOptions:
     """The `dataset.snapshot` keys: how entries are dated (`month`, `relative` to the index date, `none`), the budget in
-    estimated tokens (`max_tokens` for the whole snapshot, `field_max_tokens` per field; none by default), and how many
-    characters of a clinical note are shown (`note_chars`)."""
+    estimated tokens (`max_tokens` for the whole snapshot, `field_max_tokens` per field; none by default), how many
+    characters of a clinical note are shown (`note_chars`), and whether a question recorded without an answer (an
+    OMOP observation of a LOINC or survey concept with no value) is left out and counted (`unanswered: omit`, the
+    default) or shown as a question without an answer (`show`)."""
     dates: Literal["month", "relative", "none"] = "month"
     max_tokens: int | None = None
     field_max_tokens: dict = field(default_factory=dict)
     note_chars: int = 600
+    unanswered: Literal["omit", "show"] = "omit"
 
     def __post_init__(self):
         caps = {"max_tokens": self.max_tokens, "note_chars": self.note_chars,
@@ -109,17 +113,19 @@ class Entry:
     """One fact of a record: the snapshot field it goes to, its text, its date (None when the record gives none), the
     series it is a reading of (a key naming one test in one unit, by its code where the record gives one; None for a
     fact that is no reading), the standard code the record gave it (`standard_code`: `("SNOMED", "38341003")`; None
-    when it gave none) and, for a reading, whether it carries a value (`valued`)."""
+    when it gave none), for a reading, whether it carries a value (`valued`), and for a fact the record ends, when and
+    how its end reads (`until`: `(date(2019, 5, 2), "resolved")`; shown where it ended by the index date)."""
     field: str
     text: str
     when: date | None = None
     series: str | None = None
     code: tuple | None = None
     valued: bool = True
+    until: tuple | None = None
 
 # pickled as a call with its fields: a bulk reading's workers send the parent one per resource, and a frozen
 # dataclass's own pickling (its state set field by field) takes half as long again
-copyreg.pickle(Entry, lambda e: (Entry, (e.field, e.text, e.when, e.series, e.code, e.valued)))
+copyreg.pickle(Entry, lambda e: (Entry, (e.field, e.text, e.when, e.series, e.code, e.valued, e.until)))
 
 # %% ../../nbs/2i_chart.ipynb #9ba76ad7
 def when_text(last: date | None, index: date | None, style: str = "month") -> str:
@@ -158,7 +164,7 @@ def plausible_date(d: date) -> bool:
     "Whether a record's date can mean a day of a patient's life: its year within `PLAUSIBLE_YEARS`."
     return PLAUSIBLE_YEARS[0] <= d.year <= PLAUSIBLE_YEARS[1]
 
-# %% ../../nbs/2i_chart.ipynb #14480d75
+# %% ../../nbs/2i_chart.ipynb #d6c15e23
 def joined_texts(texts: list) -> str:
     """Distinct values recorded at one time as one line: `Name: a; b` where every text is `Name: value`, else the
     texts joined by `; `."""
@@ -182,7 +188,7 @@ class ChartGroups:
     def add(self, e: Entry) -> None:
         k, self.n = self.n, self.n + 1
         if e.when is not None and not plausible_date(e.when):
-            self.implausible += 1; e = Entry(e.field, e.text, None, e.series, e.code, e.valued)
+            self.implausible += 1; e = Entry(e.field, e.text, None, e.series, e.code, e.valued, e.until)
         self.fields.setdefault(e.field, None)                 # fields in the order the record names them
         w = e.when
         if self.index is not None and w is not None and w > self.index: self.later += 1; return
@@ -190,7 +196,7 @@ class ChartGroups:
         series = e.series is not None and w is not None
         key = (e.field, e.series) if series else (e.field, None, e.text)
         g = self.groups.get(key)
-        if g is None: g = self.groups[key] = [0, None, k, [], None, True, e.code, None, 0]
+        if g is None: g = self.groups[key] = [0, None, k, [], None, True, e.code, None, 0, e.until]
         elif g[6] is None: g[6] = e.code
         if series and not e.valued:               # a reading without a value: counted apart, never shown over one
             b = g[7] = g[7] or [0, w, w, e.text]
@@ -202,7 +208,7 @@ class ChartGroups:
         if g[3]: g[5] = g[5] and e.text == g[3][0]
         if w is None:
             if not g[3]: g[3].append(e.text)
-        elif g[1] is None or w > g[1]: g[1], g[3], g[8] = w, [e.text], 1
+        elif g[1] is None or w > g[1]: g[1], g[3], g[8], g[9] = w, [e.text], 1, e.until
         elif w == g[1]:
             g[8] += 1
             if e.text not in g[3]: g[3].append(e.text)
@@ -211,11 +217,12 @@ class ChartGroups:
     @staticmethod
     def _shown(g: list, index: date | None, style: str) -> str:
         "A group as one line: its newest values, count and dates, and the readings without a value beside them."
-        n, last, _, texts, first, same, _, bare, newest = g
+        n, last, _, texts, first, same, _, bare, newest, until = g
         if n == 0: (n, last, first, text), same, bare = bare, True, None      # no reading had a value
         else: text = joined_texts(texts)
-        shown = entry_text(text, n, last, index, style) if same else series_text(text, n - max(newest - 1, 0), last,
-                                                                                  first, index, style)
+        if until is not None and (index is None or until[0] <= index): text = f"{text}, {until[1]}"   # ended by then
+        if same or n == newest: shown = entry_text(text, n if same else 1, last, index, style)   # one time, or one value
+        else: shown = series_text(text, n - max(newest - 1, 0), last, first, index, style)
         if not bare: return shown
         more = f"{bare[0]} more reading{'s' * (bare[0] > 1)} without a value"
         return f"{shown[:-1]}; {more})" if shown.endswith(")") else f"{shown} ({more})"
@@ -244,21 +251,43 @@ def chart_fields(entries: list, index: date | None, style: str = "month",
     for e in entries: groups.add(e)
     return groups.render(index, style, codes), groups.later
 
+# %% ../../nbs/2i_chart.ipynb #58e83769
+def death_index(index: date | None, died: date | bool | None) -> date | None:
+    """The index date a death allows: `index`, but never after the date of death (`died`; True or None: no date), and
+    the date of death where no index date is fixed."""
+    if not isinstance(died, date): return index
+    return died if index is None or index > died else index
+
 # %% ../../nbs/2i_chart.ipynb #db4b12d1
-def patient_chart(pid: str, entries, options: ChartOptions, explicit: dict, who=lambda index: "") -> tuple:
-    """The `Patient` whose snapshot is `entries` (a list, or `ChartGroups` made with `fixed_index`) charted against the
-    patient's index date (`patient_index`), `who(index)` (`62-year-old female`) opening the summary; how many entries
-    were dated after the index date, and how many dates were implausible (`ChartGroups`). The entries' standard codes
-    go to the patient's `codes`."""
+def patient_chart(pid: str, entries, options: ChartOptions, explicit: dict, who=lambda index: "",
+                  died: date | bool | None = None) -> tuple:
+    """The `Patient` whose snapshot is `entries` (a list, or `ChartGroups` made with `death_index`) charted against the
+    patient's index date (`patient_index`, never after the date of death `died`), `who(index)` (`62-year-old female`)
+    opening the summary, then the death (`died`: a date, True where only the fact is known); how many entries were
+    dated after the index date, and how many dates were implausible (`ChartGroups`). The entries' standard codes go to
+    the patient's `codes`. A record with nothing to show gives an empty snapshot, not one of age and sex alone: the
+    adapters refuse it, naming the patient."""
     codes = {}
     if not isinstance(entries, ChartGroups):
-        groups = ChartGroups(fixed_index(explicit, options, pid))
+        groups = ChartGroups(death_index(fixed_index(explicit, options, pid), died))
         for e in entries: groups.add(e)
         entries = groups
     index = entries.index or entries.last_date
     fields = entries.render(index, options.snapshot.dates, codes)
-    if demo := who(index): fields["summary"] = f"{demo}. {fields['summary']}" if "summary" in fields else f"{demo}."
+    if not fields: return Patient(pid, {}, codes), entries.later, entries.implausible    # nothing to show: no summary
+    demo = who(index)
+    if died:
+        when = when_text(died, index, options.snapshot.dates) if isinstance(died, date) else ""
+        demo = f"{demo}, {'died ' + when if when else 'deceased'}" if demo else f"{'Died ' + when if when else 'Deceased'}"
+    if demo: fields["summary"] = f"{demo}. {fields['summary']}" if "summary" in fields else f"{demo}."
     return Patient(pid, fields, codes), entries.later, entries.implausible
+
+# %% ../../nbs/2i_chart.ipynb #1bb17cd3
+_ESCAPED_BREAK = re.compile(r"(?<!\\)\\r\\n|(?<!\\)\\[nr]")
+
+def unescape_breaks(text: str) -> str:
+    "A text whose line breaks an export wrote as the two characters `\\n` (or `\\r\\n`) with real line breaks."
+    return _ESCAPED_BREAK.sub("\n", text) if "\\" in text else text
 
 # %% ../../nbs/2i_chart.ipynb #5da8e4d6
 def cap_note(text: str, chars: int) -> str:
@@ -285,7 +314,10 @@ def number_text(v) -> str:
 # %% ../../nbs/2i_chart.ipynb #9f7b4f0d
 UCUM_DISPLAY = {"mm[Hg]": "mmHg", "Cel": "°C", "[degF]": "°F", "kg/m2": "kg/m²", "1": "", "%": "%", "a": "years",
                 "mo": "months", "wk": "weeks", "d": "days", "h": "hours", "/min": "/min", "[in_i]": "in",
-                "[lb_av]": "lb", "[ft_i]": "ft", "[oz_av]": "oz", "mL/min/{1.73_m2}": "mL/min/1.73 m²"}
+                "[lb_av]": "lb", "[ft_i]": "ft", "[oz_av]": "oz", "mL/min/{1.73_m2}": "mL/min/1.73 m²",
+                "C": "°C", "degC": "°C", "F": "°F", "degF": "°F",   # a temperature's unit as some exports write it
+                "#": "", "[#]": "", "[pH]": "", "pH": ""}         # a count needs no unit, nor does a pH
+SYSTOLIC, DIASTOLIC, BLOOD_PRESSURE = "8480-6", "8462-4", "85354-9"   # LOINC: a blood pressure and its two parts
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 @functools.lru_cache(maxsize=4096)                 # a table of millions of readings names a few dozen units

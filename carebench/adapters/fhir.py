@@ -6,6 +6,7 @@
 from __future__ import annotations
 import dataclasses
 import hashlib
+import html
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,8 +19,9 @@ from ..core.executors import process_budget
 from ..core.text import SEMANTIC_TAGS
 from ..core.vocab import LabelSpace
 from .base import register_adapter
-from .chart import (ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots, index_column,
-                                      index_dates, number_text, patient_chart, plausible_date, unit_text)
+from .chart import (DIASTOLIC, SYSTOLIC, ChartOptions, Entry, age_text, cap_note, chart_notes,
+                                      fit_snapshots, index_column, index_dates, number_text, patient_chart,
+                                      plausible_date, unescape_breaks, unit_text)
 from .dataset import Dataset, Patient
 from .fhir_read import Resource, Skips, _model, fhir_files, iter_resources, read_resources
 from .leakage import withheld_notes, withhold_items
@@ -27,10 +29,11 @@ from .long import assemble_long, read_long
 from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions, standard_code
 
 # %% auto #0
-__all__ = ['FHIR_WORKER_BYTES', 'SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'UNCONFIRMED', 'MEDICATION_STATUS', 'SYSTOLIC',
-           'DIASTOLIC', 'VITAL_SIGNS', 'DATE_ELEMENTS', 'CODE_ELEMENTS', 'FhirOptions', 'codings_of', 'concept_text',
-           'quantity_text', 'fhir_field', 'value_text', 'components_text', 'absent_text', 'patient_ids', 'not_a_fact',
-           'record_dates', 'demographics', 'entry_code', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
+__all__ = ['FHIR_WORKER_BYTES', 'SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'UNCONFIRMED', 'MEDICATION_STATUS',
+           'MEDICATION_EVENTS', 'VITAL_SIGNS', 'DATE_ELEMENTS', 'CODE_ELEMENTS', 'FhirOptions', 'codings_of',
+           'concept_text', 'quantity_text', 'fhir_field', 'status_marks', 'value_text', 'components_text',
+           'absent_text', 'narrative_text', 'answer_text', 'patient_ids', 'not_a_fact', 'record_dates', 'demographics',
+           'death_of', 'entry_code', 'one_note_per_text', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 # what a reading worker holds: the FHIR models of the types a chart reads (~120 MB measured) and its chunks' resources
@@ -127,23 +130,30 @@ def _social(m) -> bool:
     names = [c.display or "" for c in (m.code.coding or ())] + [m.code.text or ""] if m.code else []
     return any(n.rstrip().endswith("(finding)") and SOCIAL_FINDING.search(n) for n in names)
 
-UNCONFIRMED = {"provisional": "provisional", "differential": "differential diagnosis", "unconfirmed": "unconfirmed"}
+UNCONFIRMED = {"provisional": "provisional", "differential": "differential diagnosis", "unconfirmed": "unconfirmed",
+               "presumed": "presumed"}
+
+def status_marks(m) -> str:
+    """What follows the name of a Condition or an AllergyIntolerance that is not current or not confirmed:
+    `, inactive`, `, resolved, unconfirmed` (its clinical and verification status)."""
+    first = lambda c: next((x.code for x in (c.coding or ())), None) if c is not None else None
+    d = m.__dict__
+    status, verified = first(d.get("clinicalStatus")), first(d.get("verificationStatus"))
+    marks = [STATUS_WORDS[status]] if status in STATUS_WORDS else []
+    marks += [UNCONFIRMED[verified]] if verified in UNCONFIRMED else []
+    return "".join(f", {w}" for w in marks)
 
 @fhir_field("Condition")
 def _condition(m, r, term, res):
-    status = next((c.code for c in (m.clinicalStatus.coding or ())), None) if m.clinicalStatus else None
-    verified = next((c.code for c in (m.verificationStatus.coding or ())), None) if m.verificationStatus else None
-    marks = [STATUS_WORDS[status]] if status in STATUS_WORDS else []
-    marks += [UNCONFIRMED[verified]] if verified in UNCONFIRMED else []
-    return "social_history" if _social(m) else "medical_history", concept_text(
-        m.code, term, r, "code") + "".join(f", {w}" for w in marks)
+    return "social_history" if _social(m) else "medical_history", concept_text(m.code, term, r, "code") + status_marks(m)
 
 @fhir_field("AllergyIntolerance")
 def _allergy(m, r, term, res):
     signs = [concept_text(c, term, r, f"reaction[{i}].manifestation[{j}]") for i,
              x in enumerate(m.reaction or ())
              for j, c in enumerate(x.manifestation or ())]
-    return "allergies", concept_text(m.code, term, r, "code") + (f" ({', '.join(signs)})" if signs else "")
+    return "allergies", concept_text(m.code, term, r, "code") + (f" ({', '.join(signs)})" if signs else "") + \
+        status_marks(m)
 
 def _medication_name(m, r, ref, term, res) -> str:
     """The name of the Medication a reference names: one contained in the resource itself (`#med1`, the pattern HL7's
@@ -160,17 +170,23 @@ def _medication_name(m, r, ref, term, res) -> str:
 
 MEDICATION_STATUS = {"stopped": "stopped", "completed": "completed", "on-hold": "on hold", "not-taken": "not taken",
                      "intended": "intended", "draft": "draft"}          # how a medication that is not current reads
+# what a finished administration or dispense says, and how one in progress or prepared reads
+MEDICATION_EVENTS = {"MedicationAdministration": {"completed": "given", "in-progress": "being given"},
+                     "MedicationDispense": {"completed": "dispensed", "in-progress": "being dispensed",
+                                            "preparation": "being prepared"}}
 
-@fhir_field("MedicationStatement", "MedicationRequest")
+@fhir_field("MedicationStatement", "MedicationRequest", "MedicationAdministration", "MedicationDispense")
 def _medication(m, r, term, res):
     if m.medicationCodeableConcept is not None:
         name = concept_text(m.medicationCodeableConcept, term, r, "medicationCodeableConcept")
     else:
         ref = m.medicationReference.reference if m.medicationReference is not None else None
         name = _medication_name(m, r, ref, term, res)
-    dosage = m.dosage if m.get_resource_type() == "MedicationStatement" else m.dosageInstruction
-    text = next((d.text for d in (dosage or ()) if d.text), "")
-    mark = MEDICATION_STATUS.get(m.status)
+    t, d = m.get_resource_type(), m.__dict__
+    dosage = d.get("dosage") if t in ("MedicationStatement", "MedicationAdministration") else d.get("dosageInstruction")
+    text = next((x.text for x in (dosage if isinstance(dosage, list) else [dosage] if dosage else ()) if x.text), "")
+    mark = MEDICATION_EVENTS[t].get(m.status) if t in MEDICATION_EVENTS else MEDICATION_STATUS.get(m.status)
+    mark = "not to be given" if d.get("doNotPerform") else mark             # an order not to give it
     return "medication_history", name + (f" {text}" if text else "") + (f", {mark}" if mark else "")
 
 # %% ../../nbs/2b_fhir.ipynb #ef24945e
@@ -194,9 +210,6 @@ def value_text(m, term, where) -> str:
     return ""
 
 # %% ../../nbs/2b_fhir.ipynb #10ade592
-SYSTOLIC, DIASTOLIC = "8480-6", "8462-4"                 # LOINC codes of a blood pressure's two components
-
-
 def components_text(m, term, where) -> str:
     """An Observation's components after its name when it has no value of its own: a blood pressure as written
     (` 128/82 mmHg`), other panels as `: name value; name value`."""
@@ -233,9 +246,7 @@ def _observation(m, r, term, res):
         "radiology" if "imaging" in cats else "labs"
     value = value_text(m, term, r) or components_text(m, term, r)
     name = concept_text(m.code, term, r, "code")
-    q = m.valueQuantity
-    unit = (q.code or q.unit or "") if q is not None else ""
-    series = (f"{std[0]} {std[1]}" if std else name) + (f" [{unit}]" if unit else "")     # one test in one unit
+    series = f"{std[0]} {std[1]}" if std else name      # one test: its code (a reading without a value joins it)
     return fld, name + (value or absent_text(m)), series, bool(value)
 
 
@@ -295,7 +306,7 @@ def _attachment_text(attachments) -> str:
     for a in attachments:
         if a is None or not a.data or not (a.contentType or "text/plain").startswith("text/"): continue
         raw = a.data if isinstance(a.data, bytes) else str(a.data).encode()
-        return " ".join(raw.decode("utf-8", errors="replace").split())
+        return " ".join(unescape_breaks(raw.decode("utf-8", errors="replace")).split())
     return ""
 
 @fhir_field("DocumentReference")
@@ -314,13 +325,64 @@ def _encounter(m, r, term, res):
     reasons = [concept_text(c, term, r, f"reasonCode[{k}]") for k, c in enumerate(m.reasonCode or ())]
     return "encounters", kind + (f" for {', '.join(reasons)}" if reasons else "")
 
+def narrative_text(m) -> str:
+    "A resource's human-readable narrative (`text.div`, XHTML) as plain text, whitespace runs as one space."
+    div = getattr(m.__dict__.get("text"), "div", None)
+    if not div: return ""
+    return " ".join(html.unescape(re.sub(r"<!--.*?-->|<[^>]*>", " ", str(div), flags=re.S)).split())
+
 @fhir_field("CarePlan")
 def _care_plan(m, r, term, res):
+    "A plan by its category (US Core's `assess-plan` says only that it is one), title, description, activities or story."
     names = [concept_text(c, term, r, f"category[{k}]") for k, c in enumerate(m.category or ())
              if not {x.code for x in (c.coding or ())} & {"assess-plan"} and (c.text or c.coding)]
+    acts = [concept_text(a.detail.code, term, r, f"activity[{k}].detail.code") for k, a in enumerate(m.activity or ())
+            if a.detail is not None and a.detail.code is not None]
     name = names[0] if names else m.title or m.description
-    if not name: raise FhirError("a CarePlan needs a category, a title or a description", _where(r, "category"))
-    return "care_plans", name + (f", {m.status}" if m.status in ("completed", "revoked", "on-hold") else "")
+    name = f"{name}: {', '.join(acts)}" if name and acts else name or (f"Care plan: {', '.join(acts)}" if acts else "")
+    if not name and (story := narrative_text(m)): name = _Note(f"Care plan: {story}")
+    if not name:
+        raise FhirError("a CarePlan needs a category, a title, a description, an activity's code or a narrative",
+                        _where(r, "category"))
+    tail = f", {m.status}" if m.status in ("completed", "revoked", "on-hold") else ""
+    return "care_plans", type(name)(name + tail)
+
+@fhir_field("FamilyMemberHistory")
+def _family(m, r, term, res):
+    "A relative and their conditions: `Mother: Breast cancer (onset at 45 years), deceased`."
+    who = concept_text(m.relationship, term, r, "relationship")
+    conds = [concept_text(c.code, term, r, f"condition[{k}].code") + (
+        f" (onset at {quantity_text(c.onsetAge)})" if c.__dict__.get("onsetAge") is not None else "")
+             for k, c in enumerate(m.condition or ())]
+    dead = ", deceased" if m.__dict__.get("deceasedBoolean") or m.__dict__.get("deceasedDate") else ""
+    return "family_history", (f"{who}: {'; '.join(conds)}" if conds else who) + dead
+
+def answer_text(a) -> str:
+    "A questionnaire answer's value as written: a coding's display, a quantity, yes/no, a number, a text or a date."
+    d = a.__dict__
+    if (c := d.get("valueCoding")) is not None: return c.display or c.code or ""
+    if (q := d.get("valueQuantity")) is not None: return quantity_text(q)
+    if (b := d.get("valueBoolean")) is not None: return "yes" if b else "no"
+    for k in ("valueDecimal", "valueInteger"):
+        if d.get(k) is not None: return number_text(d[k])
+    return next((str(d[k]) for k in ("valueString", "valueDate", "valueDateTime", "valueTime", "valueUri")
+                 if d.get(k) is not None), "")
+
+def _answered(items) -> list:
+    "`question: answer` for every answered item, nested ones included, in the order asked."
+    out = []
+    for it in items or ():
+        values = [v for v in map(answer_text, it.answer or ()) if v]
+        if values: out.append(f"{it.text or it.linkId}: {', '.join(values)}")
+        out += _answered(it.item) + [x for a in (it.answer or ()) for x in _answered(a.item)]
+    return out
+
+@fhir_field("QuestionnaireResponse")
+def _questionnaire(m, r, term, res):
+    "A questionnaire's answers, each with its question (an unanswered question is no fact)."
+    pairs = _answered(m.item)
+    if not pairs: raise FhirError("a QuestionnaireResponse needs an answered item", _where(r, "item"))
+    return "questionnaires", _Note("; ".join(pairs))
 
 @fhir_field("Device")
 def _device(m, r, term, res):
@@ -332,7 +394,8 @@ def _device(m, r, term, res):
 # %% ../../nbs/2b_fhir.ipynb #fe9bc4c1
 def _subject(m):
     "The element naming a resource's patient, and the reference it holds."
-    name = "patient" if m.get_resource_type() in ("AllergyIntolerance", "Immunization", "Device") else "subject"
+    name = "patient" if m.get_resource_type() in ("AllergyIntolerance", "Immunization", "Device",
+                                                  "FamilyMemberHistory") else "subject"
     ref = getattr(m, name, None)
     return name, (ref.reference if ref is not None else None)
 
@@ -371,7 +434,7 @@ def not_a_fact(m) -> str | None:
 
 # %% ../../nbs/2b_fhir.ipynb #5d4c8e39
 DATE_ELEMENTS = ("onsetDateTime", "onsetPeriod", "effectiveDateTime", "effectivePeriod", "performedDateTime",
-                 "performedPeriod", "occurrenceDateTime", "authoredOn", "period", "started", "date", "created",
+                 "performedPeriod", "occurrenceDateTime", "whenHandedOver", "whenPrepared", "authoredOn", "authored", "period", "started", "date", "created",
                  "recordedDate", "dateAsserted", "issued")          # when it happened before when it was written
 
 def _day(v) -> date:
@@ -395,12 +458,25 @@ def record_dates(m, first: bool = False) -> list:
     return out
 
 # %% ../../nbs/2b_fhir.ipynb #d8e204cc
+def _span_middle(v) -> date | None:
+    "A FHIR date or dateTime as a `date`; a partial date (`1960`, `1960-03`) as the middle of its span; else None."
+    if isinstance(v, datetime): return v.date()
+    if isinstance(v, date): return v
+    if isinstance(v, str) and re.fullmatch(r"\d{4}(-\d{2})?", v):
+        return date(int(v[:4]), int(v[5:7]), 15) if len(v) > 4 else date(int(v), 7, 1)
+    return None
+
 def demographics(patient, index: date | None) -> str:
     "`62-year-old female`: a Patient's age at the index date and administrative sex, as far as known (`age_text`)."
-    born = getattr(patient, "birthDate", None)
-    if isinstance(born, str) and re.fullmatch(r"\d{4}(-\d{2})?", born):     # a partial date: the middle of its span
-        born = date(int(born[:4]), int(born[5:7]), 15) if len(born) > 4 else date(int(born), 7, 1)
-    return age_text(born if isinstance(born, date) else None, getattr(patient, "gender", None), index)
+    return age_text(_span_middle(getattr(patient, "birthDate", None)), getattr(patient, "gender", None), index)
+
+# %% ../../nbs/2b_fhir.ipynb #69200b83
+def death_of(patient) -> date | bool | None:
+    """A Patient's death: the date `deceasedDateTime` gives (a partial date's middle), True where only the fact is
+    known (`deceasedBoolean`, or a date that cannot be read), None for a patient not known to have died."""
+    d = patient.__dict__ if patient is not None else {}
+    if d.get("deceasedDateTime") is not None: return _span_middle(d["deceasedDateTime"]) or True
+    return True if d.get("deceasedBoolean") else None
 
 # %% ../../nbs/2b_fhir.ipynb #87e8e03b
 CODE_ELEMENTS = ("code", "vaccineCode", "medicationCodeableConcept")
@@ -411,6 +487,19 @@ def entry_code(m) -> tuple | None:
         concept = m.__dict__.get(element)
         if concept is not None and hasattr(concept, "coding"): return standard_code(codings_of(concept)[0])
     return None
+
+# %% ../../nbs/2b_fhir.ipynb #91c6cd15
+def one_note_per_text(entries: list) -> tuple:
+    """A patient's entries with each note's text kept once per date (a DiagnosticReport and a DocumentReference often
+    carry the same note under two titles), and how many repeats were left out."""
+    seen, out = set(), []
+    for e in entries:
+        if e.field == "notes":
+            key = (e.when, e.text.split(": ", 1)[-1])
+            if key in seen: continue
+            seen.add(key)
+        out.append(e)
+    return out, len(entries) - len(out)
 
 # %% ../../nbs/2b_fhir.ipynb #39296d55
 class _NoMedication(FhirError):
@@ -470,7 +559,7 @@ def _outcome(r: Resource, term: Terminology, routes: dict, note_chars: int, meds
     fld = next((routes[f"{t}/{k}"] for k in sorted(_category_codes(r.model)) if f"{t}/{k}" in routes),
                routes.get(t, fld))
     if fld == "none": return ("unused", t)
-    text = str(cap_note(text, note_chars) if isinstance(text, _Note) else text)
+    text = unescape_breaks(str(cap_note(text, note_chars) if isinstance(text, _Note) else text))
     dates = record_dates(r.model, first=True)
     series, valued = (reading + [None, True])[:2]
     return ("entry", ref, Entry(fld, text, dates[0] if dates else None, series, entry_code(r.model), valued), t, element)
@@ -545,9 +634,15 @@ def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None =
     entries = _by_patient(c, pids, skips)
     people = {pids.get(f"Patient/{r.model.id}") or pids.get(r.full_url): r.model for r in c.patients}
     who = lambda pid: (lambda index: demographics(people.get(pid), index))      # age and sex at the index date
-    charts = {pid: patient_chart(pid, es, chart, explicit or {}, who(pid)) for pid, es in entries.items()}
+    died = {pid: death_of(people.get(pid)) for pid in entries}
+    entries = {pid: one_note_per_text(es) for pid, es in entries.items()}
+    twice = sum(n for _, n in entries.values())
+    charts = {pid: patient_chart(pid, es, chart, explicit or {}, who(pid), died[pid]) for pid, (es, _) in entries.items()}
     later, odd = (sum(chart[k] for chart in charts.values()) for k in (1, 2))      # after the index; implausible
     notes = _fhir_notes(c.unused, c.withheld, c.repeats) + chart_notes("FHIR", later, {}, odd)
+    notes += [f"FHIR: {twice} note(s) that another resource holds on the same date shown once"] * bool(twice)
+    dead = sum(1 for d in died.values() if d)
+    notes += [f"FHIR: {dead} patient(s) died; each is charted as of the date of death at the latest"] * bool(dead)
     return {pid: p for pid, (p, _, _) in charts.items()}, notes
 
 def _fhir_notes(unused: Counter, withheld: Counter, repeats: int) -> list:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from ..core.errors import CareBenchError, ConfigError, FhirError, InputFileError, Location
+from ..core.errors import CareBenchError, ConfigError, DataError, FhirError, InputFileError, Location
 from ..core.inputs import bounded_lines, file_problem, folder_files, head_problem, read_bounded
 
 # %% auto #0
@@ -59,8 +59,12 @@ class Skips:
     unused: Counter = field(default_factory=Counter)
 
     def skip(self, reason: str, error: CareBenchError) -> None:
-        "Raise `error`, or (with `skip`) count it under `reason`."
-        if self.on_invalid != "skip": raise error
+        "Raise `error` (saying how such a resource could be left out instead), or (with `skip`) count it under `reason`."
+        if self.on_invalid != "skip":
+            hint = " (`dataset.on_invalid: skip` leaves such a resource out and counts it)"
+            error.args = (f"{error.args[0] if error.args else ''}{hint}", *error.args[1:])
+            if isinstance(error, DataError): error.detail += hint
+            raise error
         self.counts[reason] += 1
         self.first.setdefault(reason, str(error))
 

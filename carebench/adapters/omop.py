@@ -20,8 +20,9 @@ from ..core.config import DatabaseURL, quote_value, redact_secrets
 from ..core.errors import Location, OmopError
 from ..core.vocab import KEY_PATTERN, RECORD_FIELDS, SNAPSHOT_FIELDS, LabelSpace
 from .base import register_adapter
-from .chart import (ChartGroups, ChartOptions, Entry, age_text, cap_note, chart_notes, fit_snapshots,
-                                      fixed_index, index_column, index_dates, number_text, patient_chart, unit_text)
+from .chart import (BLOOD_PRESSURE, DIASTOLIC, SYSTOLIC, ChartGroups, ChartOptions, Entry,
+                                      age_text, cap_note, chart_notes, death_index, fit_snapshots, fixed_index,
+                                      index_column, index_dates, number_text, patient_chart, unescape_breaks, unit_text)
 from .dataset import Dataset
 from .leakage import withheld_notes, withhold_items
 from .long import assemble_long, read_long
@@ -31,8 +32,9 @@ from .terminology import Coding, Terminology, TerminologyOptions, standard_code
 
 # %% auto #0
 __all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'DATE_COLUMNS', 'FEMALE', 'MALE', 'VALUE_COLUMNS', 'CONCEPT_COLUMNS', 'RANGE_COLUMNS',
-           'OPERATORS', 'SUFFIX_COLUMNS', 'OmopOptions', 'read_concepts', 'read_persons', 'omop_date', 'read_people',
-           'row_text', 'used_concepts', 'omop_snapshots', 'OmopAdapter']
+           'OPERATORS', 'SUFFIX_COLUMNS', 'END_COLUMNS', 'QUESTION_VOCABULARIES', 'QUESTION_CLASSES', 'UNANSWERED',
+           'OmopOptions', 'read_concepts', 'read_persons', 'omop_date', 'read_people', 'read_deaths', 'row_text',
+           'used_concepts', 'PressurePart', 'paired_pressures', 'omop_snapshots', 'OmopAdapter']
 
 # %% ../../nbs/2c_omop.ipynb #6a945301
 OMOP_TABLES = {   # table -> (primary key, concept column, source value column, default field)
@@ -181,6 +183,23 @@ def read_people(source) -> dict:
         out[int(r["person_id"])] = (born, sex)
     return out
 
+# %% ../../nbs/2c_omop.ipynb #4034cb47
+def read_deaths(source, persons: dict) -> dict:
+    """Patient id -> date of death from the DEATH table (`death_date`, else `death_datetime`; the earliest where a
+    person has two rows); {} without the table. A row naming no person of PERSON, or no date, is an `OmopError`."""
+    df = read_table(source, "death", ("person_id",), ("death_date", "death_datetime"))
+    if df is None: return {}
+    out = {}
+    for person, r in zip(_integers(df, "person_id", source, "death"), df.to_dict("records")):
+        where = lambda col: Location(source.where("death"), "death", int(r["row"]), col)
+        if int(person) not in persons: raise OmopError(f"person_id {person} is not in the PERSON table", where("person_id"))
+        try: died = omop_date(r["death_date"]) or omop_date(r["death_datetime"])
+        except ValueError as e: raise OmopError(str(e), where("death_date")) from None
+        if died is None: raise OmopError("a DEATH row needs a death_date", where("death_date"))
+        pid = persons[int(person)]
+        out[pid] = min(out.get(pid, died), died)
+    return out
+
 # %% ../../nbs/2c_omop.ipynb #d3476390
 VALUE_COLUMNS = {"measurement": ("value_as_number", "unit_source_value", "value_source_value"),
                   "observation": ("value_as_number", "unit_source_value", "value_as_string")}
@@ -188,6 +207,12 @@ CONCEPT_COLUMNS = ("value_as_concept_id", "unit_concept_id", "operator_concept_i
 RANGE_COLUMNS = ("range_low", "range_high")
 OPERATORS = {4171756: "<", 4172704: ">", 4171754: "<=", 4171755: ">="}               # OMOP's operator concepts
 SUFFIX_COLUMNS = {"condition_occurrence": "condition_status_source_value", "drug_exposure": "sig"}
+# when a fact ended, and how it reads once it has ended by the index date
+END_COLUMNS = {"condition_occurrence": ("condition_end_date", "resolved"), "drug_exposure": ("drug_exposure_end_date",
+                                                                                             "stopped")}
+# an observation of such a concept (by its CONCEPT row's vocabulary or class) without any value is a question nobody
+# answered (a survey item, a LOINC clinical observation), not a fact (a finding such as `Smoker` needs no value)
+QUESTION_VOCABULARIES, QUESTION_CLASSES = ("PPI",), ("Survey", "Question", "Clinical Observation")
 
 def _named(v: str, concepts: dict, unit: bool = False) -> str:
     "The name of the concept id in a cell (a UCUM unit by its code, as a clinician writes it); empty for blank or 0."
@@ -258,19 +283,31 @@ def _table_entries(source, table: str, options: OmopOptions, term: Terminology, 
     needed = ("person_id", "note_text") if table == "note" else ("person_id", ccol)
     optional = (DATE_COLUMNS[table],) + (() if table == "note" else (
         scol, *VALUE_COLUMNS.get(table, ()), *([SUFFIX_COLUMNS[table]] if table in SUFFIX_COLUMNS else ()),
+        *([END_COLUMNS[table][0]] if table in END_COLUMNS else ()),
         *((*CONCEPT_COLUMNS, *RANGE_COLUMNS) if table in VALUE_COLUMNS else ())))
     frames = table_chunks(source, table, needed, optional, key)
     if frames is None: return None
     return (row for df in frames for row in _frame_entries(df, source, table, options, term, concepts, persons))
 
+@dataclass(frozen=True)
+class PressurePart:
+    "A systolic or diastolic reading (`kind`) with its value and unit, waiting for its other half of the same day."
+    kind: str
+    value: str
+    unit: str
+    entry: Entry
+
+UNANSWERED = "unanswered"           # what `_frame_entries` gives for a question without an answer that is left out
+
 def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminology, concepts: tuple, persons: dict):
-    "(patient id, `Entry`) for every row of one frame of a clinical table, after the frame's checks."
+    """(patient id, `Entry`) for every row of one frame of a clinical table, after the frame's checks; a blood
+    pressure's half as a `PressurePart`, a question without an answer (left out) as `UNANSWERED`."""
     (_, ccol, scol, _), (names, classes) = OMOP_TABLES[table], concepts
     people = _integers(df, "person_id", source, table)
     concept = _integers(df, ccol, source, table) if ccol else None
     for col in (c for c in CONCEPT_COLUMNS if c in df.columns): _integers(df, col, source, table, blank_ok=True)
     _check_numbers(df, ("value_as_number", *RANGE_COLUMNS), source, table)
-    out = []
+    out, end = [], END_COLUMNS.get(table)
     cols, std = list(df.columns), {}                 # std: each concept's standard code, looked up once a frame
     for i, rec in enumerate(dict(zip(cols, row)) for row in zip(*(df[c].tolist() for c in cols))):   # fast: no boxing
         loc = lambda col: Location(source.where(table), table, int(rec["row"]), col)
@@ -278,41 +315,77 @@ def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminolo
             raise OmopError(f"person_id {people[i]} is not in the PERSON table", loc("person_id"))
         try: when = omop_date(rec[DATE_COLUMNS[table]])
         except ValueError as e: raise OmopError(str(e), loc(DATE_COLUMNS[table])) from None
+        try: until = (omop_date(rec[end[0]]), end[1]) if end and rec.get(end[0]) else None
+        except ValueError as e: raise OmopError(str(e), loc(end[0])) from None
+        pid = persons[int(people[i])]
         if ccol is None:
             if not rec["note_text"]: raise OmopError("empty note_text", loc("note_text"))
-            fld, text = options.routes[table], cap_note(rec["note_text"], options.snapshot.note_chars)
-        else:
-            c = int(concept[i])
-            coding = names.get(c) if c != 0 else None
-            fld = options.concept_routes.get(classes.get(c), options.routes[table])
-            if coding is not None: name = term.render([coding])
-            elif c == 0 and rec[scol]: name = term.render([], rec[scol])
-            else: name = term.render([Coding("OMOP concept", str(c))])   # counted as unmapped
-            text = row_text(table, fld, name, rec, names)
-        unit = rec.get("unit_source_value") or rec.get("unit_concept_id") or ""
-        series = f"{table} {c or name} [{unit}]" if table in VALUE_COLUMNS and ccol and text != name else None  # a test
-        code = (std[c] if c in std else std.setdefault(c, standard_code([coding]))) if ccol and coding is not None \
-            else None                                                                 # SNOMED, RxNorm, LOINC, ...
-        out.append((persons[int(people[i])], Entry(fld, text, when, series, code)))
+            text = cap_note(unescape_breaks(rec["note_text"]), options.snapshot.note_chars)
+            out.append((pid, Entry(options.routes[table], text, when))); continue
+        c = int(concept[i])
+        coding = names.get(c) if c != 0 else None
+        fld = options.concept_routes.get(classes.get(c), options.routes[table])
+        if coding is not None: name = term.render([coding])
+        elif c == 0 and rec[scol]: name = term.render([], rec[scol])
+        else: name = term.render([Coding("OMOP concept", str(c))])   # counted as unmapped
+        text = unescape_breaks(row_text(table, fld, name, rec, names))
+        code = (std[c] if c in std else std.setdefault(c, standard_code([coding]))) if coding is not None else None
+        if table == "observation" and text == name and coding is not None and not rec.get("value_as_concept_id") and (
+                coding.system.upper() in QUESTION_VOCABULARIES or classes.get(c) in QUESTION_CLASSES):
+            if options.snapshot.unanswered == "omit": out.append((pid, UNANSWERED)); continue      # counted
+            text = f"{name}: no answer recorded"
+        series = f"{table} {c or name}" if table in VALUE_COLUMNS and text != name else None   # a test, by its concept
+        entry = Entry(fld, text, when, series, code, until=until if until and until[0] else None)
+        half = {("LOINC", SYSTOLIC): "systolic", ("LOINC", DIASTOLIC): "diastolic"}.get(code)
+        if half and when is not None and rec.get("value_as_number"):
+            shown = unit_text(rec["unit_source_value"]) if rec.get("unit_source_value") else _named(
+                rec.get("unit_concept_id", ""), names, unit=True)
+            entry = PressurePart(half, number_text(Decimal(rec["value_as_number"])), shown, entry)
+        out.append((pid, entry))
     return out
+
+def paired_pressures(parts: list) -> list:
+    """One day's blood-pressure halves (`PressurePart`s) of a patient as entries: each systolic with a diastolic of the
+    same day as one reading (`Blood pressure 128/82 mmHg`), in the order read; a half without its other as it is."""
+    sys_ = [x for x in parts if x.kind == "systolic"]
+    dia = [x for x in parts if x.kind == "diastolic"]
+    out = []
+    for s, d in zip(sys_, dia):
+        unit = s.unit or d.unit
+        out.append(Entry(s.entry.field, f"Blood pressure {s.value}/{d.value}" + (f" {unit}" if unit else ""),
+                         s.entry.when, f"LOINC {BLOOD_PRESSURE}", ("LOINC", BLOOD_PRESSURE)))
+    k = min(len(sys_), len(dia))
+    return out + [x.entry for x in sys_[k:] + dia[k:]]
 
 def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: dict | None = None) -> tuple[dict, list]:
     """Patient id -> `Patient` charted from the clinical tables (`2i_chart`: dated rows against each patient's index
-    date, most recent first, repeats collapsed, age and sex from PERSON in the summary), and notes (tables absent,
-    rows after the index date)."""
+    date, never after the patient's death, most recent first, repeats collapsed, a blood pressure's halves paired,
+    age, sex and death in the summary), and notes (tables absent, rows after the index date, questions without an
+    answer left out, deaths)."""
     concepts, persons = read_concepts(source, used_concepts(source)), read_persons(source, options.patient_id)
+    deaths = read_deaths(source, persons)
     # each patient's rows grouped as they are read (`ChartGroups`): a table of millions of rows is never kept
-    groups = {pid: ChartGroups(fixed_index(explicit or {}, options, pid)) for pid in persons.values()}
-    people, notes = read_people(source), []
+    groups = {pid: ChartGroups(death_index(fixed_index(explicit or {}, options, pid), deaths.get(pid)))
+              for pid in persons.values()}
+    people, notes, halves, unanswered = read_people(source), [], {}, 0
     for table in OMOP_TABLES:
         rows = _table_entries(source, table, options, term, concepts, persons)
         if rows is None: notes.append(f"OMOP: no {table} table"); continue
-        for pid, entry in rows: groups[pid].add(entry)
+        for pid, entry in rows:
+            if entry is UNANSWERED: unanswered += 1
+            elif isinstance(entry, PressurePart): halves.setdefault((pid, entry.entry.when), []).append(entry)
+            else: groups[pid].add(entry)
+    for (pid, _), parts in halves.items():
+        for e in paired_pressures(parts): groups[pid].add(e)
     charts = {pid: patient_chart(pid, groups[pid], options, explicit or {},
-                                 lambda index, b=people.get(k, (None, None)): age_text(*b, index))
+                                 lambda index, b=people.get(k, (None, None)): age_text(*b, index), deaths.get(pid))
               for k, pid in persons.items()}
     later, odd = sum(n for _, n, _ in charts.values()), sum(n for _, _, n in charts.values())
+    notes += [f"OMOP: {unanswered} observation(s) of a question without an answer left out (snapshot.unanswered: "
+              f"show shows them)"] * bool(unanswered)
+    notes += [f"OMOP: {len(deaths)} patient(s) died; each is charted as of the date of death at the latest"] * bool(deaths)
     return {pid: p for pid, (p, _, _) in charts.items()}, notes + chart_notes("OMOP", later, {}, odd)
+
 
 # %% ../../nbs/2c_omop.ipynb #d35e9b05
 @register_adapter

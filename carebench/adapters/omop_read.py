@@ -146,6 +146,11 @@ CDM_COLUMNS = {
                         "value_source_value", "observation_event_id", "obs_event_field_concept_id",),
     },
 }
+# the DEATH table has had these columns since CDM 5.2 (a patient's death ends the chart; `read_deaths`)
+for _tables in CDM_COLUMNS.values():
+    _tables["death"] = ("person_id", "death_date", "death_datetime", "death_type_concept_id", "cause_concept_id",
+                        "cause_source_value", "cause_source_concept_id")
+
 
 # %% ../../nbs/2k_omop_read.ipynb #d1276c92
 def read_delimited_table(p: Path, name: str, cdm_version: str | None = None, chunksize: int | None = None,
