@@ -251,7 +251,7 @@ def chart_fields(entries: list, index: date | None, style: str = "month",
     for e in entries: groups.add(e)
     return groups.render(index, style, codes), groups.later
 
-# %% ../../nbs/2i_chart.ipynb #58e83769
+# %% ../../nbs/2i_chart.ipynb #5f6db1bd
 def death_index(index: date | None, died: date | bool | None) -> date | None:
     """The index date a death allows: `index`, but never after the date of death (`died`; True or None: no date), and
     the date of death where no index date is fixed."""
@@ -282,7 +282,7 @@ def patient_chart(pid: str, entries, options: ChartOptions, explicit: dict, who=
     if demo: fields["summary"] = f"{demo}. {fields['summary']}" if "summary" in fields else f"{demo}."
     return Patient(pid, fields, codes), entries.later, entries.implausible
 
-# %% ../../nbs/2i_chart.ipynb #1bb17cd3
+# %% ../../nbs/2i_chart.ipynb #674533f1
 _ESCAPED_BREAK = re.compile(r"(?<!\\)\\r\\n|(?<!\\)\\[nr]")
 
 def unescape_breaks(text: str) -> str:

@@ -470,7 +470,7 @@ def demographics(patient, index: date | None) -> str:
     "`62-year-old female`: a Patient's age at the index date and administrative sex, as far as known (`age_text`)."
     return age_text(_span_middle(getattr(patient, "birthDate", None)), getattr(patient, "gender", None), index)
 
-# %% ../../nbs/2b_fhir.ipynb #69200b83
+# %% ../../nbs/2b_fhir.ipynb #a77ee608
 def death_of(patient) -> date | bool | None:
     """A Patient's death: the date `deceasedDateTime` gives (a partial date's middle), True where only the fact is
     known (`deceasedBoolean`, or a date that cannot be read), None for a patient not known to have died."""
@@ -488,7 +488,7 @@ def entry_code(m) -> tuple | None:
         if concept is not None and hasattr(concept, "coding"): return standard_code(codings_of(concept)[0])
     return None
 
-# %% ../../nbs/2b_fhir.ipynb #91c6cd15
+# %% ../../nbs/2b_fhir.ipynb #774666e9
 def one_note_per_text(entries: list) -> tuple:
     """A patient's entries with each note's text kept once per date (a DiagnosticReport and a DocumentReference often
     carry the same note under two titles), and how many repeats were left out."""

@@ -183,7 +183,7 @@ def read_people(source) -> dict:
         out[int(r["person_id"])] = (born, sex)
     return out
 
-# %% ../../nbs/2c_omop.ipynb #4034cb47
+# %% ../../nbs/2c_omop.ipynb #f9ba9f37
 def read_deaths(source, persons: dict) -> dict:
     """Patient id -> date of death from the DEATH table (`death_date`, else `death_datetime`; the earliest where a
     person has two rows); {} without the table. A row naming no person of PERSON, or no date, is an `OmopError`."""
