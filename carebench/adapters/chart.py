@@ -170,7 +170,8 @@ def joined_texts(texts: list) -> str:
     texts joined by `; `."""
     if len(texts) == 1: return texts[0]
     head = texts[0].split(": ", 1)[0] + ": "
-    if all(t.startswith(head) and len(t) > len(head) for t in texts): return head + "; ".join(t[len(head):] for t in texts)
+    if all(t.startswith(head) and len(t) > len(head) for t in texts):
+        return head + "; ".join(t[len(head):] for t in texts)
     return "; ".join(texts)
 
 # %% ../../nbs/2i_chart.ipynb #1a8c1525
@@ -221,7 +222,7 @@ class ChartGroups:
         if n == 0: (n, last, first, text), same, bare = bare, True, None      # no reading had a value
         else: text = joined_texts(texts)
         if until is not None and (index is None or until[0] <= index): text = f"{text}, {until[1]}"   # ended by then
-        if same or n == newest: shown = entry_text(text, n if same else 1, last, index, style)   # one time, or one value
+        if same or n == newest: shown = entry_text(text, n if same else 1, last, index, style)   # one value or time
         else: shown = series_text(text, n - max(newest - 1, 0), last, first, index, style)
         if not bare: return shown
         more = f"{bare[0]} more reading{'s' * (bare[0] > 1)} without a value"
@@ -231,8 +232,8 @@ class ChartGroups:
         """Field -> shown entries (the summary: one text), most recent first, collapsed with count and last date; with
         a dict `codes`, each shown entry's standard code is put in it under `(field, shown text)`."""
         last = lambda g: g[1] if g[0] else g[7][1]
-        ordered = sorted(self.groups.items(), key=lambda kv: (last(kv[1]) is None, -(last(kv[1]) or date.min).toordinal(),
-                                                              kv[1][2]))
+        order = lambda kv: (last(kv[1]) is None, -(last(kv[1]) or date.min).toordinal(), kv[1][2])
+        ordered = sorted(self.groups.items(), key=order)
         out = dict(self.fields)
         for (fld, *_), g in ordered:
             if fld == "summary": out[fld] = f"{out[fld]} {g[3][0]}" if out[fld] else g[3][0]; continue
@@ -278,7 +279,8 @@ def patient_chart(pid: str, entries, options: ChartOptions, explicit: dict, who=
     demo = who(index)
     if died:
         when = when_text(died, index, options.snapshot.dates) if isinstance(died, date) else ""
-        demo = f"{demo}, {'died ' + when if when else 'deceased'}" if demo else f"{'Died ' + when if when else 'Deceased'}"
+        death = f"died {when}" if when else "deceased"
+        demo = f"{demo}, {death}" if demo else death.capitalize()
     if demo: fields["summary"] = f"{demo}. {fields['summary']}" if "summary" in fields else f"{demo}."
     return Patient(pid, fields, codes), entries.later, entries.implausible
 

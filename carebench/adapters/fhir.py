@@ -31,9 +31,9 @@ from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions, 
 # %% auto #0
 __all__ = ['FHIR_WORKER_BYTES', 'SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'UNCONFIRMED', 'MEDICATION_STATUS',
            'MEDICATION_EVENTS', 'VITAL_SIGNS', 'DATE_ELEMENTS', 'CODE_ELEMENTS', 'FhirOptions', 'codings_of',
-           'concept_text', 'quantity_text', 'fhir_field', 'status_marks', 'value_text', 'components_text',
-           'absent_text', 'narrative_text', 'answer_text', 'patient_ids', 'not_a_fact', 'record_dates', 'demographics',
-           'death_of', 'entry_code', 'one_note_per_text', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
+           'concept_text', 'quantity_text', 'fhir_field', 'value_text', 'components_text', 'patient_ids', 'not_a_fact',
+           'record_dates', 'demographics', 'death_of', 'entry_code', 'one_note_per_text', 'fhir_snapshots',
+           'resolve_items', 'FhirAdapter']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 # what a reading worker holds: the FHIR models of the types a chart reads (~120 MB measured) and its chunks' resources
@@ -133,7 +133,7 @@ def _social(m) -> bool:
 UNCONFIRMED = {"provisional": "provisional", "differential": "differential diagnosis", "unconfirmed": "unconfirmed",
                "presumed": "presumed"}
 
-def status_marks(m) -> str:
+def _status_marks(m) -> str:
     """What follows the name of a Condition or an AllergyIntolerance that is not current or not confirmed:
     `, inactive`, `, resolved, unconfirmed` (its clinical and verification status)."""
     first = lambda c: next((x.code for x in (c.coding or ())), None) if c is not None else None
@@ -145,7 +145,8 @@ def status_marks(m) -> str:
 
 @fhir_field("Condition")
 def _condition(m, r, term, res):
-    return "social_history" if _social(m) else "medical_history", concept_text(m.code, term, r, "code") + status_marks(m)
+    fld = "social_history" if _social(m) else "medical_history"
+    return fld, concept_text(m.code, term, r, "code") + _status_marks(m)
 
 @fhir_field("AllergyIntolerance")
 def _allergy(m, r, term, res):
@@ -153,7 +154,7 @@ def _allergy(m, r, term, res):
              x in enumerate(m.reaction or ())
              for j, c in enumerate(x.manifestation or ())]
     return "allergies", concept_text(m.code, term, r, "code") + (f" ({', '.join(signs)})" if signs else "") + \
-        status_marks(m)
+        _status_marks(m)
 
 def _medication_name(m, r, ref, term, res) -> str:
     """The name of the Medication a reference names: one contained in the resource itself (`#med1`, the pattern HL7's
@@ -230,7 +231,7 @@ def components_text(m, term, where) -> str:
 VITAL_SIGNS = frozenset({"85353-1", "9279-1", "8867-4", "2708-6", "59408-5", "8310-5", "8302-2", "9843-4", "29463-7",
                          "39156-5", "85354-9", "8480-6", "8462-4", "59576-9", "8289-1", "77606-2", "3141-9"})
 
-def absent_text(m) -> str:
+def _absent_text(m) -> str:
     "What an Observation without a value says instead: `: not recorded (asked but declined)` (`dataAbsentReason`)."
     d = m.__dict__.get("dataAbsentReason")
     if d is None: return ""
@@ -247,7 +248,7 @@ def _observation(m, r, term, res):
     value = value_text(m, term, r) or components_text(m, term, r)
     name = concept_text(m.code, term, r, "code")
     series = f"{std[0]} {std[1]}" if std else name      # one test: its code (a reading without a value joins it)
-    return fld, name + (value or absent_text(m)), series, bool(value)
+    return fld, name + (value or _absent_text(m)), series, bool(value)
 
 
 @fhir_field("DiagnosticReport")
@@ -325,7 +326,7 @@ def _encounter(m, r, term, res):
     reasons = [concept_text(c, term, r, f"reasonCode[{k}]") for k, c in enumerate(m.reasonCode or ())]
     return "encounters", kind + (f" for {', '.join(reasons)}" if reasons else "")
 
-def narrative_text(m) -> str:
+def _narrative_text(m) -> str:
     "A resource's human-readable narrative (`text.div`, XHTML) as plain text, whitespace runs as one space."
     div = getattr(m.__dict__.get("text"), "div", None)
     if not div: return ""
@@ -333,14 +334,14 @@ def narrative_text(m) -> str:
 
 @fhir_field("CarePlan")
 def _care_plan(m, r, term, res):
-    "A plan by its category (US Core's `assess-plan` says only that it is one), title, description, activities or story."
+    "A plan by its category (US Core's `assess-plan` names no plan), title, description, activities or narrative."
     names = [concept_text(c, term, r, f"category[{k}]") for k, c in enumerate(m.category or ())
              if not {x.code for x in (c.coding or ())} & {"assess-plan"} and (c.text or c.coding)]
     acts = [concept_text(a.detail.code, term, r, f"activity[{k}].detail.code") for k, a in enumerate(m.activity or ())
             if a.detail is not None and a.detail.code is not None]
     name = names[0] if names else m.title or m.description
     name = f"{name}: {', '.join(acts)}" if name and acts else name or (f"Care plan: {', '.join(acts)}" if acts else "")
-    if not name and (story := narrative_text(m)): name = _Note(f"Care plan: {story}")
+    if not name and (story := _narrative_text(m)): name = _Note(f"Care plan: {story}")
     if not name:
         raise FhirError("a CarePlan needs a category, a title, a description, an activity's code or a narrative",
                         _where(r, "category"))
@@ -357,7 +358,7 @@ def _family(m, r, term, res):
     dead = ", deceased" if m.__dict__.get("deceasedBoolean") or m.__dict__.get("deceasedDate") else ""
     return "family_history", (f"{who}: {'; '.join(conds)}" if conds else who) + dead
 
-def answer_text(a) -> str:
+def _answer_text(a) -> str:
     "A questionnaire answer's value as written: a coding's display, a quantity, yes/no, a number, a text or a date."
     d = a.__dict__
     if (c := d.get("valueCoding")) is not None: return c.display or c.code or ""
@@ -372,7 +373,7 @@ def _answered(items) -> list:
     "`question: answer` for every answered item, nested ones included, in the order asked."
     out = []
     for it in items or ():
-        values = [v for v in map(answer_text, it.answer or ()) if v]
+        values = [v for v in map(_answer_text, it.answer or ()) if v]
         if values: out.append(f"{it.text or it.linkId}: {', '.join(values)}")
         out += _answered(it.item) + [x for a in (it.answer or ()) for x in _answered(a.item)]
     return out
@@ -434,7 +435,8 @@ def not_a_fact(m) -> str | None:
 
 # %% ../../nbs/2b_fhir.ipynb #5d4c8e39
 DATE_ELEMENTS = ("onsetDateTime", "onsetPeriod", "effectiveDateTime", "effectivePeriod", "performedDateTime",
-                 "performedPeriod", "occurrenceDateTime", "whenHandedOver", "whenPrepared", "authoredOn", "authored", "period", "started", "date", "created",
+                 "performedPeriod", "occurrenceDateTime", "whenHandedOver", "whenPrepared",
+                 "authoredOn", "authored", "period", "started", "date", "created",
                  "recordedDate", "dateAsserted", "issued")          # when it happened before when it was written
 
 def _day(v) -> date:
@@ -562,7 +564,8 @@ def _outcome(r: Resource, term: Terminology, routes: dict, note_chars: int, meds
     text = unescape_breaks(str(cap_note(text, note_chars) if isinstance(text, _Note) else text))
     dates = record_dates(r.model, first=True)
     series, valued = (reading + [None, True])[:2]
-    return ("entry", ref, Entry(fld, text, dates[0] if dates else None, series, entry_code(r.model), valued), t, element)
+    entry = Entry(fld, text, dates[0] if dates else None, series, entry_code(r.model), valued)
+    return ("entry", ref, entry, t, element)
 
 def _apply(c: _Collected, o: tuple, key, file, row, skips: Skips) -> None:
     "An outcome kept in `c` (or raised, or counted in `skips`)."
@@ -637,7 +640,8 @@ def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None =
     died = {pid: death_of(people.get(pid)) for pid in entries}
     entries = {pid: one_note_per_text(es) for pid, es in entries.items()}
     twice = sum(n for _, n in entries.values())
-    charts = {pid: patient_chart(pid, es, chart, explicit or {}, who(pid), died[pid]) for pid, (es, _) in entries.items()}
+    charts = {pid: patient_chart(pid, es, chart, explicit or {}, who(pid), died[pid])
+              for pid, (es, _) in entries.items()}
     later, odd = (sum(chart[k] for chart in charts.values()) for k in (1, 2))      # after the index; implausible
     notes = _fhir_notes(c.unused, c.withheld, c.repeats) + chart_notes("FHIR", later, {}, odd)
     notes += [f"FHIR: {twice} note(s) that another resource holds on the same date shown once"] * bool(twice)

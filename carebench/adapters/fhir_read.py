@@ -59,7 +59,7 @@ class Skips:
     unused: Counter = field(default_factory=Counter)
 
     def skip(self, reason: str, error: CareBenchError) -> None:
-        "Raise `error` (saying how such a resource could be left out instead), or (with `skip`) count it under `reason`."
+        "Raise `error` (saying how such a resource could be left out), or (with `skip`) count it under `reason`."
         if self.on_invalid != "skip":
             hint = " (`dataset.on_invalid: skip` leaves such a resource out and counts it)"
             error.args = (f"{error.args[0] if error.args else ''}{hint}", *error.args[1:])

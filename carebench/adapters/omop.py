@@ -32,9 +32,9 @@ from .terminology import Coding, Terminology, TerminologyOptions, standard_code
 
 # %% auto #0
 __all__ = ['OMOP_TABLES', 'DEFAULT_ROUTES', 'DATE_COLUMNS', 'FEMALE', 'MALE', 'VALUE_COLUMNS', 'CONCEPT_COLUMNS', 'RANGE_COLUMNS',
-           'OPERATORS', 'SUFFIX_COLUMNS', 'END_COLUMNS', 'QUESTION_VOCABULARIES', 'QUESTION_CLASSES', 'UNANSWERED',
-           'OmopOptions', 'read_concepts', 'read_persons', 'omop_date', 'read_people', 'read_deaths', 'row_text',
-           'used_concepts', 'PressurePart', 'paired_pressures', 'omop_snapshots', 'OmopAdapter']
+           'OPERATORS', 'SUFFIX_COLUMNS', 'END_COLUMNS', 'QUESTION_VOCABULARIES', 'QUESTION_CLASSES', 'OmopOptions',
+           'read_concepts', 'read_persons', 'omop_date', 'read_people', 'read_deaths', 'row_text', 'used_concepts',
+           'omop_snapshots', 'paired_pressures', 'OmopAdapter']
 
 # %% ../../nbs/2c_omop.ipynb #6a945301
 OMOP_TABLES = {   # table -> (primary key, concept column, source value column, default field)
@@ -192,7 +192,8 @@ def read_deaths(source, persons: dict) -> dict:
     out = {}
     for person, r in zip(_integers(df, "person_id", source, "death"), df.to_dict("records")):
         where = lambda col: Location(source.where("death"), "death", int(r["row"]), col)
-        if int(person) not in persons: raise OmopError(f"person_id {person} is not in the PERSON table", where("person_id"))
+        if int(person) not in persons:
+            raise OmopError(f"person_id {person} is not in the PERSON table", where("person_id"))
         try: died = omop_date(r["death_date"]) or omop_date(r["death_datetime"])
         except ValueError as e: raise OmopError(str(e), where("death_date")) from None
         if died is None: raise OmopError("a DEATH row needs a death_date", where("death_date"))
@@ -290,18 +291,18 @@ def _table_entries(source, table: str, options: OmopOptions, term: Terminology, 
     return (row for df in frames for row in _frame_entries(df, source, table, options, term, concepts, persons))
 
 @dataclass(frozen=True)
-class PressurePart:
+class _PressurePart:
     "A systolic or diastolic reading (`kind`) with its value and unit, waiting for its other half of the same day."
     kind: str
     value: str
     unit: str
     entry: Entry
 
-UNANSWERED = "unanswered"           # what `_frame_entries` gives for a question without an answer that is left out
+_UNANSWERED = "unanswered"           # what `_frame_entries` gives for a question without an answer that is left out
 
 def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminology, concepts: tuple, persons: dict):
     """(patient id, `Entry`) for every row of one frame of a clinical table, after the frame's checks; a blood
-    pressure's half as a `PressurePart`, a question without an answer (left out) as `UNANSWERED`."""
+    pressure's half as a `_PressurePart`, a question without an answer (left out) as `_UNANSWERED`."""
     (_, ccol, scol, _), (names, classes) = OMOP_TABLES[table], concepts
     people = _integers(df, "person_id", source, table)
     concept = _integers(df, ccol, source, table) if ccol else None
@@ -332,7 +333,7 @@ def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminolo
         code = (std[c] if c in std else std.setdefault(c, standard_code([coding]))) if coding is not None else None
         if table == "observation" and text == name and coding is not None and not rec.get("value_as_concept_id") and (
                 coding.system.upper() in QUESTION_VOCABULARIES or classes.get(c) in QUESTION_CLASSES):
-            if options.snapshot.unanswered == "omit": out.append((pid, UNANSWERED)); continue      # counted
+            if options.snapshot.unanswered == "omit": out.append((pid, _UNANSWERED)); continue      # counted
             text = f"{name}: no answer recorded"
         series = f"{table} {c or name}" if table in VALUE_COLUMNS and text != name else None   # a test, by its concept
         entry = Entry(fld, text, when, series, code, until=until if until and until[0] else None)
@@ -340,22 +341,9 @@ def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminolo
         if half and when is not None and rec.get("value_as_number"):
             shown = unit_text(rec["unit_source_value"]) if rec.get("unit_source_value") else _named(
                 rec.get("unit_concept_id", ""), names, unit=True)
-            entry = PressurePart(half, number_text(Decimal(rec["value_as_number"])), shown, entry)
+            entry = _PressurePart(half, number_text(Decimal(rec["value_as_number"])), shown, entry)
         out.append((pid, entry))
     return out
-
-def paired_pressures(parts: list) -> list:
-    """One day's blood-pressure halves (`PressurePart`s) of a patient as entries: each systolic with a diastolic of the
-    same day as one reading (`Blood pressure 128/82 mmHg`), in the order read; a half without its other as it is."""
-    sys_ = [x for x in parts if x.kind == "systolic"]
-    dia = [x for x in parts if x.kind == "diastolic"]
-    out = []
-    for s, d in zip(sys_, dia):
-        unit = s.unit or d.unit
-        out.append(Entry(s.entry.field, f"Blood pressure {s.value}/{d.value}" + (f" {unit}" if unit else ""),
-                         s.entry.when, f"LOINC {BLOOD_PRESSURE}", ("LOINC", BLOOD_PRESSURE)))
-    k = min(len(sys_), len(dia))
-    return out + [x.entry for x in sys_[k:] + dia[k:]]
 
 def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: dict | None = None) -> tuple[dict, list]:
     """Patient id -> `Patient` charted from the clinical tables (`2i_chart`: dated rows against each patient's index
@@ -372,8 +360,8 @@ def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: di
         rows = _table_entries(source, table, options, term, concepts, persons)
         if rows is None: notes.append(f"OMOP: no {table} table"); continue
         for pid, entry in rows:
-            if entry is UNANSWERED: unanswered += 1
-            elif isinstance(entry, PressurePart): halves.setdefault((pid, entry.entry.when), []).append(entry)
+            if entry is _UNANSWERED: unanswered += 1
+            elif isinstance(entry, _PressurePart): halves.setdefault((pid, entry.entry.when), []).append(entry)
             else: groups[pid].add(entry)
     for (pid, _), parts in halves.items():
         for e in paired_pressures(parts): groups[pid].add(e)
@@ -383,9 +371,24 @@ def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: di
     later, odd = sum(n for _, n, _ in charts.values()), sum(n for _, _, n in charts.values())
     notes += [f"OMOP: {unanswered} observation(s) of a question without an answer left out (snapshot.unanswered: "
               f"show shows them)"] * bool(unanswered)
-    notes += [f"OMOP: {len(deaths)} patient(s) died; each is charted as of the date of death at the latest"] * bool(deaths)
+    notes += [f"OMOP: {len(deaths)} patient(s) died; each is charted as of the date of death at the latest"
+              ] * bool(deaths)
     return {pid: p for pid, (p, _, _) in charts.items()}, notes + chart_notes("OMOP", later, {}, odd)
 
+
+# %% ../../nbs/2c_omop.ipynb #7fcb6afa
+def paired_pressures(parts: list) -> list:
+    """One day's blood-pressure halves (`_PressurePart`s) of a patient as entries: each systolic with a diastolic of the
+    same day as one reading (`Blood pressure 128/82 mmHg`), in the order read; a half without its other as it is."""
+    sys_ = [x for x in parts if x.kind == "systolic"]
+    dia = [x for x in parts if x.kind == "diastolic"]
+    out = []
+    for s, d in zip(sys_, dia):
+        unit = s.unit or d.unit
+        out.append(Entry(s.entry.field, f"Blood pressure {s.value}/{d.value}" + (f" {unit}" if unit else ""),
+                         s.entry.when, f"LOINC {BLOOD_PRESSURE}", ("LOINC", BLOOD_PRESSURE)))
+    k = min(len(sys_), len(dia))
+    return out + [x.entry for x in sys_[k:] + dia[k:]]
 
 # %% ../../nbs/2c_omop.ipynb #d35e9b05
 @register_adapter
