@@ -111,3 +111,28 @@ def test_a_chart_with_nothing_to_show_is_an_error_naming_the_patient(tmp_path):
     (folder / "fhir" / "c03.json").write_text(json.dumps(bundle))
     r = run_cli("validate", folder / "config.yaml")
     assert r.returncode != 0 and "the snapshot of patient 'c03'" in r.stderr and "is empty" in r.stderr, r.stderr
+
+
+def test_the_input_page_flags_what_a_clinician_would(tmp_path):
+    "A woman's chart with a prostate finding and a note addressing her as Mr., a temperature in kg: reported, unchanged."
+    from carebench.adapters.chart_checks import chart_warnings
+    from carebench.adapters.load import load_dataset
+    folder = shutil.copytree(SHAPES / "chart_fhir", tmp_path / "fhir")
+    bundle = json.loads((folder / "fhir" / "c03.json").read_text())
+    me = bundle["entry"][0]["resource"]
+    me["gender"] = "female"
+    subj = {"reference": bundle["entry"][0]["fullUrl"]}
+    add = lambda r: bundle["entry"].append({"resource": {"id": f"x{len(bundle['entry'])}", "subject": subj, **r}})
+    add({"resourceType": "Condition", "onsetDateTime": "2009-01-01", "code": {"text": "Benign prostatic hyperplasia"}})
+    add({"resourceType": "Observation", "status": "final", "effectiveDateTime": "2011-02-02", "code": {"coding": [
+        {"system": "http://loinc.org", "code": "8310-5", "display": "Body temperature"}]},
+         "valueQuantity": {"value": 36.6, "unit": "kg"}})
+    add({"resourceType": "DocumentReference", "status": "current", "date": "2011-02-02T09:00:00Z", "type": {"text": "Note"},
+         "content": [{"attachment": {"contentType": "text/plain", "data": "TXIuIFJvZSBzZWVuIHRvZGF5Lg=="}}]})
+    (folder / "fhir" / "c03.json").write_text(json.dumps(bundle))
+    ds = load_dataset(folder / "config.yaml")
+    kinds = sorted((w.field, w.kind, w.term) for w in chart_warnings(ds))
+    assert kinds == [("labs", "a unit that does not fit its test", "kg"),
+                     ("medical_history", "a finding a female patient cannot have", "prostat"),
+                     ("notes", "a note addressing a female patient as Mr.", "mr")]
+    assert "Benign prostatic hyperplasia (2009-01)" in dict(ds.patients[0].snapshot)["medical_history"]   # unchanged

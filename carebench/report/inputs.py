@@ -11,12 +11,14 @@ from ..core.text import normalize_text
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT
 from ..stats.measures import cohens_kappa
 from ..adapters.chart import snapshot_tokens
+from ..adapters.chart_checks import chart_warnings
 from ..evaluation.view import Figure, RunView, _below, _heatmap, _style, category_names
 from .pages import _by_category
 
 # %% auto #0
 __all__ = ['label_distribution', 'plot_label_distribution', 'cooccurrence', 'plot_cooccurrence', 'disagreement_table',
-           'delta_ref_pairs', 'delta_ref_audit', 'repeated_items', 'snapshot_lengths', 'plot_snapshot_lengths']
+           'delta_ref_pairs', 'delta_ref_audit', 'repeated_items', 'snapshot_lengths', 'plot_snapshot_lengths',
+           'chart_warning_table']
 
 # %% ../../nbs/43_input.ipynb #3a715c47
 def _level(v: float, K: int) -> str:
@@ -198,3 +200,9 @@ def plot_snapshot_lengths(view: RunView) -> Figure:
     return Figure(fig, f"{len(sl)} patients' snapshots, longest {int(sl['tokens'].max())} estimated tokens (four "
                        f"characters a token)" + (f"; the budget of {budget} tokens cut {n_cut} of them (grey: before "
                                                 f"it)" if budget else "; no budget was set") + ".")
+
+# %% ../../nbs/43_input.ipynb #6bf4caac
+def chart_warning_table(view: RunView) -> pd.DataFrame:
+    "The charts' warnings (`chart_warnings`): patient, field, kind and the check's term; empty when none."
+    rows = [dict(patient=w.patient_id, field=w.field, warning=w.kind, term=w.term) for w in chart_warnings(view.dataset)]
+    return pd.DataFrame(rows, columns=["patient", "field", "warning", "term"])
