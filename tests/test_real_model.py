@@ -128,3 +128,24 @@ def test_logprob_mode_is_refused_by_a_server_without_logprobs(server, tmp_path):
     (tmp_path / "served.yaml").write_text(yaml.safe_dump(cfg))
     r = run_cli("validate", tmp_path / "served.yaml", "--check-endpoints")
     assert r.returncode == 2 and "returns no token log-probabilities, which scoring_mode logprob needs" in r.stderr, r.stderr
+
+
+def test_a_chart_without_a_budget_gets_one_from_the_models_window(tmp_path):
+    "A FHIR chart read by SmolLM2 (window 8,192 tokens, from its config.json; nothing loaded): the budget and its source."
+    import shutil
+    from carebench.core.config import load_config
+    from carebench.adapters.load import load_dataset
+    from carebench.tracks.runner import preflight
+    folder = shutil.copytree(EXAMPLE.parent.parent / "tests" / "fixtures" / "real_shapes" / "synthea", tmp_path / "c")
+    cfg = yaml.safe_load((folder / "config.yaml").read_text())
+    del cfg["dataset"]["snapshot"]                                          # no budget configured
+    cfg["reasoning"]["models"] = [{"id": "smollm2-135m", "backend": "transformers", "scoring_mode": "logprob"}]
+    (folder / "config.yaml").write_text(yaml.safe_dump(cfg))
+    config = load_config(folder / "config.yaml")
+    ds = load_dataset(config)
+    assert ds.provenance["snapshot_budget"]["max_tokens"] is None
+    budget = preflight(config, ds).dataset.provenance["snapshot_budget"]
+    assert budget["max_tokens"] == (8192 - 256 - 1024) * 3 // 4
+    assert budget["source"] == ("the context window of the models of the reasoning track (5,184 estimated tokens of "
+                                "snapshot)")
+    assert set(budget["per_patient"]) == {"a01", "b02"}                     # recorded per patient

@@ -26,7 +26,7 @@ __all__ = ['DATE_STYLES', 'ISO_DATE', 'PLAUSIBLE_YEARS', 'UCUM_DISPLAY', 'SYSTOL
            'SnapshotOptions', 'ChartOptions', 'index_dates', 'index_column', 'fixed_index', 'patient_index', 'Entry',
            'when_text', 'entry_text', 'series_text', 'plausible_date', 'joined_texts', 'ChartGroups', 'chart_fields',
            'death_index', 'patient_chart', 'unescape_breaks', 'cap_note', 'number_text', 'unit_text', 'age_text',
-           'token_estimate', 'snapshot_tokens', 'fit_budget', 'fit_snapshots', 'chart_notes']
+           'token_estimate', 'snapshot_tokens', 'fit_budget', 'fit_snapshots', 'chart_notes', 'default_budget']
 
 # %% ../../nbs/2i_chart.ipynb #91de01dc
 DATE_STYLES = ("month", "relative", "none")
@@ -421,3 +421,17 @@ def chart_notes(prefix: str, later: int, record: dict, implausible: int = 0) -> 
         notes.append(f"{prefix}: the snapshot budget ({record['max_tokens'] or 'per field'} tokens) cut "
                      f"{record['patients_cut']} patient(s)' snapshots ({cut})")
     return notes
+
+# %% ../../nbs/2i_chart.ipynb #0bad79ca
+def default_budget(ds: Dataset, tokens: int | None, source: str) -> Dataset:
+    """`ds` with the snapshot budget `tokens` (estimated tokens) applied where its adapter charts records
+    (`snapshot_budget` in its provenance) and no `max_tokens` was configured; the record names its `source` and the
+    notes say what it cut. Unchanged otherwise."""
+    rec = ds.provenance.get("snapshot_budget")
+    if tokens is None or not isinstance(rec, dict) or rec.get("max_tokens") is not None: return ds
+    options = SnapshotOptions(max_tokens=max(int(tokens), 1), field_max_tokens=dict(rec.get("field_max_tokens") or {}))
+    fitted, record = fit_snapshots(ds, options)
+    record.update(dates=rec.get("dates", "month"), source=source)
+    prefix = str(ds.provenance.get("adapter", "chart")).upper()
+    notes = [*ds.provenance.get("notes", []), *chart_notes(prefix, 0, record)]
+    return dataclasses.replace(fitted, provenance={**ds.provenance, "snapshot_budget": record, "notes": notes})

@@ -27,9 +27,10 @@ from .catalog import CATALOG, catalog_path, model_folder
 from .prompts import Prompt
 
 # %% auto #0
-__all__ = ['BACKENDS', 'GenerationConfig', 'ModelConfig', 'Request', 'Reply', 'BackendContext', 'Backend', 'hub_offline',
-           'local_model_problem', 'in_hub_cache', 'check_local_model', 'register_backend', 'model_source',
-           'backend_options', 'make_backend', 'warm_order', 'DryRunOptions', 'DryRunBackend']
+__all__ = ['BACKENDS', 'WINDOW_KEYS', 'GenerationConfig', 'ModelConfig', 'Request', 'Reply', 'BackendContext', 'Backend',
+           'hub_offline', 'local_model_problem', 'in_hub_cache', 'check_local_model', 'register_backend',
+           'model_source', 'model_window', 'backend_options', 'make_backend', 'warm_order', 'DryRunOptions',
+           'DryRunBackend']
 
 # %% ../../nbs/34_backends.ipynb #3bdd4701
 @dataclass(frozen=True)
@@ -200,6 +201,18 @@ def model_source(model: ModelConfig, opts) -> str:
     if path: return str(path)
     folder = model_folder(model.id) if model.id in CATALOG else None
     return str(folder) if folder is not None else model.id
+
+# %% ../../nbs/34_backends.ipynb #eb96e2ec
+WINDOW_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx")   # config.json names
+
+def model_window(model: ModelConfig, opts) -> int | None:
+    """The context window, in tokens, of a model read from a local folder (`model_source`): its `config.json`'s first
+    of `WINDOW_KEYS`; None for a served model, a hub id or a folder that names none. Nothing is loaded."""
+    cfg = Path(model_source(model, opts))/"config.json"
+    try: data = json.loads(cfg.read_text()) if cfg.is_file() else {}
+    except (OSError, ValueError): return None
+    data = {**data.get("text_config", {}), **data} if isinstance(data.get("text_config"), dict) else data
+    return next((int(data[k]) for k in WINDOW_KEYS if isinstance(data.get(k), int) and data[k] > 0), None)
 
 # %% ../../nbs/34_backends.ipynb #1ec6153f
 def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, config_file=None) -> tuple:

@@ -18,6 +18,7 @@ from ..core.executors import run_jobs
 from ..core.csvio import write_csv
 from ..core.runs import atomic_write, create_run, write_json
 from ..adapters.dataset import adapter_manifest
+from ..adapters.chart import default_budget
 from ..adapters.load import load_dataset, load_shifted, run_inputs
 from ..evaluation.analyze import Analysis, check_sensitivity, write_analysis
 from ..evaluation.shift import write_shift
@@ -57,6 +58,7 @@ class Preflight:
     instances: dict
     donors: pd.DataFrame
     reached: list = field(default_factory=list)     # what answered at each served model's address (when checked)
+    dataset: object = None                           # the dataset the tracks read, where the checks changed it
 
     @property
     def model_names(self) -> dict:
@@ -94,9 +96,17 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
                      dict(model_ids=model_ids, backend=backend, cache_path=cache_path, embed_cache=embed_cache,
                           reserved=tuple(track_names())))
     instances = {t: TRACKS[t](ctx) for t in tracks}
+    for track in instances.values(): track.check()
+    windows = {n: w for n, t in instances.items() if (w := t.snapshot_window())}
+    if windows:                               # a chart adapter without a budget: the models' window gives one
+        fitted = default_budget(ds, min(windows.values()), "the context window of the models of " + ", ".join(
+            f"the {n} track ({w:,} estimated tokens of snapshot)" for n, w in windows.items()))
+        if fitted is not ds:
+            ds, ctx = fitted, dataclasses.replace(ctx, ds=fitted)
+            instances = {t: TRACKS[t](ctx) for t in tracks}
+            for track in instances.values(): track.check()
     owner = {}
     for name, track in instances.items():
-        track.check()
         for m in track.model_names():
             if m in owner:
                 raise ConfigError(f"two tracks would write scores for the model {quote_value(m)} ({owner[m]} and "
@@ -112,7 +122,7 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
     check_sensitivity(config, ds)
     if shifted is not None: check_shift(config, shifted, names)
     reached = [line for t in instances.values() for line in t.reach()] if reach else []
-    return Preflight(tracks, instances, donors, reached)
+    return Preflight(tracks, instances, donors, reached, ds)
 
 # %% ../../nbs/3f_runner.ipynb #ae6dc8fa
 def run_and_merge(run, config: Config, jobs: list, merge: str = "merge") -> pd.DataFrame:
@@ -164,6 +174,7 @@ def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=Non
     shifted = load_shifted(config) if config.shift is not None else None          # checked before the run folder exists
     plan = preflight(config, ds, tracks, model_ids, backend, cache_path=cache_path, embed_cache=embed_cache,
                      shifted=shifted, reach=True)
+    ds = plan.dataset                                 # with the budget the models' window set, where one applied
     log.info("checks passed; tracks: %s; models: %s", ", ".join(plan.tracks),
              "; ".join(f"{t}: {', '.join(m)}" for t, m in plan.model_names.items()))
     tracks = list(plan.instances.values())

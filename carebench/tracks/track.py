@@ -80,6 +80,10 @@ class Track:
         ("After `check`: what answers for each served model (`Backend.reach`), or an `EndpointError`; "
          "[] for a track without servers.")
         return []
+    def snapshot_window(self) -> int | None:
+        ("After `check`: the most estimated tokens of snapshot its models can read (their smallest context window "
+         "less the prompt's and the answer's room), where known without loading them; None: no limit known.")
+        return None
     def start(self) -> None: pass
     def key_of(self, model: str) -> str: return self.name
     def model_names(self) -> list: raise NotImplementedError

@@ -24,7 +24,7 @@ from ...core.vocab import CONDITIONS, CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CO
 from ...adapters.dataset import Dataset
 from ...adapters.load import load_dataset
 from ...evaluation.analyze import model_slug, model_slugs
-from ...models.backends import Backend, BackendContext, Request, backend_options, make_backend
+from ...models.backends import Backend, BackendContext, Request, backend_options, make_backend, model_window
 from ...models.ask import ask_missing, repair_key
 from ...models.cache import ResponseCache, cache_key, default_cache_path
 from ..donors import assign_donors
@@ -38,7 +38,8 @@ from ...stats.endpoints import ENDPOINTS
 import carebench.models.hf_backend, carebench.models.vllm_backend, carebench.models.openai_backend  # the backends
 
 # %% auto #0
-__all__ = ['snapshot_field_names', 'plan_requests', 'ModelScores', 'score_model', 'select_models', 'score_job', 'ReasoningTrack']
+__all__ = ['PROMPT_ROOM', 'snapshot_field_names', 'plan_requests', 'ModelScores', 'score_model', 'select_models', 'score_job',
+           'ReasoningTrack']
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #49ee6268
 def snapshot_field_names(ds: Dataset) -> list:
@@ -297,6 +298,8 @@ def _emulate(*args, **kwargs) -> dict:
     from carebench.tracks.reasoning.emulation import emulate
     return emulate(*args, **kwargs)
 
+PROMPT_ROOM = 1024      # tokens a prompt needs besides the snapshot: instructions, categories, the item
+
 @register_track
 class ReasoningTrack(Track):
     "The reasoning track: prompted language models, one job per model."
@@ -351,6 +354,16 @@ reasoning:                  # The reasoning track: `carebench run` scores every 
             try: out.append(f"{m.id}: {backend.reach()}")
             finally: backend.close()
         return out
+
+    def snapshot_window(self):
+        "The smallest window of its local models (their `config.json`) less the prompt's and the answer's room."
+        out = []
+        for i, m in enumerate(self.models):
+            _, opts = backend_options(m, self.bctx, self.index.get(m.id, i), self.ctx.config.source)
+            if window := model_window(m, opts):        # estimated tokens run ~4/3 of a tokenizer's on clinical text
+                answer = (m.generation or self.ctx.config.reasoning.generation).max_new_tokens
+                out.append((window - answer - PROMPT_ROOM) * 3 // 4)
+        return max(min(out), 1) if out else None
 
     def key_of(self, model: str) -> str: return f"reasoning.models[{self.index.get(model, 0)}].id"
     def model_names(self) -> list: return [m.id for m in self.models]
