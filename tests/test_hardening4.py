@@ -44,8 +44,12 @@ def _fhir_dataset(folder: Path, resources: list, items: list | None = None, rows
 
 
 def _patients(*extra):
+    "Three patients, each with an immunization (a chart with nothing to show is refused), and `extra` resources."
     born = {"001": "1950-03-04", "002": "1962-07-01", "003": "1980-01-20"}
-    return [{"resourceType": "Patient", "id": p, "gender": "female", "birthDate": b} for p, b in born.items()] + list(extra)
+    shot = lambda p: {"resourceType": "Immunization", "id": f"imm{p}", "status": "completed", "patient": {"reference": f"Patient/{p}"},
+                      "occurrenceDateTime": "2015-10-01", "vaccineCode": {"text": "Influenza vaccine"}}
+    return ([{"resourceType": "Patient", "id": p, "gender": "female", "birthDate": b} for p, b in born.items()]
+            + [shot(p) for p in born] + list(extra))
 
 
 def _condition(cid, patient, text, code=None, **more):
