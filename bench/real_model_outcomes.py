@@ -2,13 +2,14 @@
 through the transformers backend on the first PATIENTS evaluation patients, in logprob mode and in json mode, and the
 same model behind `transformers serve` on a loopback port, read by the openai backend.
 
-It reports, from the run's own files (`scores.csv`, `errors.csv`, `call_summary.csv`, `compute.csv`):
-  - json mode: answers that failed to parse, by kind and condition, and how many the repair pass recovered;
-  - logprob mode: the distribution of P(yes) (quantiles, the share within 0.4–0.6 and near 0.5);
-  - tokens prompted and computed, calls and items per second per mode;
-and, on SERVED prompts, how often the two backends give the same greedy json text.
+It reports:
+  - logprob mode (a run of the README's config on the first --patients, from the run's own files): the distribution of
+    P(yes) (quantiles, the share within 0.4-0.6 and near 0.5), failed calls, tokens prompted and computed, items/s;
+  - json mode (--items items in each condition, asked through the backend as a run asks them): answers parsed and
+    failures by kind and condition (the parser's kinds), the median answer's length;
+  - the same json prompts through `transformers serve`, read by the openai backend: how many give the same text.
 
-    python bench/real_model_outcomes.py [--patients 2] [--served 12] [--json bench/real_model_outcomes.json]
+    python bench/real_model_outcomes.py [--patients 2] [--items 4] [--no-serve] [--json bench/real_model_outcomes.json]
 """
 import argparse
 import json
@@ -28,12 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_example(patients: int, out: Path) -> float:
-    "The README's real-model config with a json-mode twin of the model, its reasoning track on the first patients."
+    "The README's real-model config, its reasoning track (logprob mode) on the first patients."
     cfg = yaml.safe_load((ROOT / "data" / "example" / "smollm2.yaml").read_text())
     for k in ("path", "snapshots"): cfg["dataset"][k] = str(ROOT / "data" / "example" / cfg["dataset"][k])
-    real = next(m for m in cfg["reasoning"]["models"] if m["id"] == "smollm2-135m")
-    cfg["reasoning"]["models"] = [real, {**real, "id": "smollm2-135m-json", "scoring_mode": "json",
-                                         "generation": {"max_new_tokens": 96}}]
+    cfg["reasoning"]["models"] = [m for m in cfg["reasoning"]["models"] if m["id"] == "smollm2-135m"]
     (out / "config.yaml").write_text(yaml.safe_dump(cfg))
     t = time.perf_counter()
     subprocess.run([sys.executable, "-m", "carebench.cli", "run", str(out / "config.yaml"), "--track", "reasoning",
@@ -42,27 +41,39 @@ def run_example(patients: int, out: Path) -> float:
     return time.perf_counter() - t
 
 
-def outcomes(run: Path) -> dict:
-    "The figures of one run: failures by kind and condition, P(yes), tokens, calls and items per second."
+def logprob_outcomes(run: Path, seconds: float) -> dict:
+    "P(yes)'s distribution, tokens and speed of a logprob run, from its own files."
     import pandas as pd
     read = lambda name: pd.read_csv(run / name, dtype=str, keep_default_na=False)
-    scores, errors, calls, compute = (read(n) for n in ("scores.csv", "errors.csv", "call_summary.csv", "compute.csv"))
-    out = {"errors_columns": list(errors.columns), "call_summary": calls.to_dict("records")}
-    kind = next((c for c in ("kind", "error", "failure", "reason") if c in errors.columns), None)
-    if len(errors) and kind:
-        keys = [c for c in ("model", "condition", kind) if c in errors.columns]
-        out["failures"] = {" / ".join(k): int(n) for k, n in errors.groupby(keys).size().items()}
-    else: out["failures"] = {}
+    scores, errors, compute = (read(n) for n in ("scores.csv", "errors.csv", "compute.csv"))
     p = scores[scores["model"] == "smollm2-135m"]["score"].astype(float)
-    out["p_yes"] = {"cells": int(len(p)), **{f"q{int(q * 100):02d}": round(float(p.quantile(q)), 4)
-                                             for q in (0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99)},
-                    "within_0.4_0.6": round(float(((p >= 0.4) & (p <= 0.6)).mean()), 4),
-                    "within_0.49_0.51": round(float(((p >= 0.49) & (p <= 0.51)).mean()), 4)}
-    j = scores[scores["model"] == "smollm2-135m-json"]
-    out["json_cells"] = {c: int(n) for c, n in j.groupby("condition").size().items()}
-    out["json_yes_share"] = round(float((j["score"].astype(float) >= 0.5).mean()), 4) if len(j) else None
-    out["compute"] = compute.to_dict("records")
-    return out
+    cells = scores[scores["model"] == "smollm2-135m"]
+    items = cells.groupby(["condition", "patient_id", "item"]).ngroups
+    return {"cells": int(len(p)), "failed_calls": int((errors["model"] == "smollm2-135m").sum()) if len(errors) else 0,
+            "p_yes": {**{f"q{int(q * 100):02d}": round(float(p.quantile(q)), 4)
+                         for q in (0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99)},
+                      "share_within_0.4_0.6": round(float(((p >= 0.4) & (p <= 0.6)).mean()), 4),
+                      "share_within_0.49_0.51": round(float(((p >= 0.49) & (p <= 0.51)).mean()), 4),
+                      "share_above_0.5": round(float((p > 0.5).mean()), 4)},
+            "run_seconds": round(seconds, 1), "items": int(items), "items_per_s": round(items / seconds, 2),
+            "compute": compute.to_dict("records")}
+
+
+def prompts(n: int) -> tuple:
+    "`n` items of the example in each condition (the donor: the next patient), as json-mode requests."
+    from carebench.adapters.load import load_dataset
+    from carebench.core.config import load_config
+    from carebench.models.backends import Request
+    from carebench.models.prompts import build_prompt
+    ds = load_dataset(load_config(ROOT / "data" / "example" / "config.yaml"))
+    patients, ids = {p.id: p for p in ds.patients}, list(dict.fromkeys(ds.pair_patient))
+    step, reqs = max(1, len(ds.pair_item) // n), []
+    for i in list(range(0, len(ds.pair_item), step))[:n]:
+        pid = ds.pair_patient[i]
+        donor = patients[ids[(ids.index(pid) + 1) % len(ids)]]
+        for cond, shown in (("context_free", None), ("correct_context", patients[pid]), ("shuffled_context", donor)):
+            reqs.append(Request(f"{cond}:{i}", build_prompt(ds.pair_item[i], shown, ds.label_space), {}))
+    return ds.label_space, reqs
 
 
 def free_port() -> int:
@@ -71,22 +82,33 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def served_agreement(n: int) -> dict:
-    "Greedy json answers of the transformers backend and of the openai backend against `transformers serve`."
-    from carebench.adapters.load import load_dataset
-    from carebench.core.config import load_config, parse_section
-    from carebench.models.backends import BackendContext, ModelConfig, Request, make_backend
+def json_outcomes(n: int, served: bool) -> dict:
+    """json mode on `n` items in each condition: the transformers backend's greedy answers parsed as a run parses them
+    (failures by kind and condition), and, with `served`, the same prompts through `transformers serve` read by the
+    openai backend (how many give the same text)."""
+    from carebench.core.config import parse_section
+    from carebench.models.backends import BackendContext, ModelConfig, make_backend
     from carebench.models.catalog import model_folder
-    from carebench.models.prompts import build_prompt
+    from carebench.models.parsing import ParseError, parse_scores
     from carebench.tracks.reasoning.settings import ReasoningConfig
     import carebench.models.openai_backend  # noqa: F401  (registers the backend)
-    folder = model_folder("smollm2-135m")
-    ds = load_dataset(load_config(ROOT / "data" / "example" / "config.yaml"))
-    patients = {p.id: p for p in ds.patients}
-    step = max(1, len(ds.pair_item) // n)
-    reqs = [Request(str(i), build_prompt(ds.pair_item[i], patients[ds.pair_patient[i]], ds.label_space), {})
-            for i in range(0, len(ds.pair_item), step)][:n]
-    gen = {"max_new_tokens": 96}
+    folder, (space, reqs) = model_folder("smollm2-135m"), prompts(n)
+    ctx, gen = BackendContext(space), {"max_new_tokens": 256}
+    local = make_backend(parse_section(ModelConfig, {"id": "smollm2-135m", "backend": "transformers", "device": "cpu",
+                                                     "generation": gen}, key="m"), ReasoningConfig(), ctx)
+    t = time.perf_counter()
+    a = local.generate(reqs, "json")
+    seconds = time.perf_counter() - t
+    kinds = {}
+    for r, reply in zip(reqs, a):
+        cond = r.key.split(":")[0]
+        try: parse_scores(reply.text or "", space); kind = "parsed"
+        except ParseError as e: kind = e.kind
+        kinds.setdefault(cond, {}).setdefault(kind, 0)
+        kinds[cond][kind] += 1
+    out = {"requests": len(reqs), "seconds": round(seconds, 1), "by_condition": kinds,
+           "answer_chars_median": sorted(len(x.text or "") for x in a)[len(a) // 2]}
+    if not served: return out
     port = free_port()
     exe = Path(sys.executable).with_name("transformers")
     proc = subprocess.Popen([str(exe), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port), "--device",
@@ -97,33 +119,31 @@ def served_agreement(n: int) -> dict:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2): break
             except OSError: time.sleep(0.5)
-        ctx = BackendContext(ds.label_space)
-        local = make_backend(parse_section(ModelConfig, {"id": "smollm2-135m", "backend": "transformers",
-                                                         "device": "cpu", "generation": gen}, key="m"),
-                             ReasoningConfig(), ctx)
-        served = make_backend(parse_section(ModelConfig, {"id": "served", "backend": "openai", "served_model":
+        remote = make_backend(parse_section(ModelConfig, {"id": "served", "backend": "openai", "served_model":
                                                           str(folder), "base_url": f"http://127.0.0.1:{port}/v1",
                                                           "generation": gen}, key="m"), ReasoningConfig(), ctx)
-        a, b = local.generate(reqs, "json"), served.generate(reqs, "json")
+        b = remote.generate(reqs, "json")
     finally:
         proc.terminate()
         proc.wait(30)
     same = sum(x.text == y.text for x, y in zip(a, b))
-    return {"prompts": len(reqs), "same_text": same, "share": round(same / max(len(reqs), 1), 4)}
+    out["served_agreement"] = {"prompts": len(reqs), "same_text": same, "share": round(same / len(reqs), 4)}
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--patients", type=int, default=2)
-    ap.add_argument("--served", type=int, default=12, help="prompts compared with the served model (0: none)")
+    ap.add_argument("--patients", type=int, default=2, help="patients of the logprob run (at least 2: a donor each)")
+    ap.add_argument("--items", type=int, default=4, help="items asked in json mode, in each condition")
+    ap.add_argument("--no-serve", action="store_true", help="leave out the served model's agreement")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         seconds = run_example(a.patients, Path(tmp))
-        result = {"model": "smollm2-135m", "patients": a.patients, "run_seconds": round(seconds, 1),
-                  **outcomes(Path(tmp) / "run")}
-    if a.served: result["served_agreement"] = served_agreement(a.served)
+        result = {"model": "smollm2-135m", "patients": a.patients, "logprob": logprob_outcomes(Path(tmp) / "run", seconds)}
+    print(json.dumps(result["logprob"]["p_yes"]), flush=True)
+    result["json"] = json_outcomes(a.items, not a.no_serve)
     result["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(), "load_before": load,
                          "load_after": os.getloadavg()}
     text = json.dumps(result, indent=2)
