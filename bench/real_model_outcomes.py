@@ -9,7 +9,8 @@ It reports:
     failures by kind and condition (the parser's kinds), the median answer's length;
   - the same json prompts through `transformers serve`, read by the openai backend: how many give the same text.
 
-    python bench/real_model_outcomes.py [--patients 2] [--items 4] [--no-serve] [--json bench/real_model_outcomes.json]
+    python bench/real_model_outcomes.py [--patients 2] [--items 4] [--no-serve] [--one-at-a-time] [--no-logprob]
+                                        [--json bench/real_model_outcomes.json]
 """
 import argparse
 import json
@@ -82,7 +83,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def json_outcomes(n: int, served: bool) -> dict:
+def json_outcomes(n: int, served: bool, one_at_a_time: bool = False) -> dict:
     """json mode on `n` items in each condition: the transformers backend's greedy answers parsed as a run parses them
     (failures by kind and condition), and, with `served`, the same prompts through `transformers serve` read by the
     openai backend (how many give the same text)."""
@@ -97,7 +98,7 @@ def json_outcomes(n: int, served: bool) -> dict:
     local = make_backend(parse_section(ModelConfig, {"id": "smollm2-135m", "backend": "transformers", "device": "cpu",
                                                      "generation": gen}, key="m"), ReasoningConfig(), ctx)
     t = time.perf_counter()
-    a = local.generate(reqs, "json")
+    a = [x for r in reqs for x in local.generate([r], "json")] if one_at_a_time else local.generate(reqs, "json")
     seconds = time.perf_counter() - t
     kinds = {}
     for r, reply in zip(reqs, a):
@@ -106,7 +107,8 @@ def json_outcomes(n: int, served: bool) -> dict:
         except ParseError as e: kind = e.kind
         kinds.setdefault(cond, {}).setdefault(kind, 0)
         kinds[cond][kind] += 1
-    out = {"requests": len(reqs), "seconds": round(seconds, 1), "by_condition": kinds,
+    out = {"requests": len(reqs), "local_one_at_a_time": one_at_a_time, "seconds": round(seconds, 1),
+           "by_condition": kinds,
            "answer_chars_median": sorted(len(x.text or "") for x in a)[len(a) // 2]}
     if not served: return out
     port = free_port()
@@ -136,14 +138,18 @@ def main():
     ap.add_argument("--patients", type=int, default=2, help="patients of the logprob run (at least 2: a donor each)")
     ap.add_argument("--items", type=int, default=4, help="items asked in json mode, in each condition")
     ap.add_argument("--no-serve", action="store_true", help="leave out the served model's agreement")
+    ap.add_argument("--one-at-a-time", action="store_true", help="generate each json prompt alone locally (no batch)")
+    ap.add_argument("--no-logprob", action="store_true", help="leave out the logprob run")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     load = os.getloadavg()
-    with tempfile.TemporaryDirectory() as tmp:
-        seconds = run_example(a.patients, Path(tmp))
-        result = {"model": "smollm2-135m", "patients": a.patients, "logprob": logprob_outcomes(Path(tmp) / "run", seconds)}
-    print(json.dumps(result["logprob"]["p_yes"]), flush=True)
-    result["json"] = json_outcomes(a.items, not a.no_serve)
+    result = {"model": "smollm2-135m", "patients": a.patients}
+    if not a.no_logprob:
+        with tempfile.TemporaryDirectory() as tmp:
+            seconds = run_example(a.patients, Path(tmp))
+            result["logprob"] = logprob_outcomes(Path(tmp) / "run", seconds)
+        print(json.dumps(result["logprob"]["p_yes"]), flush=True)
+    result["json"] = json_outcomes(a.items, not a.no_serve, a.one_at_a_time)
     result["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(), "load_before": load,
                          "load_after": os.getloadavg()}
     text = json.dumps(result, indent=2)

@@ -204,5 +204,6 @@ def plot_snapshot_lengths(view: RunView) -> Figure:
 # %% ../../nbs/43_input.ipynb #6bf4caac
 def chart_warning_table(view: RunView) -> pd.DataFrame:
     "The charts' warnings (`chart_warnings`): patient, field, kind and the check's term; empty when none."
-    rows = [dict(patient=w.patient_id, field=w.field, warning=w.kind, term=w.term) for w in chart_warnings(view.dataset)]
+    rows = [dict(patient=w.patient_id, field=w.field, warning=w.kind, term=w.term)
+            for w in chart_warnings(view.dataset)]
     return pd.DataFrame(rows, columns=["patient", "field", "warning", "term"])
