@@ -300,6 +300,19 @@ class _PressurePart:
 
 _UNANSWERED = "unanswered"           # what `_frame_entries` gives for a question without an answer that is left out
 
+def _question(coding, concept_class, rec: dict) -> bool:
+    "Whether an observation row without a value is a question nobody answered (its concept's vocabulary or class)."
+    return coding is not None and not rec.get("value_as_concept_id") and (
+        coding.system.upper() in QUESTION_VOCABULARIES or concept_class in QUESTION_CLASSES)
+
+def _pressure_half(entry: Entry, rec: dict, names: dict) -> _PressurePart | None:
+    "A measurement that is a blood pressure's systolic or diastolic half, with its value and unit; else None."
+    half = {("LOINC", SYSTOLIC): "systolic", ("LOINC", DIASTOLIC): "diastolic"}.get(entry.code)
+    if not half or entry.when is None or not rec.get("value_as_number"): return None
+    unit = unit_text(rec["unit_source_value"]) if rec.get("unit_source_value") else _named(
+        rec.get("unit_concept_id", ""), names, unit=True)
+    return _PressurePart(half, number_text(Decimal(rec["value_as_number"])), unit, entry)
+
 def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminology, concepts: tuple, persons: dict):
     """(patient id, `Entry`) for every row of one frame of a clinical table, after the frame's checks; a blood
     pressure's half as a `_PressurePart`, a question without an answer (left out) as `_UNANSWERED`."""
@@ -331,18 +344,12 @@ def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminolo
         else: name = term.render([Coding("OMOP concept", str(c))])   # counted as unmapped
         text = unescape_breaks(row_text(table, fld, name, rec, names))
         code = (std[c] if c in std else std.setdefault(c, standard_code([coding]))) if coding is not None else None
-        if table == "observation" and text == name and coding is not None and not rec.get("value_as_concept_id") and (
-                coding.system.upper() in QUESTION_VOCABULARIES or classes.get(c) in QUESTION_CLASSES):
+        if table == "observation" and text == name and _question(coding, classes.get(c), rec):
             if options.snapshot.unanswered == "omit": out.append((pid, _UNANSWERED)); continue      # counted
             text = f"{name}: no answer recorded"
         series = f"{table} {c or name}" if table in VALUE_COLUMNS and text != name else None   # a test, by its concept
         entry = Entry(fld, text, when, series, code, until=until if until and until[0] else None)
-        half = {("LOINC", SYSTOLIC): "systolic", ("LOINC", DIASTOLIC): "diastolic"}.get(code)
-        if half and when is not None and rec.get("value_as_number"):
-            shown = unit_text(rec["unit_source_value"]) if rec.get("unit_source_value") else _named(
-                rec.get("unit_concept_id", ""), names, unit=True)
-            entry = _PressurePart(half, number_text(Decimal(rec["value_as_number"])), shown, entry)
-        out.append((pid, entry))
+        out.append((pid, _pressure_half(entry, rec, names) or entry))
     return out
 
 def omop_snapshots(source, options: OmopOptions, term: Terminology, explicit: dict | None = None) -> tuple[dict, list]:

@@ -65,6 +65,22 @@ class Preflight:
         "Track → the models it will score."
         return {n: t.model_names() for n, t in self.instances.items()}
 
+# %% ../../nbs/3f_runner.ipynb #29fb1fb1
+def _checked_tracks(ctx: RunContext, tracks: list) -> tuple:
+    """The tracks' instances, checked; where a chart adapter set no budget and the tracks' models have a known window
+    (`Track.snapshot_window`), the context with the dataset cut to it (`default_budget`) and the tracks made again."""
+    instances = {t: TRACKS[t](ctx) for t in tracks}
+    for track in instances.values(): track.check()
+    windows = {n: w for n, t in instances.items() if (w := t.snapshot_window())}
+    if not windows: return ctx, instances
+    fitted = default_budget(ctx.ds, min(windows.values()), "the context window of the models of " + ", ".join(
+        f"the {n} track ({w:,} estimated tokens of snapshot)" for n, w in windows.items()))
+    if fitted is ctx.ds: return ctx, instances
+    ctx = dataclasses.replace(ctx, ds=fitted)
+    instances = {t: TRACKS[t](ctx) for t in tracks}
+    for track in instances.values(): track.check()
+    return ctx, instances
+
 # %% ../../nbs/3f_runner.ipynb #cb0293dc
 def _select(config: Config, tracks, require_track: bool) -> list:
     "The tracks to run, in output order: those named (each must be registered), else those configured."
@@ -95,17 +111,8 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
     ctx = RunContext(config, ds, donors,
                      dict(model_ids=model_ids, backend=backend, cache_path=cache_path, embed_cache=embed_cache,
                           reserved=tuple(track_names())))
-    instances = {t: TRACKS[t](ctx) for t in tracks}
-    for track in instances.values(): track.check()
-    windows = {n: w for n, t in instances.items() if (w := t.snapshot_window())}
-    if windows:                               # a chart adapter without a budget: the models' window gives one
-        fitted = default_budget(ds, min(windows.values()), "the context window of the models of " + ", ".join(
-            f"the {n} track ({w:,} estimated tokens of snapshot)" for n, w in windows.items()))
-        if fitted is not ds:
-            ds, ctx = fitted, dataclasses.replace(ctx, ds=fitted)
-            instances = {t: TRACKS[t](ctx) for t in tracks}
-            for track in instances.values(): track.check()
-    owner = {}
+    ctx, instances = _checked_tracks(ctx, tracks)
+    ds, owner = ctx.ds, {}
     for name, track in instances.items():
         for m in track.model_names():
             if m in owner:
