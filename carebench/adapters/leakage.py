@@ -26,8 +26,7 @@ def _snapshot_index(snapshot: tuple) -> tuple:
 
 def leaking_fields(item: str, patient: Patient, codes=frozenset()) -> list[str]:
     """Snapshot fields of `patient` in which `item` occurs (both in their comparison form, `comparable_text`, on token
-    boundaries), or an entry carries one
-    of the item's standard `codes` (`(vocabulary, code)`), in field order."""
+    boundaries), or an entry carries one of the item's standard `codes` (`(vocabulary, code)`), in field order."""
     n = comparable_text(item)
     coded = {f for (f, _), c in patient.codes.items() if c in codes} if codes and patient.codes else set()
     blob, texts = _snapshot_index(patient.snapshot)
