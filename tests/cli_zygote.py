@@ -1,7 +1,7 @@
 """Run many `carebench` command lines, each in a process of its own, without paying for the interpreter and the package
 imports every time: one process imports them once, then forks a child per command line. A child is what a fresh
 `carebench` process would be after its imports: its own working folder, environment, stdin (/dev/null), stdout and stderr
-(files), exit code, and peak memory (wait4); an exception that escapes `main` prints its traceback and exits 1, as the
+(files), exit code, and peak memory (its own high-water mark, tests/cli_peak.py); an exception that escapes `main` prints its traceback and exits 1, as the
 interpreter would. Two children run at a time; one that outlives the limit is killed.
 
     python tests/cli_zygote.py JOBS.json RESULTS.json LIMIT_S
@@ -14,6 +14,8 @@ import os
 import signal
 import sys
 import time
+
+from cli_peak import peak_bytes
 
 # what nearly every command imports (torch is not among them: a child that needs it imports it after the fork)
 PRELOAD = ("numpy", "pandas", "pyarrow", "scipy.stats", "yaml", "carebench.cli", "carebench.core.config", "carebench.adapters.load",
@@ -43,6 +45,13 @@ def _child(job: dict) -> int:
     return code or 0
 
 
+def _peak(job: dict, usage) -> int:
+    "The peak the child wrote for itself; wait4's figure (an upper bound) where it wrote none (killed at the limit)."
+    try:
+        with open(job["stderr"] + ".peak") as f: return int(f.read())
+    except (OSError, ValueError): return usage.ru_maxrss * 1024
+
+
 def run_all(jobs: list, limit_s: float, parallel: int = 2) -> list:
     "Fork a child per job (at most `parallel` at a time); the result of each in the order of `jobs`."
     results, running, queue = [None] * len(jobs), {}, list(enumerate(jobs))
@@ -54,7 +63,10 @@ def run_all(jobs: list, limit_s: float, parallel: int = 2) -> list:
             if pid == 0:
                 code = 1
                 try: code = _child(job)
-                finally: os._exit(code)
+                finally:
+                    try:
+                        with open(job["stderr"] + ".peak", "w") as f: f.write(str(peak_bytes()))
+                    finally: os._exit(code)
             running[pid] = (i, time.time())
         pid, status, usage = os.wait4(-1, os.WNOHANG)
         if pid == 0:
@@ -66,7 +78,7 @@ def run_all(jobs: list, limit_s: float, parallel: int = 2) -> list:
             time.sleep(0.005)
             continue
         i, t0 = running.pop(pid)
-        results[i] = {"code": os.waitstatus_to_exitcode(status), "seconds": time.time() - t0, "rss": usage.ru_maxrss * 1024}
+        results[i] = {"code": os.waitstatus_to_exitcode(status), "seconds": time.time() - t0, "rss": _peak(jobs[i], usage)}
     return results
 
 

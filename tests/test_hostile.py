@@ -37,9 +37,9 @@ def _digest(case):
     return hashlib.sha256(case.unchanged.read_bytes()).hexdigest() if case.unchanged else None
 
 
-def _run_case(case, env):
-    "Run one case in a fresh interpreter under a wall-clock limit; peak RSS of the child from wait4 (this child only)."
-    cmd = [sys.executable, "-m", "carebench.cli", *map(str, case.args)]
+def _run_case(case, env, peak_file):
+    "Run one case in a fresh interpreter under a wall-clock limit; its peak memory as it measured it (tests/cli_peak.py)."
+    cmd = [sys.executable, str(ROOT / "tests" / "cli_peak.py"), str(peak_file), *map(str, case.args)]
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env={**env, **case.env})
     t0 = time.time()
     out, err = [], []
@@ -51,7 +51,13 @@ def _run_case(case, env):
     timer.cancel()
     for r in readers: r.join()
     return dict(code=os.waitstatus_to_exitcode(status), out=out[0].decode("utf-8", "replace"), err=err[0].decode("utf-8", "replace"),
-                seconds=time.time() - t0, rss=usage.ru_maxrss * 1024)
+                seconds=time.time() - t0, rss=_peak(peak_file, usage))
+
+
+def _peak(peak_file, usage) -> int:
+    "The peak the command wrote for itself; wait4's figure (an upper bound) where it wrote none (killed at the limit)."
+    try: return int(peak_file.read_text())
+    except (OSError, ValueError): return usage.ru_maxrss * 1024
 
 
 def _run_forked(cases, env, folder):
@@ -95,7 +101,7 @@ def test_every_hostile_input_ends_cleanly(corpus, tmp_path):
     forked = [i for i in range(len(corpus)) if i not in set(fresh)]
     (tmp_path / "forked").mkdir()
     results = dict(zip(forked, _run_forked([corpus[i] for i in forked], env, tmp_path / "forked")))
-    with ThreadPoolExecutor(2) as ex: results.update(zip(fresh, ex.map(lambda i: _run_case(corpus[i], env), fresh)))
+    with ThreadPoolExecutor(2) as ex: results.update(zip(fresh, ex.map(lambda i: _run_case(corpus[i], env, tmp_path / f"{i}.peak"), fresh)))
     results = [{**results[i], "unchanged": before[i] == _digest(c)} for i, c in enumerate(corpus)]
     failures = {c.name: (p, r["err"][-600:]) for c, r in zip(corpus, results) if (p := _problems(c, r))}
     slowest = max(results, key=lambda r: r["seconds"]); largest = max(r["rss"] for r in results)
