@@ -32,12 +32,18 @@ class TransformersOptions:
     prefix_cache_mb: float = 512.0
     max_batch_sequences: int = 64    # sequences (or sibling segments) per forward pass in logprob mode
     max_batch_tokens: int = 2048     # new tokens per forward pass in logprob mode (siblings flattened into one row)
+    # json mode: "alone" decodes each request by itself over its whole prompt (the text a server answering that one
+    # request gives, whatever else is in the batch); "padded" decodes a batch together (faster; float rounding of the
+    # padded batch can flip a near-tie and so change a greedy answer)
+    json_batching: Literal["alone", "padded"] = "alone"
     trust_remote_code: bool = False
 
     def __post_init__(self):
         if self.prefix_cache_mb < 0: raise ValueError("prefix_cache_mb must be 0 (no cache across batches) or more")
         if self.max_batch_sequences < 1: raise ValueError("max_batch_sequences must be at least 1")
         if self.max_batch_tokens < 16: raise ValueError("max_batch_tokens must be at least 16")
+        if self.json_batching not in ("alone", "padded"):
+            raise ValueError(f"json_batching must be 'alone' or 'padded', got {self.json_batching!r}")
 
 # %% ../../nbs/36_transformers.ipynb #584259e5
 def _yes_no_ids(tok) -> tuple[list, list]:
@@ -254,7 +260,8 @@ class TransformersBackend(Backend):
         ("Name, model path, dtype, and for a local folder a fingerprint of its files (a model rebuilt in place gets "
          "new keys).")
         src = model_source(self.model, self.options)
-        return {"name": self.name, "path": src, "dtype": self.options.dtype, "files": model_fingerprint(src)}
+        return {"name": self.name, "path": src, "dtype": self.options.dtype, "files": model_fingerprint(src),
+                "json_batching": self.options.json_batching}
 
     def device_name(self) -> str: return str(self.device)
 
@@ -429,19 +436,24 @@ class TransformersBackend(Backend):
                      "(snapshot.max_tokens)")
 
     def _json(self, requests) -> list:
-        """Batched decoding (greedy at temperature 0). The prefix all requests share (or the longest stored one) is
-        computed once and continued by every request; the rest is left-padded after it, so each token keeps its
-        position."""
+        """Greedy decoding at temperature 0 (sampling otherwise). `json_batching: alone`: each request by itself over
+        its whole prompt. `padded`: the prefix all requests share (or the longest stored one) computed once and
+        continued by every request, the rest left-padded after it, so each token keeps its position."""
+        if self.options.json_batching == "alone": return [self._json_padded([r], reuse=False)[0] for r in requests]
+        return self._json_padded(requests, reuse=self.reuse)
+
+    def _json_padded(self, requests, reuse: bool) -> list:
+        "`requests` decoded together (see `_json`); `reuse`: continue the shared or stored prefix's states."
         torch, tok, g = self.torch, self.tok, self.generation
         seqs = [tok(_render(tok, r.prompt.messages), add_special_tokens=False)["input_ids"] for r in requests]
         over = {j: len(s) + g.max_new_tokens for j, s in enumerate(seqs)
                 if self.window and len(s) + g.max_new_tokens > self.window}
         if over:                                          # the others are decoded; these fail, unread
             rest = [j for j in range(len(requests)) if j not in over]
-            done = dict(zip(rest, self._json([requests[j] for j in rest]) if rest else []))
+            done = dict(zip(rest, self._json_padded([requests[j] for j in rest], reuse) if rest else []))
             return [self._over_window(over[j]) if j in over else done[j] for j in range(len(requests))]
         B, top, L, past, made_here = len(seqs), min(map(len, seqs)) - 1, 0, None, 0
-        if self.reuse and top > 0:
+        if reuse and top > 0:
             shared = min(len(os.path.commonprefix(seqs)), top)        # a request alone: all but its last token
             hit = self.store.get(seqs[0], 1, shared) if self.store.max_bytes else None
             start, past = hit or (0, None)
