@@ -9,8 +9,8 @@ It reports:
     failures by kind and condition (the parser's kinds), the median answer's length;
   - the same json prompts through `transformers serve`, read by the openai backend: how many give the same text.
 
-    python bench/real_model_outcomes.py [--patients 2] [--items 4] [--no-serve] [--one-at-a-time] [--no-logprob]
-                                        [--json bench/real_model_outcomes.json]
+    python bench/real_model_outcomes.py [--patients 2] [--items 4] [--no-serve] [--json-batching alone|padded]
+                                        [--no-logprob] [--json bench/real_model_outcomes.json]
 """
 import argparse
 import json
@@ -83,10 +83,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def json_outcomes(n: int, served: bool, one_at_a_time: bool = False) -> dict:
+def json_outcomes(n: int, served: bool, batching: str = "alone") -> dict:
     """json mode on `n` items in each condition: the transformers backend's greedy answers parsed as a run parses them
     (failures by kind and condition), and, with `served`, the same prompts through `transformers serve` read by the
-    openai backend (how many give the same text)."""
+    openai backend (how many give the same text). `batching`: the transformers backend's `json_batching`."""
     from carebench.core.config import parse_section
     from carebench.models.backends import BackendContext, ModelConfig, make_backend
     from carebench.models.catalog import model_folder
@@ -96,9 +96,10 @@ def json_outcomes(n: int, served: bool, one_at_a_time: bool = False) -> dict:
     folder, (space, reqs) = model_folder("smollm2-135m"), prompts(n)
     ctx, gen = BackendContext(space), {"max_new_tokens": 256}
     local = make_backend(parse_section(ModelConfig, {"id": "smollm2-135m", "backend": "transformers", "device": "cpu",
-                                                     "generation": gen}, key="m"), ReasoningConfig(), ctx)
+                                                     "json_batching": batching, "generation": gen}, key="m"),
+                         ReasoningConfig(), ctx)
     t = time.perf_counter()
-    a = [x for r in reqs for x in local.generate([r], "json")] if one_at_a_time else local.generate(reqs, "json")
+    a = local.generate(reqs, "json")                      # one batch, as a run sends a patient's requests
     seconds = time.perf_counter() - t
     kinds = {}
     for r, reply in zip(reqs, a):
@@ -107,7 +108,7 @@ def json_outcomes(n: int, served: bool, one_at_a_time: bool = False) -> dict:
         except ParseError as e: kind = e.kind
         kinds.setdefault(cond, {}).setdefault(kind, 0)
         kinds[cond][kind] += 1
-    out = {"requests": len(reqs), "local_one_at_a_time": one_at_a_time, "seconds": round(seconds, 1),
+    out = {"requests": len(reqs), "json_batching": batching, "seconds": round(seconds, 1),
            "by_condition": kinds,
            "answer_chars_median": sorted(len(x.text or "") for x in a)[len(a) // 2]}
     if not served: return out
@@ -138,7 +139,8 @@ def main():
     ap.add_argument("--patients", type=int, default=2, help="patients of the logprob run (at least 2: a donor each)")
     ap.add_argument("--items", type=int, default=4, help="items asked in json mode, in each condition")
     ap.add_argument("--no-serve", action="store_true", help="leave out the served model's agreement")
-    ap.add_argument("--one-at-a-time", action="store_true", help="generate each json prompt alone locally (no batch)")
+    ap.add_argument("--json-batching", choices=("alone", "padded"), default="alone",
+                    help="the transformers backend's json_batching (default alone: each request decoded by itself)")
     ap.add_argument("--no-logprob", action="store_true", help="leave out the logprob run")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
@@ -149,7 +151,7 @@ def main():
             seconds = run_example(a.patients, Path(tmp))
             result["logprob"] = logprob_outcomes(Path(tmp) / "run", seconds)
         print(json.dumps(result["logprob"]["p_yes"]), flush=True)
-    result["json"] = json_outcomes(a.items, not a.no_serve, a.one_at_a_time)
+    result["json"] = json_outcomes(a.items, not a.no_serve, a.json_batching)
     result["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(), "load_before": load,
                          "load_after": os.getloadavg()}
     text = json.dumps(result, indent=2)

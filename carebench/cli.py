@@ -268,14 +268,16 @@ def _configure_analyze(p):
     p.add_argument("--no-validity", action="store_true",
                    help="skip the simulated false-positive rate and power at this design")
 
-def _line(name, o) -> str:
-    ci = o.get("ci") or [None, None]
+def _line(name, o, alpha: float = 0.05) -> str:
+    "One endpoint's result on one line: estimate, the interval that goes with it (`interval_words`), one-sided p."
+    from carebench.evaluation.analyze import interval_words
     f = lambda x: "n/a" if x is None else f"{x:.3f}"
     fp = lambda p: "n/a" if p is None else f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
     extra = (f" (agreement {f(o.get('sign_agreement_rate'))} vs {f(o.get('sign_agreement_rate_shuffled'))} with a "
              f"donor's chart, "
              f"chance {f(o.get('chance_rate'))})") if "chance_rate" in o else ""
-    return f"  {name:<22} {f(o.get('estimate'))}{extra}  CI [{f(ci[0])}, {f(ci[1])}]  p = {fp(o.get('p_value'))}"
+    shown = interval_words(o, alpha, o.get("ci_level") or 0.95)
+    return f"  {name:<22} {f(o.get('estimate'))}{extra}  {shown}  p = {fp(o.get('p_value'))}"
 
 @register_command("analyze", "validate model scores and compute the endpoints per model (post-hoc analysis)",
                   _configure_analyze)
@@ -288,8 +290,9 @@ def analyze_command(args) -> int:
     for model in res.models:
         print(f"{model}:")
         data = res.results[model].get("data", {})
+        alpha = (res.results[model].get("family") or {}).get("alpha", 0.05)
         for name, r in res.results[model].items():
-            if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"]))
+            if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"], alpha))
         if data.get("n_pairs_excluded"):
             print(f"  ({data['n_pairs_excluded']} pair(s) left out: no score in some condition)")
     print(f"results: {res.run.artifact('endpoints')}")
@@ -357,8 +360,9 @@ def run_command(args) -> int:
     for track in manifest.get("tracks", []):              # each track says what to print for its models
         for model, lines in TRACKS[track].summary(manifest):
             print(f"{model}:"); [print(f"  {line}") for line in lines]
+            alpha = (res.results.get(model, {}).get("family") or {}).get("alpha", 0.05)
             for name, r in res.results.get(model, {}).items():
-                if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"]))
+                if name not in NON_ENDPOINT_KEYS: print(_line(name, r["overall"], alpha))
     if "shift_endpoints" in res.run.artifacts: print(shift_summary(res.run))
     elif (manifest.get("shift") or {}).get("skipped"): print(f"shift: not evaluated: {manifest['shift']['skipped']}")
     silent = [c["model"] for c in manifest.get("calls", []) if c["n_failed"] >= c["n_requests"]]

@@ -122,7 +122,8 @@ def _configure_plan(p):
     settings_flags(p, PlanDesign, PLAN_HELP, defaults=False)
     p.add_argument("--effect", type=float, default=0.05,
                    help="directional-alignment gap to detect: sign agreement with the own chart above a donor's "
-                        "(default 0.05)")
+                        "(default 0.05); the primary endpoint is planned at its stated effect (analysis.power_effect)"
+                        "; 0: the tests' size under no effect")
     p.add_argument("--patients", type=_ints, default=(6, 12, 24, 48, 96), help="numbers of patients (default 6,…,96)")
     p.add_argument("--datasets", type=int, default=200, help="datasets per number of patients (default 200)")
     p.add_argument("--target", type=float, default=0.8, help="power to reach (default 0.8)")
@@ -151,7 +152,8 @@ def _design(args, given: dict):
 @register_command("plan", "power against the number of patients for a design and an effect, before labelling",
                   _configure_plan)
 def plan_command(args) -> int:
-    from carebench.stats.plan import PlanDesign, patients_for_power, plan_curve, plan_scenario, plan_text, plot_power
+    from carebench.stats.plan import (PlanDesign, interpolated_patients, patients_for_power, plan_curve, plan_scenario,
+                                      plan_text, plot_power)
     from carebench.core.executors import available_memory
     from carebench.stats.plan import plan_memory
     if not 0 <= args.effect < 1 or not 0 < args.target < 1 or args.datasets < 1 or min(args.patients or (0,)) < 3:
@@ -167,14 +169,17 @@ def plan_command(args) -> int:
                          "lower --patients, --max-patients, --items or --categories")
     curve = plan_curve(design, args.effect, args.patients, args.datasets, settings, args.seed, args.target,
                        args.max_patients, quiet=args.quiet)
-    scenario = plan_scenario(design, args.effect, args.seed)
+    scenario = plan_scenario(design, args.seed)
     if args.plot: plot_power(curve, args.target, args.plot)
     if args.json:
         print(json.dumps(dict(design=dataclasses.asdict(design), effect=args.effect, target=args.target, seed=args.seed,
                               shift_rate=scenario.shift_rate, observer_noise_sd=scenario.observer_transient,
                               power=curve.to_dict("records"),
-                              patients={n: patients_for_power(curve, args.target, n)
-                                        for n in curve["endpoint"].unique()}),
+                              patients={n: patients_for_power(curve[curve["kind"] == "grid"], args.target, n)
+                                        for n in curve["endpoint"].unique()},
+                              patients_interpolated={n: interpolated_patients(curve[curve["kind"] == "grid"],
+                                                                              args.target, n)
+                                                     for n in curve["endpoint"].unique()}),
                          indent=2))
     else: print(plan_text(design, curve, args.effect, args.target, scenario))
     return 0

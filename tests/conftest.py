@@ -99,7 +99,9 @@ def look_both(page, shots, name):
 
 # The longest test files first, so that the two workers of `pytest -n 2 --dist loadfile` finish together instead of one waiting
 # for the other's last long file; the order within a file is unchanged.
-FIRST = ("test_tracks.py", "test_hostile.py", "test_report_site.py", "test_requests.py", "test_cli.py")
+# (The order follows the files' measured totals on 2 cores: longest processing time first.)
+FIRST = ("test_report_site.py", "test_real_model.py", "test_tracks.py", "test_reasoning.py", "test_hostile.py",
+         "test_cli.py", "test_requests.py")
 
 
 def pytest_collection_modifyitems(items):

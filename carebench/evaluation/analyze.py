@@ -32,9 +32,9 @@ from ..adapters.load import load_dataset, run_inputs
 from .scores import ScoreValidationError, read_scores, score_cells, score_matrices, validate_scores
 
 # %% auto #0
-__all__ = ['MISSING_CHECKS', 'model_slug', 'model_slugs', 'complete_pairs', 'endpoint_input', 'endpoint_table',
-           'paired_cell_deltas', 'degenerate_note', 'summary_markdown', 'Analysis', 'model_contrasts',
-           'check_sensitivity', 'aggregation_sensitivity', 'write_analysis', 'analyze']
+__all__ = ['MISSING_CHECKS', 'APPROXIMATE_POWER_FROM', 'model_slug', 'model_slugs', 'complete_pairs', 'endpoint_input',
+           'endpoint_table', 'paired_cell_deltas', 'degenerate_note', 'interval_words', 'summary_markdown', 'Analysis',
+           'model_contrasts', 'check_sensitivity', 'aggregation_sensitivity', 'write_analysis', 'analyze']
 
 # %% ../../nbs/27_analyze.ipynb #79d67386
 def model_slug(model: str, taken=()) -> str:
@@ -107,11 +107,12 @@ def paired_cell_deltas(model: str, ds: Dataset, mats: dict) -> pd.DataFrame:
                          "delta_shuffled": s - f}, copy=False)
 
 # %% ../../nbs/27_analyze.ipynb #0cc20642
-def degenerate_note(o: dict) -> str:
+def degenerate_note(o: dict, name: str | None = None) -> str:
     """Why an overall estimate (its JSON) reads as it does when degenerate: a Mantel–Haenszel odds ratio of 0 or
-    without a finite value (Σ a·d/n or Σ b·c/n is 0 over the categories), an interval whose resamples all agree;
-    else ""."""
-    why = []
+    without a finite value (Σ a·d/n or Σ b·c/n is 0 over the categories), an interval whose resamples all agree, an
+    interval that fills endpoint `name`'s whole range (it says nothing); else ""."""
+    why, (lo, hi) = [], ENDPOINTS[name].bounds if name in ENDPOINTS else (-math.inf, math.inf)
+    ci = o.get("ci") or [None, None]
     if "odds_ratio" in o and finite_number(o.get("estimate")) and o["estimate"] == 0:
         why.append(f"no category has cells moving with the reference both up and down (up–up {o.get('a_up_up')}, "
                    f"down–down {o.get('d_down_down')} in all), so the odds ratio is 0")
@@ -119,12 +120,27 @@ def degenerate_note(o: dict) -> str:
         why.append(f"no category has cells moving against the reference both ways (up–down {o.get('b_up_down')}, "
                    f"down–up {o.get('c_down_up')} in all), so the odds ratio has no finite value")
     if o.get("ci_degenerate"): why.append("every resample gave the same value, so the interval is a single point")
+    elif math.isfinite(lo) and math.isfinite(hi) and None not in ci and ci[0] <= lo + 1e-12 and ci[1] >= hi - 1e-12:
+        why.append(f"the interval fills the endpoint's whole range [{lo:g}, {hi:g}]: the data do not narrow it")
     return f" — {'; '.join(why)}." if why else ""
 
-# %% ../../nbs/27_analyze.ipynb #4a937f02
+# %% ../../nbs/27_analyze.ipynb #645a775c
 def _fmt(x, nd=3):
     return "n/a" if x is None else f"{x:.{nd}g}" if abs(x) < 1e-3 and x != 0 else f"{x:.{nd}f}"
 
+def interval_words(o: dict, alpha: float, ci_level: float) -> str:
+    """The interval to show beside an estimate (its JSON): for a tested one its one-sided (1 − α) bound, the test
+    inverted, so that the bound clears the null value exactly when the one-sided p-value is at most α; where no shift
+    can be rejected, that the p-value's floor is above α; for a descriptive one the two-sided interval."""
+    if o.get("p_value") is None:
+        ci = o.get("ci") or [None, None]
+        return "–" if None in ci else f"[{_fmt(ci[0])}, {_fmt(ci[1])}] (two-sided {ci_level:.0%})"
+    if o.get("lower_bound") is not None: return f"≥ {_fmt(o['lower_bound'])} (one-sided {1 - alpha:.0%})"
+    floor = o.get("min_attainable_p")
+    if floor is not None and floor > alpha: return f"none: the smallest attainable p ({_fmt(floor)}) is above α"
+    return "none: no shift is rejected at this α"
+
+# %% ../../nbs/27_analyze.ipynb #4a937f02
 def _endpoint_names(results: dict) -> list:
     "The endpoints of a model's results, in registry order (primary and the family first, descriptive last)."
     order = [*FAMILY, *[n for n, e in ENDPOINTS.items() if n not in FAMILY]]
@@ -144,21 +160,16 @@ def _summary_row(key: str, results: dict, a) -> str:
         note.append(f"underpowered: power < {a.power_target:.0%} at its stated effect of {_fmt(o.get('power_effect'))}")
     if role != "descriptive" and not o.get("confirmatory"):
         note.append("too few non-zero Δ_ref cells or patients for a confirmatory test")
-    if degenerate_note(o): note.append(degenerate_note(o)[3:-1])
-    p, low, bound = o.get("p_value"), (o.get("ci") or [None])[0], o.get("lower_bound")
-    if meta and None not in (p, low, bound) and p <= a.alpha and low <= meta.null_value:   # one-sided beside two-sided
-        note.append(f"the one-sided test rejects (its {1 - a.alpha:.0%} lower bound {_fmt(o['lower_bound'])}); the "
-                    f"two-sided {o.get('ci_level') or a.ci_level:.0%} interval reaches {_fmt(meta.null_value)}")
+    if degenerate_note(o, key): note.append(degenerate_note(o, key)[3:-1])
     if key in validity:
         v = validity[key]
         note.append(f"simulated at this design: false-positive rate {_fmt(v.get('false_positive_rate'))}, "
                     f"power {_fmt(v.get('power'))}")
         if v.get("coverage_below_goal"):
             note.append(f"its interval covered only {_fmt(v.get('coverage'))} in that simulation (goal 0.93)")
-    ci = o.get("ci") or [None, None]
     stat = (meta.formula if meta else results[key].get("statistic", "")).replace("|", chr(92) + "|")
     return (f"| {meta.label if meta else key} | {role} | {stat} | {_fmt(o.get('estimate'))} | "
-            f"[{_fmt(ci[0])}, {_fmt(ci[1])}] | "
+            f"{interval_words(o, a.alpha, o.get('ci_level') or a.ci_level)} | "
             f"{_fmt(o.get('p_value'))} | {_fmt(o.get('min_attainable_p'))} | {_fmt(o.get('power_at_effect'))} | "
             f"{decisions.get(key, '–')} | {'; '.join(note)} |")
 
@@ -171,7 +182,8 @@ def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run
              f"{len(ds.categories)} categories · {a.n_bootstrap} bootstrap resamples ({a.ci_method}, two-sided "
              f"{a.ci_level:.0%}) · "
              f"{a.n_permutations} sign flips · seed {config.seed}", "",
-             "| endpoint | role | statistic | estimate | CI | one-sided p | smallest attainable p | power at effect | "
+             "| endpoint | role | statistic | estimate | interval | one-sided p | smallest attainable p | "
+             "power at effect | "
              "family decision | note |", "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [_summary_row(key, results, a) for key in _endpoint_names(results)]
     mock = model in info["mocks"] if "mocks" in info else info.get("dry_run")      # a run's record names its mocks
@@ -189,7 +201,8 @@ def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run
     lines += ["", f"Primary endpoint: {PRIMARY}. Confirmatory family, tested in a fixed sequence at α = {a.alpha}: "
               + " → ".join(n for n in FAMILY
                            if n in results) + " (an endpoint is confirmed only when it and every one before it "
-              "reject). Descriptive endpoints carry intervals only.", "",
+              "reject). Beside a tested estimate its one-sided bound at 1 − α (the test inverted: it clears the value "
+              "under no effect exactly when p ≤ α); descriptive endpoints carry two-sided intervals only.", "",
               f"Confirmatory categories (≥ {a.confirmatory_min_nonzero} non-zero Δ_ref cells from ≥ "
               f"{a.confirmatory_min_patients} "
               "patients): " + (f"{', '.join(conf)}; the others are descriptive." if conf
@@ -334,6 +347,28 @@ def _check_scores(run: RunFolder, ds: Dataset, df: pd.DataFrame, cells, exclude_
             file=str(scores_file) if scores_file else None,
         )
 
+APPROXIMATE_POWER_FROM = 20   # patients from which a test's power may come from its normal approximation
+
+def _power_claims(res: dict, validity: dict | None, target: float) -> None:
+    """Where each power (and so `underpowered`) comes from, in place: the design-matched simulation's for the
+    confirmatory family when it ran (the datasets of `design_validity`, moved by each endpoint's stated effect); the
+    normal approximation of the sign-flip test where the estimate rests on `APPROXIMATE_POWER_FROM` patients or more;
+    else none (a sum of 5 patients' contrasts is not normal: the approximation claimed 0.999 there). Each estimate
+    says which in `power_source`."""
+    sim = (validity or {}).get("endpoints", {})
+    for name, r in res.items():
+        if name in NON_ENDPOINT_KEYS or not isinstance(r, dict): continue
+        for scope, o in [("overall", r["overall"]), *((k, e) for k, e in r.get("per_category", {}).items())]:
+            if o.get("p_value") is None: continue
+            if scope == "overall" and (sim.get(name) or {}).get("power") is not None:
+                o.update(power_at_effect=sim[name]["power"], underpowered=bool(sim[name]["power"] < target),
+                         power_source=f"simulated at this design ({validity['datasets']} datasets)")
+            elif (o.get("n_patients") or 0) >= APPROXIMATE_POWER_FROM:
+                o["power_source"] = "normal approximation of the sign-flip test"
+            else:
+                o.update(power_at_effect=None, underpowered=None, power_source=f"none: fewer than "
+                         f"{APPROXIMATE_POWER_FROM} patients and no simulation at this design for this estimate")
+
 def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config, names, validity: bool,
                    checked: dict, quiet: bool = True) -> tuple[dict, dict]:
     """One model's results: its endpoints on its complete pairs, what was analysed, the family's decisions and (once
@@ -358,6 +393,7 @@ def _model_results(ds: Dataset, mats: dict, complete, model: str, config: Config
                                          delta_ref_rate=float((ds.delta_ref != 0).mean()), grid=D[1],
                                          progress=not quiet, executor=config.executor)
         res["validity"] = checked[D]
+    _power_claims(res, res.get("validity"), config.analysis.power_target)
     return res, computed
 
 def _write_comparisons(run: RunFolder, ds: Dataset, kept: dict, config: Config) -> None:

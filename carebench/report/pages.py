@@ -12,7 +12,7 @@ import carebench
 from ..core.vocab import CONDITIONS, CONTEXT_FREE
 from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
-from ..evaluation.analyze import degenerate_note
+from ..evaluation.analyze import degenerate_note, interval_words
 from ..evaluation.view import (_CORRECT, _DOWN, _NULL, _SHUF, _UP, Figure, RunView, _below, _estimates_by,
                                        _heatmap, _label, _role_rows, _step_hist, _style, category_names)
 # the toolkit the report templates import from this module (`from carebench.report.pages import load_run, table`)
@@ -218,6 +218,45 @@ def _validity(view, model, name) -> dict:
     return out
 
 
+def _power_words(o: dict) -> str:
+    "A test's power at its stated effect and where it comes from (`power_source`): simulated, approximated, or none."
+    p, eff, src = o.get("power_at_effect"), o.get("power_effect"), o.get("power_source") or ""
+    if src.startswith("none"): return "– (fewer than 20 patients, no simulation)"
+    if p is None or eff is None: return "–"
+    return f"{p:.2f} at {eff:g}" + (" (simulated)" if src.startswith("simulated") else "")
+
+
+def _alpha(view) -> tuple:
+    "The run's α and two-sided interval level."
+    a = view.config.get("analysis", {})
+    return a.get("alpha", 0.05), a.get("ci_level", 0.95)
+
+
+def _shown(o: dict) -> tuple:
+    """The interval drawn beside an estimate: (low, high, one-sided). A tested estimate's is its one-sided bound (high
+    None: it reaches the end of the axis); low None where the test rejects no shift. An untested one's is its
+    two-sided interval."""
+    if o.get("p_value") is not None: return o.get("lower_bound"), None, True
+    ci = o.get("ci") or [None, None]
+    return ci[0], ci[1], False
+
+
+def _donor_value(o: dict):
+    """A descriptive estimate's value with a donor's chart (`<name>_shuffled` beside the `<name>` that is the estimate:
+    the correlation or odds ratio any chart gives), or None."""
+    est = o.get("estimate")
+    for k, v in o.items():
+        if k.endswith("_shuffled") and est is not None and o.get(k[:-len("_shuffled")]) == est and v is not None:
+            return v
+    return None
+
+
+def _ratio_scale(name: str) -> bool:
+    "An endpoint on a ratio scale (null value 1, values in [0, ∞)): drawn on a log axis."
+    e = ENDPOINTS.get(name)
+    return e is not None and e.null_value == 1.0 and e.bounds == (0.0, math.inf)
+
+
 def _n(name: str, o: dict) -> str:
     "What an endpoint's estimate averages over: cells, or (class correspondence) the categories that are its points."
     if name == "class_correspondence": return f"{len(o.get('mean_delta_ref') or {})} categories"
@@ -226,14 +265,16 @@ def _n(name: str, o: dict) -> str:
 
 def _endpoint_words(o: dict) -> dict:
     """Directional alignment's sign-agreement shares with the own chart and with a donor's (the estimate is their
-    difference), and the power at the stated effect from this run's patients (what sets `underpowered`)."""
-    own, donor, p, eff = map(o.get, ("sign_agreement_rate", "sign_agreement_rate_shuffled", "power_at_effect",
-                                     "power_effect"))
-    return {"agreement (own / donor's chart)": "–" if own is None or donor is None else f"{own:.3f} / {donor:.3f}",
-            "power at stated effect": "–" if p is None or eff is None else f"{p:.2f} at {eff:g}"}
+    difference) and their chance level, and the power at the stated effect (what sets `underpowered`) with its
+    source."""
+    own, donor, chance = map(o.get, ("sign_agreement_rate", "sign_agreement_rate_shuffled", "chance_rate"))
+    at_chance = "" if chance is None else f" (chance {chance:.3f})"      # the chance level of these shares, not of the
+    return {"agreement (own / donor's chart)": "–" if own is None or donor is None    # estimate (a difference: null 0)
+            else f"{own:.3f} / {donor:.3f}{at_chance}",
+            "power at stated effect": _power_words(o)}
 
 
-RESULT_COLUMNS = ("role", "estimate", "CI low", "CI high", "agreement (own / donor's chart)", "chance",
+RESULT_COLUMNS = ("role", "estimate", "interval", "with a donor's chart", "agreement (own / donor's chart)",
                   "p (one-sided)", "n", "formats (min–max)", "format SD")
 
 DESIGN_COLUMNS = ("patients", "effective patients", "smallest attainable p", "confirmatory", "power at stated effect",
@@ -241,14 +282,18 @@ DESIGN_COLUMNS = ("patients", "effective patients", "smallest attainable p", "co
 
 
 def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.DataFrame:
-    """The overall result of every endpoint of a model: role, estimate, CI, chance level, one-sided p, what it counts,
+    """The overall result of every endpoint of a model: role, estimate, the interval to read beside it (`interval`: a
+    tested one's one-sided bound, an untested one's two-sided interval), the two-sided CI, chance level, one-sided p,
+    what it counts,
     and the design's side (patients and Kish's effective number of them, smallest attainable p, flags, the simulated
     false-positive rate and power); `part` = "result" or "design" keeps one side (two tables that fit a page)."""
     rows = []
     for name, r in _endpoints(view, model).items():
         o = r["overall"]
         ci = o.get("ci") or [None, None]
-        rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"), "CI low": ci[0],
+        rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"),
+                     "interval": interval_words(o, *_alpha(view)), "with a donor's chart": _donor_value(o),
+                     "CI low": ci[0],
                      "CI high": ci[1], "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"),
                      **_endpoint_words(o), "smallest attainable p": o.get("min_attainable_p"),
                      "n": _n(name, o), "patients": o.get("n_patients"),
@@ -273,12 +318,11 @@ def endpoint_definitions(view: RunView, model: str) -> str:
 
 # %% ../../nbs/40_report.ipynb #c1f43bf2
 def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame:
-    ("One endpoint per category (display names, label-space order): estimate, CI, p, BH-adjusted p, cells, "
-     "confirmatory flag.")
+    ("One endpoint per category (display names, label-space order): estimate, the interval beside it (a tested "
+     "category's one-sided bound, the test inverted), p, BH-adjusted p, cells, confirmatory flag.")
     rows = {}
     for k, o in _endpoints(view, model)[endpoint]["per_category"].items():
-        ci = o.get("ci") or [None, None]
-        rows[k] = {"estimate": o.get("estimate"), "CI low": ci[0], "CI high": ci[1], "p": o.get("p_value"),
+        rows[k] = {"estimate": o.get("estimate"), "interval": interval_words(o, *_alpha(view)), "p": o.get("p_value"),
                    "p (BH)": o.get("p_adjusted"), "cells": o.get("n_cells"), "confirmatory": o.get("confirmatory")}
     return _by_category(view, pd.DataFrame.from_dict(rows, orient="index"))
 
@@ -338,31 +382,64 @@ def plot_delta_ref(view: RunView) -> Figure:
                   "patients) is tested; shorter bars are described only.")
 
 # %% ../../nbs/40_report.ipynb #ece27968
+def _draw_interval(ax, y: float, o: dict, lw: float = 2.5):
+    "Draw `_shown(o)` at height `y`: a two-sided bar, or a one-sided bound as a bar with an arrow to the axis's end."
+    lo, hi, one_sided = _shown(o)
+    if lo is None: return
+    if not one_sided:
+        if hi is not None: ax.plot([lo, hi], [y, y], color="#333", lw=lw, solid_capstyle="butt")
+        return
+    ax.plot([lo], [y], "|", color="#333", ms=11, mew=lw)               # the bound itself (and inside the x range)
+    ax.annotate("", xy=(1.0, y), xycoords=("axes fraction", "data"), xytext=(lo, y), textcoords="data",
+                arrowprops=dict(arrowstyle="-|>", color="#333", lw=lw, shrinkA=0, shrinkB=0))
+
+
+def _finish_axis(ax, log: bool, arrow: bool):
+    """A ratio axis in log scale with plain tick labels (1, 2, 5, 10, …); room on the right of a one-sided bound's
+    arrow, so that the estimate never sits on the frame."""
+    if log:
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    if arrow:
+        lo, hi = ax.get_xlim()
+        ax.set_xlim(lo, hi + 0.15 * (hi - lo))
+
+
 def plot_forest(view: RunView, model: str) -> Figure:
-    "Forest plot: each endpoint's estimate with its two-sided patient-cluster CI and the value under no effect."
+    """Forest plot: each endpoint's estimate, the interval that goes with it (a tested endpoint's one-sided bound, an
+    untested one's two-sided interval) and the value under no effect."""
     plt = _style()
     rows = [(n, r["overall"]) for n, r in _endpoints(view, model).items()]
     fig, axes = plt.subplots(len(rows), 1, figsize=(7.5, 0.95 * len(rows) + 0.8), squeeze=False)
+    alpha, level = _alpha(view)
     for ax, (name, o) in zip(axes[:, 0], rows):
-        est, ci = o.get("estimate"), o.get("ci") or [None, None]
-        null = ENDPOINTS[name].null_value if name in ENDPOINTS else 0.0
+        est, null = o.get("estimate"), ENDPOINTS[name].null_value if name in ENDPOINTS else 0.0
+        log, donor = _ratio_scale(name), _donor_value(o)
+        if log and est is not None and not 0 < est < math.inf: est = None        # no point on a log axis
         if est is not None:
-            if None not in ci: ax.plot(ci, [0, 0], color="#333", lw=2.5, solid_capstyle="butt")
+            _draw_interval(ax, 0, o)
             ax.plot([est], [0], "o", color=_CORRECT, ms=9)
+        if donor is not None and (not log or 0 < donor < math.inf):      # the same with a donor's chart, beside it
+            ax.plot([donor], [0], "o", mfc="white", mec=_SHUF, mew=1.8, ms=9)
         if null is not None: ax.axvline(null, color=_NULL, ls="--", lw=1)
+        _finish_axis(ax, log, est is not None and _shown(o)[2] and _shown(o)[0] is not None)
         p = o.get("p_value")
         ax.set_yticks([]); ax.set_ylim(-1, 1); ax.grid(axis="y", visible=False)
-        ax.set_title(f"{_label(name)}: {'n/a' if est is None else f'{est:.3f}'}"
-                     f"{'' if None in ci else f'  [{ci[0]:.3f}, {ci[1]:.3f}]'}{'' if p is None else f'  p = {p:.2g}'}",
-                     fontsize=9)
+        ax.set_title(f"{_label(name)}: {'n/a' if est is None else f'{est:.3f}'}  {interval_words(o, alpha, level)}"
+                     f"{'' if p is None else f'  p = {p:.2g}'}"
+                     f"{'' if donor is None else f'  (donor chart: {donor:.3f})'}", fontsize=9)
     fig.tight_layout()
-    level = view.config.get("analysis", {}).get("ci_level", 0.95)
     return Figure(fig,
-                  f"{model}: each endpoint's estimate (dot) with its two-sided {level:.0%} interval from resampling "
-                  f"whole patients "
-                  "(bar); the dashed line is the value under no effect. An interval clear of the dashed line on the "
-                  "side the "
-                  "endpoint predicts is what its one-sided p-value tests.")
+                  f"{model}: each endpoint's estimate (dot) and the value under no effect (dashed). A tested endpoint "
+                  f"shows its one-sided {1 - alpha:.0%} bound (a bar ending in an arrow: the values its one-sided "
+                  f"sign-flip test does not reject), which clears the dashed line exactly when p ≤ {alpha:g}; a "
+                  f"descriptive one its two-sided {level:.0%} interval from resampling whole patients (a plain bar), "
+                  "and, where it has one, its value with a donor's chart (open circle): a descriptive endpoint moved "
+                  "as far by another patient's chart is not about this patient's context. Odds ratios are drawn on a "
+                  "log axis, 1 meaning no association.")
 
 # %% ../../nbs/40_report.ipynb #05111e7e
 def _category_means(view: RunView, model: str) -> pd.DataFrame:
@@ -551,16 +628,17 @@ def failure_messages(view: RunView, per_kind: int = 3) -> pd.DataFrame:
 
 # %% ../../nbs/40_report.ipynb #3f5a0a31
 def comparison_table(view: RunView) -> pd.DataFrame:
-    """Every model's endpoints side by side, one row per (model, endpoint): estimate, interval, one-sided p and the
-    fixed sequence's decision (a long table, so that any number of endpoints and models fits the page)."""
+    """Every model's endpoints side by side, one row per (model, endpoint): estimate, the interval beside it (a tested
+    endpoint's one-sided bound, a descriptive one's two-sided interval), one-sided p and the fixed sequence's decision
+    (a long table, so that any number of endpoints and models fits the page)."""
     rows = []
     for m in view.models:
         decisions = (view.endpoints["models"][m].get("family") or {}).get("decisions", {})
         for name, r in _endpoints(view, m).items():
-            o, ci = r["overall"], r["overall"].get("ci") or [None, None]
+            o = r["overall"]
             rows.append({"model": m, "endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"),
-                         "CI low": ci[0],
-                         "CI high": ci[1], "null": ENDPOINTS[name].null_value if name in ENDPOINTS else None,
+                         "interval": interval_words(o, *_alpha(view)),
+                         "null": ENDPOINTS[name].null_value if name in ENDPOINTS else None,
                          "p (one-sided)": o.get("p_value"), "fixed sequence": decisions.get(name)})
     return pd.DataFrame(rows).set_index(["model", "endpoint"]) if rows else pd.DataFrame()
 
@@ -591,10 +669,12 @@ def plot_comparison(view: RunView) -> Figure | None:
         ax.axvline(ENDPOINTS[n].null_value, color=_NULL, ls="--", lw=1)
         for i, m in enumerate(view.models):
             o = view.endpoints["models"][m].get(n, {}).get("overall", {})
-            if o.get("estimate") is None: continue
-            ci = o.get("ci") or [None, None]
-            if None not in ci: ax.plot(ci, [i, i], color="#333", lw=2)
+            if o.get("estimate") is None or (_ratio_scale(n) and not 0 < o["estimate"] < math.inf): continue
+            _draw_interval(ax, i, o, lw=2)
             ax.plot([o["estimate"]], [i], "o", color=_CORRECT, ms=7)
+        drawn = [view.endpoints["models"][m].get(n, {}).get("overall", {}) for m in view.models]
+        arrows = any(o.get("estimate") is not None and _shown(o)[2] and _shown(o)[0] is not None for o in drawn)
+        _finish_axis(ax, _ratio_scale(n), arrows)
         ax.set_yticks(range(len(view.models))); ax.set_yticklabels(view.models if k % cols == 0
                                                                    else [""] * len(view.models), fontsize=9.5)
         ax.set_ylim(len(view.models) - 0.5, -0.5); ax.set_title(_label(n)); ax.tick_params(axis="x", labelsize=9.5)
@@ -602,6 +682,8 @@ def plot_comparison(view: RunView) -> Figure | None:
     return Figure(fig,
                   "Each panel is one endpoint; each row one model (frozen, fine-tuned or prompted: the patients are "
                   "the same). Dots "
-                  "are estimates, bars their patient-cluster intervals, the dashed line the value under no effect. "
+                  "are estimates, the dashed line the value under no effect; a bar ending in an arrow is a tested "
+                  "endpoint's one-sided bound (it clears the dashed line exactly when its one-sided p is at most α), "
+                  "a plain bar a descriptive endpoint's two-sided interval, both resampling whole patients. "
                   "Whether two "
                   "models differ is the paired contrast below, not the overlap of these bars.")

@@ -474,40 +474,52 @@ def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                      "Brier difference is symmetric about 0", est, "confirmatory")
 
 # %% ../../nbs/15_endpoints.ipynb #b6a2e31d
-def direction_counts(inp: EndpointInput, eps: float) -> list:
+def direction_counts(inp: EndpointInput, eps: float, delta=None) -> list:
     """Per patient × category, on non-zero Δ_ref cells: the counts a (Δ_ref up, model up), b (up, down), c (down, up)
-    and d (down, down) of the reference × model direction table (a model change below ε is no direction)."""
-    R, dm = np.sign(inp.delta_ref), inp.delta_model
+    and d (down, down) of the reference × model direction table (a model change below ε is no direction); `delta`:
+    the model's changes to read instead of Δ_model (a donor's chart: Δ_shuf)."""
+    R, dm = np.sign(inp.delta_ref), inp.delta_model if delta is None else np.asarray(delta, float)
     up, down = dm >= eps, dm <= -eps
     return [cluster_sums(m.astype(float), inp.cluster, inp.n_patients, inp.nonzero, inp.runs)[0] for m in
             ((R > 0) & up, (R > 0) & down, (R < 0) & up, (R < 0) & down)]
 
 # %% ../../nbs/15_endpoints.ipynb #75406b71
-@register_endpoint("mantel_haenszel", label="Mantel–Haenszel OR", formula="common odds ratio",
-                   null_value=1.0, role="descriptive", bounds=(0, math.inf))
-def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    "Mantel–Haenszel common odds ratio of reference × model direction across categories; bootstrap interval; no test."
-    eps, nz, C = effective_epsilon(rs.settings.epsilon), inp.nonzero, len(inp.categories)
-    cnt = direction_counts(inp, eps)
+def _or_table(inp: EndpointInput, rs: Resampling, delta=None) -> tuple:
+    """Odds ratios of reference × model direction (`direction_counts` of `delta`): per category and pooled (C + 1), the
+    bootstrap replicates of each (B × (C + 1)), and the counts a, b, c, d (C + 1 each)."""
+    cnt = direction_counts(inp, effective_epsilon(rs.settings.epsilon), delta)
     tot = [x.sum(0) for x in cnt]
-    per_cat, pooled = odds_ratios(*tot, pooled=False), odds_ratios(*tot, pooled=True)
     boot = [rs.weights @ x for x in cnt]
-    boot_pooled = odds_ratios(*boot, pooled=True)
-    lvl = rs.settings.ci_level
+    value = np.append(odds_ratios(*tot, pooled=False), odds_ratios(*tot, pooled=True))
+    reps = np.column_stack([odds_ratios(*[b[:, j] for b in boot], pooled=False) for j in range(len(tot[0]))]
+                           + [odds_ratios(*boot, pooled=True)])
+    return value, reps, [np.append(t, t.sum()).astype(int) for t in tot]
+
+@register_endpoint("mantel_haenszel", label="Mantel–Haenszel OR", formula="common odds ratio",
+                   null_value=1.0, role="descriptive", bounds=(0, math.inf),
+                   part_bounds={"odds_ratio_shuffled": (0, math.inf), "ratio_own_to_donor": (0, math.inf)})
+def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
+    """Mantel–Haenszel common odds ratio of reference × model direction across categories, the same with a donor's
+    chart (Δ_shuf: how much of it any chart gives) and their ratio; bootstrap intervals; no test."""
+    nz, C, lvl = inp.nonzero, len(inp.categories), rs.settings.ci_level
+    own, own_reps, counts = _or_table(inp, rs)
+    donor, donor_reps, _ = _or_table(inp, rs, inp.donor_mean(lambda d: d))
+    with np.errstate(invalid="ignore", divide="ignore"): ratio, ratio_reps = own / donor, own_reps / donor_reps
     moved = _sums(inp, nz.astype(float))[0]
     pat, kish = (moved > 0).sum(0), np.round(effective_patients(moved), 2)
-    est = []
-    for j in range(C + 1):
-        value = pooled if j == C else per_cat[j]
-        reps = boot_pooled if j == C else odds_ratios(*[b[:, j] for b in boot], pooled=False)
+    def interval(reps, value):
         reps = reps[np.isfinite(reps)]
-        ci = (tuple(np.quantile(reps, [(1 - lvl) / 2, (1 + lvl) / 2])) if len(reps) and np.isfinite(value)
-              and inp.n_patients >= 2 else (math.nan, math.nan))
-        counts = [int(t.sum()) if j == C else int(t[j]) for t in tot]
-        est.append(Estimate(value, ci, n_cells=int(nz[:, j].sum()) if j < C else int(nz.sum()), n_patients=int(pat[j]),
-                            ci_level=lvl, effective_patients=kish[j],
-                            values=dict(odds_ratio=value, a_up_up=counts[0], b_up_down=counts[1], c_down_up=counts[2],
-                                        d_down_down=counts[3])))
+        return (tuple(np.quantile(reps, [(1 - lvl) / 2, (1 + lvl) / 2])) if len(reps) and np.isfinite(value)
+                and inp.n_patients >= 2 else (math.nan, math.nan))
+    est = [Estimate(own[j], interval(own_reps[:, j], own[j]), n_cells=int(nz[:, j].sum()) if j < C else int(nz.sum()),
+                    n_patients=int(pat[j]), ci_level=lvl, effective_patients=kish[j],
+                    values=dict(odds_ratio=own[j], a_up_up=int(counts[0][j]), b_up_down=int(counts[1][j]),
+                                c_down_up=int(counts[2][j]), d_down_down=int(counts[3][j]),
+                                odds_ratio_shuffled=donor[j],
+                                ci_odds_ratio_shuffled=interval(donor_reps[:, j], donor[j]),
+                                ratio_own_to_donor=ratio[j],
+                                ci_ratio_own_to_donor=interval(ratio_reps[:, j], ratio[j])))
+           for j in range(C + 1)]
     return _assemble(inp, rs.settings, "mantel_haenszel",
                      "Mantel–Haenszel odds ratio of reference × model direction (strata: categories)",
                      "descriptive: no test", est, "descriptive")

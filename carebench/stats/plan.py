@@ -5,6 +5,7 @@
 # %% ../../nbs/1b_plan.ipynb #2b688bea
 from __future__ import annotations
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,12 +13,14 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..core.config import AnalysisConfig
-from .endpoints import PRIMARY
-from .simulate import Scenario, clopper_pearson, matched_to, run_batch
+from .design import shift_power
+from .endpoints import PRIMARY, stated_effect
+from .simulate import Scenario, clopper_pearson, matched_to
 
 # %% auto #0
-__all__ = ['PLAN_HELP', 'PLAN_ENDPOINTS', 'PLAN_CELL_BYTES', 'PlanDesign', 'design_from_counts', 'plan_scenario', 'power_curve',
-           'patients_for_power', 'plan_curve', 'plan_memory', 'plan_text', 'plot_power']
+__all__ = ['PLAN_HELP', 'PLAN_ENDPOINTS', 'PLAN_CELL_BYTES', 'PlanDesign', 'design_from_counts', 'plan_scenario', 'plan_effects',
+           'power_curve', 'patients_for_power', 'interpolated_patients', 'plan_curve', 'plan_memory', 'plan_text',
+           'plot_power']
 
 # %% ../../nbs/1b_plan.ipynb #408c1e63
 @dataclass(frozen=True)
@@ -49,33 +52,37 @@ def design_from_counts(items_per_patient, delta_ref, observers: int, donors: int
                          **given})
 
 # %% ../../nbs/1b_plan.ipynb #ea67d30d
-def plan_scenario(design: PlanDesign, effect: float, seed: int = 0) -> Scenario:
-    """The simulation scenario of `design` with a directional-alignment gap `effect` planted, its shift rate matched to
-    the design's Δ_ref rate. An `effect` of 0 plants nothing (alignment 0: every endpoint's null), rather than solving
-    for a gap of 0, which would leave the solver's own error planted."""
-    s = Scenario("plan", f"a planned study: directional-alignment gap {effect}", gap=float(effect) if effect else None,
-                 items=design.items, categories=design.categories, observers=design.observers, donors=design.donors)
+def plan_scenario(design: PlanDesign, seed: int = 0) -> Scenario:
+    """The simulation scenario of `design` under no effect (alignment 0: every endpoint's null), its shift rate and
+    observer noise matched to the design's Δ_ref rate; each endpoint's effect is added to its contrast's cells."""
+    s = Scenario("plan", "a planned study under no effect", items=design.items, categories=design.categories,
+                 observers=design.observers, donors=design.donors)
     return matched_to(s, design.delta_ref_rate, seed)
 
-# %% ../../nbs/1b_plan.ipynb #10c97e1e
+# %% ../../nbs/1b_plan.ipynb #10a8f702
 PLAN_ENDPOINTS = (PRIMARY, "directional_alignment")
 
+def plan_effects(settings: AnalysisConfig, effect: float) -> dict:
+    """Each planned endpoint's effect on its own scale: directional alignment's `effect`, the primary endpoint's its
+    stated effect (`stated_effect`); all 0 when `effect` is 0 (the tests' size)."""
+    return {q: (float(effect) if q == "directional_alignment" else stated_effect(settings, q)) if effect else 0.0
+            for q in PLAN_ENDPOINTS}
+
+
+# %% ../../nbs/1b_plan.ipynb #10c97e1e
 def power_curve(design: PlanDesign, effect: float = 0.05, sizes=(6, 12, 24, 48, 96), datasets: int = 200,
                 settings: AnalysisConfig | None = None, seed: int = 0, quiet: bool = True) -> pd.DataFrame:
-    ("Per number of patients and endpoint: datasets, rejections, power and its 95% interval, at the planted "
-     "directional-alignment gap `effect`.")
+    ("Per number of patients and endpoint: its effect, datasets, rejections, power and its 95% interval "
+     "(`plan_effects`, `shift_power`).")
     settings = settings or AnalysisConfig()
-    small = dataclasses.replace(settings, n_bootstrap=100, n_permutations=min(settings.n_permutations, 2000))
-    s, rows = plan_scenario(design, effect, seed), []
+    small = dataclasses.replace(settings, n_permutations=min(settings.n_permutations, 2000))
+    s, effects, rows = plan_scenario(design, seed), plan_effects(settings, effect), []
     for n in tqdm(sorted({int(x) for x in sizes}), desc="plan", unit="size", disable=quiet):
-        recs = pd.DataFrame([r[:8] for r in run_batch(s, n, 0, datasets, small, seed, names=PLAN_ENDPOINTS)],
-                            columns=["scenario", "n_patients", "dataset", "endpoint", "estimate", "ci_low", "ci_high",
-                                     "p_value"])
-        for name in PLAN_ENDPOINTS:
-            k = int((recs.loc[recs["endpoint"] == name, "p_value"] <= settings.alpha).sum())
+        for name, rate in shift_power(s, n, datasets, small, effects, seed).items():
+            k = int(round(rate * datasets))
             lo, hi = clopper_pearson(k, datasets)
-            rows.append(dict(n_patients=n, endpoint=name, datasets=datasets, rejections=k, power=k / datasets,
-                             power_low=float(lo), power_high=float(hi)))
+            rows.append(dict(n_patients=n, endpoint=name, effect=effects[name], datasets=datasets, rejections=k,
+                             power=k / datasets, power_low=float(lo), power_high=float(hi)))
     return pd.DataFrame(rows)
 
 # %% ../../nbs/1b_plan.ipynb #753a2eb2
@@ -86,36 +93,78 @@ def patients_for_power(curve: pd.DataFrame, target: float = 0.8, endpoint: str =
     hit = c[c["power_low" if conservative else "power"] >= target]
     return int(hit["n_patients"].iloc[0]) if len(hit) else None
 
+
+# %% ../../nbs/1b_plan.ipynb #ee4c7bb5
+def interpolated_patients(curve: pd.DataFrame, target: float = 0.8, endpoint: str = PRIMARY) -> int | None:
+    """Patients for `target` power, between the last size of `curve` below it and the first at or above it: logit of
+    power linear in log(patients), rounded up; the smallest size when the first already reaches it; None when none
+    does."""
+    c = curve[curve["endpoint"] == endpoint].groupby("n_patients")["power"].mean().sort_index()
+    above = c[c >= target]
+    if not len(above): return None
+    n1, p1 = int(above.index[0]), float(above.iloc[0])
+    below = c[(c.index < n1) & (c < target)]
+    if not len(below): return n1
+    n0, p0 = int(below.index[-1]), float(below.iloc[-1])
+    logit = lambda p: math.log(min(max(p, 1e-3), 1 - 1e-3) / (1 - min(max(p, 1e-3), 1 - 1e-3)))
+    if logit(p1) <= logit(p0): return n1
+    t = (logit(target) - logit(p0)) / (logit(p1) - logit(p0))
+    return min(n1, math.ceil(math.exp(math.log(n0) + t * (math.log(n1) - math.log(n0))) - 1e-9))
+
 # %% ../../nbs/1b_plan.ipynb #e5e6396b
 def plan_curve(design: PlanDesign, effect: float = 0.05, sizes=(6, 12, 24, 48, 96), datasets: int = 200,
                settings: AnalysisConfig | None = None, seed: int = 0, target: float = 0.8, max_patients: int = 768,
                quiet: bool = True) -> pd.DataFrame:
-    """`power_curve`, with doubled sizes added until the primary endpoint's power reaches `target` (or `max_patients`);
-    under no effect (0) the sizes asked for only: no size has power against nothing."""
-    curve = power_curve(design, effect, sizes, datasets, settings, seed, quiet)
-    while effect and patients_for_power(curve, target) is None and 2 * curve["n_patients"].max() <= max_patients:
+    """`power_curve` on the grid `sizes` (`kind` "grid"), doubled until both endpoints reach `target` (or
+    `max_patients`), then at each endpoint's `interpolated_patients` and half of it (`kind` "check"); under no effect
+    (0) the sizes asked for only: no size has power against nothing."""
+    curve = power_curve(design, effect, sizes, datasets, settings, seed, quiet).assign(kind="grid")
+    short = lambda: any(patients_for_power(curve, target, q) is None for q in PLAN_ENDPOINTS)
+    while effect and short() and 2 * curve["n_patients"].max() <= max_patients:
         more = power_curve(design, effect, (2 * int(curve["n_patients"].max()),), datasets, settings, seed, quiet)
+        curve = pd.concat([curve, more.assign(kind="grid")], ignore_index=True)
+    found = {n for q in PLAN_ENDPOINTS if effect and (n := interpolated_patients(curve, target, q))}
+    checks = sorted(({*found, *(max(3, math.ceil(n / 2)) for n in found)}) - set(curve["n_patients"]))
+    if checks:
+        more = power_curve(design, effect, checks, datasets, settings, seed, quiet).assign(kind="check")
         curve = pd.concat([curve, more], ignore_index=True)
-    return curve
+    return curve.sort_values(["n_patients", "endpoint"], kind="stable", ignore_index=True)
 
 # %% ../../nbs/1b_plan.ipynb #198b6fa4
 PLAN_CELL_BYTES = 512      # peak bytes per simulated (patient, item, category) cell: a dataset with its resampling
 
-def plan_memory(design: PlanDesign, largest: int, effect: float) -> int:
+def plan_memory(design: PlanDesign, largest: int, effect: float = 0.0) -> int:
     """Peak bytes a plan's simulation needs, estimated before any work from its largest dataset (`largest` patients)
-    and, where an effect is planted, the 4,000-patient population the gap is solved on (measured with tracemalloc:
-    180–500 bytes a cell, rounded up)."""
-    patients = max(largest, 4000 if effect else 0, 2000 // design.items, 20)      # 2000 // items: `matched_to`
+    or the dataset the design is matched on (measured with tracemalloc: 180–500 bytes a cell, rounded up); `effect`
+    changes nothing (it is added to cells, never solved for)."""
+    patients = max(largest, 2000 // design.items, 20)      # 2000 // items: `matched_to`
     return PLAN_CELL_BYTES * patients * design.items * design.categories
 
 # %% ../../nbs/1b_plan.ipynb #5c7d31e7
+def _answer(curve: pd.DataFrame, name: str, target: float) -> str:
+    "One endpoint's answer: the interpolated number with its simulated power and half of it's, the grid's answer."
+    c = curve[curve["endpoint"] == name]
+    grid = c[c["kind"] == "grid"] if "kind" in c else c
+    n, first, safe = (interpolated_patients(grid, target, name), patients_for_power(grid, target, name),
+                      patients_for_power(grid, target, name, conservative=True))
+    if n is None: return f"{name}: {target:.0%} power not reached at the sizes simulated (simulate larger ones)"
+    at = lambda k: next((f"{r.power:.2f} [{r.power_low:.2f}, {r.power_high:.2f}]" for r in c.itertuples()
+                         if r.n_patients == k), "not simulated")
+    half = max(3, math.ceil(n / 2))
+    return (f"{name}: {target:.0%} power at an effect of {c['effect'].iloc[0]:g} from about {n} patients (simulated "
+            f"there: {at(n)}; at {half}: {at(half)}); the first simulated size reaching it: {first}"
+            + (f" ({safe} with the interval's lower end)" if safe else ""))
+
 def plan_text(design: PlanDesign, curve: pd.DataFrame, effect: float, target: float = 0.8, scenario=None) -> str:
-    "The plan as text: the design, the power table, and the number of patients per endpoint for `target` power."
+    "The plan as text: the design, each endpoint's effect, the power table, and the number of patients per endpoint."
+    effects = curve.groupby("endpoint", sort=False)["effect"].first()
     lines = [f"design: {design.items} items per patient, {design.categories} categories, {design.observers} observers "
              f"per pair, {design.donors} donor(s), Δ_ref ≠ 0 in {design.delta_ref_rate:.1%} of cells"
              + (f" (simulated: shift rate {scenario.shift_rate}, observer noise sd {scenario.observer_transient})"
                 if scenario is not None else ""),
-             f"effect: a directional-alignment gap of {effect} (sign agreement with the own chart above a donor's)",
+             "effects, each on its endpoint's own scale, added to every cell of its contrast in datasets simulated "
+             "under no effect: " + ", ".join(f"{q} {e:g}" for q, e in effects.items())
+             + f" (directional alignment: --effect {effect:g}; the primary endpoint: its stated effect)",
              f"{'patients':>8}  {'endpoint':<24} {'power':>6}  95% interval    datasets"]
     for r in curve.itertuples():
         lines.append(f"{r.n_patients:>8}  {r.endpoint:<24} {r.power:>6.2f}  [{r.power_low:.2f}, {r.power_high:.2f}]"
@@ -124,11 +173,7 @@ def plan_text(design: PlanDesign, curve: pd.DataFrame, effect: float, target: fl
         return "\n".join(lines + ["no effect planted: each rate above is the test's size, the rate of a false claim, "
                                    "which should stay near alpha at every number of patients; no number of patients "
                                    "gives power against no effect"])
-    for name in PLAN_ENDPOINTS:
-        n, safe = patients_for_power(curve, target, name), patients_for_power(curve, target, name, conservative=True)
-        lines.append(f"{name}: {target:.0%} power " + (f"from {n} patients" if n else "not reached at the sizes "
-                     "simulated (simulate larger ones)") + (f" ({safe} with the interval's lower end)" if safe else ""))
-    return "\n".join(lines)
+    return "\n".join(lines + [_answer(curve, name, target) for name in PLAN_ENDPOINTS])
 
 # %% ../../nbs/1b_plan.ipynb #7c5fa76d
 def plot_power(curve: pd.DataFrame, target: float = 0.8, path=None):
