@@ -130,7 +130,12 @@ def json_outcomes(n: int, served: bool, batching: str = "alone") -> dict:
         proc.terminate()
         proc.wait(30)
     same = sum(x.text == y.text for x, y in zip(a, b))
-    out["served_agreement"] = {"prompts": len(reqs), "same_text": same, "share": round(same / len(reqs), 4)}
+    # where two answers part: the characters they share from the start (a late flip of a near-tie, or an early one)
+    apart = [{"prompt": r.key, "same_prefix_chars": len(os.path.commonprefix([x.text or "", y.text or ""])),
+              "local_chars": len(x.text or ""), "served_chars": len(y.text or "")}
+             for r, x, y in zip(reqs, a, b) if x.text != y.text]
+    out["served_agreement"] = {"prompts": len(reqs), "same_text": same, "share": round(same / len(reqs), 4),
+                               "differing": apart}
     return out
 
 

@@ -297,7 +297,9 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
                      "CI high": ci[1], "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"),
                      **_endpoint_words(o), "smallest attainable p": o.get("min_attainable_p"),
                      "n": _n(name, o), "patients": o.get("n_patients"),
-                     "effective patients": o.get("effective_patients"), "confirmatory": o.get("confirmatory"),
+                     "effective patients": None if o.get("effective_patients") is None
+                     else f"{o['effective_patients']:.1f}",                  # a count of patients, not an estimate
+                     "confirmatory": o.get("confirmatory"),
                      "underpowered": o.get("underpowered"), **_validity(view, model, name)})
     t = pd.DataFrame(rows).set_index("endpoint")
     f = _role_rows(view, "format_spread", model)
@@ -533,6 +535,9 @@ def plot_scores(view: RunView, model: str, condition: str) -> Figure:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     ax.set_xlabel("score"); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: scores, {condition.replace('_', ' ')}")
     fig.tight_layout()
+    if condition == CONTEXT_FREE:                      # one outline: nothing to compare it with on this page
+        return Figure(fig, "The distribution of the model's context-free scores over every pair and category: what the "
+                      "pages of the conditions with a chart compare against.")
     return Figure(fig, "The distribution of the model's scores over every pair and category, beside the context-free "
                   "scores. Mass moving "
                   "between the two outlines is what the chart changes; identical outlines mean it changed nothing "
@@ -558,6 +563,7 @@ def plot_shifts(view: RunView, model: str) -> Figure:
                    lw=1.5); ax.axvline(r["q95_abs"].iloc[0], color=_NULL, ls="--", lw=1.5)
         ax.text(r["q95_abs"].iloc[0], ax.get_ylim()[1] * 0.95, " retest 95%", color=_NULL, fontsize=8, va="top")
     ax.set_xlim(-0.02 * top, top); ax.set_ylabel("% of cells")   # 0 off the corner: its label clear of the y axis's
+    ax.set_xlabel("|score with the chart − score without|")
     ax.set_title(f"{model}: how far the scores move with a chart")
     fig.tight_layout()
     return Figure(fig,
