@@ -21,65 +21,15 @@ import carebench
 from .core.config import redact_text
 from .core.errors import CareBenchError
 from .core.config import load_config
+from .core.commands import COMMANDS, Command, UsageError, build_parser, register_command, settings_flags  # noqa: F401
 # Everything heavier (numpy, pandas, the tracks, the report) is imported inside the command that needs it, and only the
 # subcommand being run configures its arguments: `carebench --help` and `carebench list` start in a fraction of a
 # second.
 
 # %% auto #0
-__all__ = ['COMMANDS', 'SYNTH_HELP', 'LISTINGS', 'UsageError', 'Command', 'register_command', 'build_parser', 'configure_logging',
-           'Terminated', 'main', 'settings_flags', 'synth', 'validate', 'convert_command', 'analyze_command',
-           'shift_summary', 'run_command', 'emulate_command', 'report_command', 'summary_line', 'print_rows',
-           'list_command', 'cache_command', 'fetch_command']
-
-# %% ../nbs/50_cli.ipynb #004e9f1d
-class UsageError(CareBenchError):
-    "Arguments that parse but make no sense (a negative patient count, …)."
-
-# %% ../nbs/50_cli.ipynb #a01101f7
-@dataclass(frozen=True)
-class Command:
-    "A subcommand: `configure` adds its arguments to a parser, `run` does the work and returns the exit code."
-    name: str
-    help: str
-    configure: Callable
-    run: Callable
-
-
-COMMANDS: dict[str, Command] = {}
-
-# %% ../nbs/50_cli.ipynb #75a6024c
-def register_command(name: str, help: str, configure: Callable):
-    "Decorator: register the decorated `run(args) -> int` as subcommand `name`."
-    def deco(run):
-        COMMANDS[name] = Command(name, help, configure, run)
-        return run
-    return deco
-
-# %% ../nbs/50_cli.ipynb #5871f37e
-def _common(top: bool) -> argparse.ArgumentParser:
-    "`-v/--verbose` and `-q/--quiet`, accepted before the subcommand and after it (the subcommand's value wins)."
-    p = argparse.ArgumentParser(add_help=False)
-    d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
-    p.add_argument("-v", "--verbose", action="count", default=d(0),
-                   help="say what is being done on stderr (-vv: more); never patient text")
-    p.add_argument("-q", "--quiet", action="store_true", default=d(False),
-                   help="no progress bars, only results and errors")
-    return p
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    ("The `carebench` argument parser with every registered subcommand (`only`: configure that subcommand's arguments "
-     "alone).")
-    p = argparse.ArgumentParser(prog="carebench",
-                                description="CAREBench: do models shift their sensitive-data judgments "
-                                "with patient context the way physicians do?", parents=[_common(True)])
-    p.add_argument("--version", action="version", version=f"carebench {carebench.__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for c in COMMANDS.values():
-        sp = sub.add_parser(c.name, help=c.help, description=c.help, parents=[_common(False)])
-        if only is None or only == c.name: c.configure(sp)
-        sp.set_defaults(_run=c.run)
-    return p
+__all__ = ['SYNTH_HELP', 'LISTINGS', 'configure_logging', 'Terminated', 'main', 'synth', 'validate', 'convert_command',
+           'analyze_command', 'shift_summary', 'run_command', 'emulate_command', 'report_command', 'summary_line',
+           'print_rows', 'list_command', 'cache_command', 'fetch_command']
 
 # %% ../nbs/50_cli.ipynb #b5d0a285
 def configure_logging(verbose: int = 0, quiet: bool = False):
@@ -148,22 +98,6 @@ SYNTH_HELP = dict(seed="seed of every random choice", patients="number of patien
                   prevalence_shift="another site's case mix: tilt towards items with more (positive) or fewer "
                                    "categories")
 
-
-def _floats(text: str) -> tuple:
-    "A comma-separated list of numbers (`--observer-noise 0.01,0.05,0.25`)."
-    try: return tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text[:40]!r}") from None
-
-
-def settings_flags(p, cls, helps: dict, defaults: bool = True):
-    ("One `--flag` per field of dataclass `cls`, typed by its default, with `helps[field]`; without `defaults` a flag "
-     "not given is None (a value read elsewhere, e.g. from a pilot dataset, stands).")
-    for f in fields(cls):
-        p.add_argument("--" + f.name.replace("_", "-"), type=_floats if isinstance(f.default, tuple)
-                       else type(f.default),
-                       default=f.default if defaults else None,
-                       help=f"{helps[f.name]} (default {'none' if f.default == () else f.default})")
 
 # %% ../nbs/50_cli.ipynb #d37e67ed
 def _configure_synth(p):
@@ -534,12 +468,11 @@ def fetch_command(args) -> int:
     return 0
 
 # %% ../nbs/50_cli.ipynb #407320b2
-from . import study_commands  # noqa: E402,F401  (registers simulate, plan and bench)
+from . import study_commands  # noqa: E402,F401  (registers simulate, plan and bench into the core's registry)
 
 # %% ../nbs/50_cli.ipynb #fa8eac20
 #| eval: false
-# run as `python -m carebench.cli`, this file is `__main__`, not the module the study commands registered into:
-# the package's own `main` reads the registry that holds every command
+# `python -m carebench.cli`: this file runs as `__main__`; its commands and the study commands registered into the same
+# registry (`carebench.core.commands`) as the console script's
 if __name__ == "__main__":
-    from carebench.cli import main as package_main
-    sys.exit(package_main())
+    sys.exit(main())

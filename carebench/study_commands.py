@@ -12,7 +12,7 @@ from pathlib import Path
 
 import carebench
 from .core.config import AnalysisConfig, load_config
-from .cli import UsageError, register_command, settings_flags
+from .core.commands import UsageError, register_command, settings_flags
 
 # %% auto #0
 __all__ = ['BENCH', 'bench_suites', 'bench_command', 'simulate_command', 'plan_command']
