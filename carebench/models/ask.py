@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
+from contextlib import closing
 
 from ..core.config import redact_text, redact_values
 from ..core.errors import CareBenchError
@@ -98,8 +99,11 @@ def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, cache: Re
     key and each call's share of its batch's wall time."""
     asked, usage, seconds = set(), {}, {}
     from tqdm.auto import tqdm                     # here, not at import: reading a config loads every track module
-    with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=desc, unit="call", disable=quiet) as bar:
-        for claimed, settled in cache.work(todo, batch_size, since=time.time() if since is None else since):
+    batches = cache.work(todo, batch_size, since=time.time() if since is None else since)
+    # closed on the way out, an interrupt included: its leases go back before the exception leaves this function
+    with tqdm(total=len(unique), initial=len(unique) - len(todo), desc=desc, unit="call", disable=quiet) as bar, \
+            closing(batches):
+        for claimed, settled in batches:
             if claimed:
                 t = time.perf_counter()
                 cache.record(answer_batch(backend, [unique[k] for k in claimed], mode, repair, usage))

@@ -227,9 +227,10 @@ class ResponseCache:
                 progressed |= bool(claimed or settled)
                 if settled: yield [], settled
                 for b in range(0, len(claimed), batch_size): yield claimed[b:b + batch_size], []
-        finally:
-            stop.set(); keeper.join()
-            self.release()
+        finally:                     # the leases are given back even when a second interrupt cuts the join short
+            stop.set()
+            try: keeper.join()
+            finally: self.release()
 
     def get(self, keys) -> dict:
         "key → {status, response, scores, error_kind, error, attempts} for the keys present."
