@@ -122,8 +122,11 @@ def json_outcomes(n: int, served: bool, batching: str = "alone") -> dict:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2): break
             except OSError: time.sleep(0.5)
+        # one request at a time with a long deadline: on 2 cores a 256-token answer under load can take minutes, and a
+        # call that times out is a failure of the bench, not an answer to compare
         remote = make_backend(parse_section(ModelConfig, {"id": "served", "backend": "openai", "served_model":
                                                           str(folder), "base_url": f"http://127.0.0.1:{port}/v1",
+                                                          "max_concurrency": 1, "timeout_s": 900,
                                                           "generation": gen}, key="m"), ReasoningConfig(), ctx)
         b = remote.generate(reqs, "json")
     finally:
@@ -132,10 +135,13 @@ def json_outcomes(n: int, served: bool, batching: str = "alone") -> dict:
     same = sum(x.text == y.text for x, y in zip(a, b))
     # where two answers part: the characters they share from the start (a late flip of a near-tie, or an early one)
     apart = [{"prompt": r.key, "same_prefix_chars": len(os.path.commonprefix([x.text or "", y.text or ""])),
-              "local_chars": len(x.text or ""), "served_chars": len(y.text or "")}
+              "local_chars": len(x.text or ""), "served_chars": len(y.text or ""),
+              "served_error": y.error_kind, "local_error": x.error_kind}
              for r, x, y in zip(reqs, a, b) if x.text != y.text]
+    both = [(x, y) for x, y in zip(a, b) if not x.error_kind and not y.error_kind]    # answered on both sides
     out["served_agreement"] = {"prompts": len(reqs), "same_text": same, "share": round(same / len(reqs), 4),
-                               "differing": apart}
+                               "answered_by_both": len(both),
+                               "same_text_of_answered": sum(x.text == y.text for x, y in both), "differing": apart}
     return out
 
 

@@ -103,11 +103,15 @@ def load_run(path) -> RunView:
     return RunView(path)
 
 # %% ../../nbs/2f_view.ipynb #954dea78
-_SEPARATORS = re.compile(r"([/_+\-.:=,])(?=\w)")
+_SEPARATORS = re.compile(r"(?<=[/+\-.:=,])(?=\w)")       # between parts: a path, a model name, a key=value
+_JOINER = re.compile(r"(?<=_)(?=\w)")                     # inside a name (max_tokens): a break only where it must
 
 def breakable(text, long: int = 24) -> str:
-    "`text` escaped for HTML, with a line-break opportunity after each separator of a token longer than `long`."
-    return " ".join(_SEPARATORS.sub(r"\1<wbr>", w) if len(w) > long else w for w in html.escape(str(text)).split(" "))
+    """`text` escaped for HTML, with a line-break opportunity after each separator of a token longer than `long`; an
+    underscore joins a name, so a break follows it only in a part still longer than `long` (no `ridge_ fusion`)."""
+    def parts(w):
+        return "<wbr>".join(p if len(p) <= long else _JOINER.sub("<wbr>", p) for p in _SEPARATORS.split(w))
+    return " ".join(parts(w) if len(w) > long else w for w in html.escape(str(text)).split(" "))
 
 # %% ../../nbs/2f_view.ipynb #ad33f245
 def _plain(v) -> bool: return v is None or (isinstance(v, float) and math.isnan(v))
