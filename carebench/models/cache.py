@@ -12,6 +12,7 @@ import sqlite3
 import threading
 import time
 import uuid
+import weakref
 from pathlib import Path
 from urllib.parse import quote
 
@@ -69,6 +70,15 @@ def _inspect(db, path) -> bool:
     return False
 
 # %% ../../nbs/33_cache.ipynb #bc3cdcf1
+def _release_leases(path, owner: str) -> None:
+    "Give up every lease `owner` holds in the cache at `path` (at the end of its process: on a connection of its own)."
+    import sqlite3 as sql                        # bound here: at the interpreter's exit module globals may be gone
+    try:
+        db = sql.connect(path, timeout=10, isolation_level=None)
+        try: db.execute("UPDATE responses SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", (owner,))
+        finally: db.close()
+    except sql.Error: pass                       # a cache that cannot be written: its leases expire on their own
+
 def _owner_alive(owner: str | None, updated: float | None = None, window: float = 300.0) -> bool:
     """Whether a process (`host:pid:nonce`) may still be working: on this machine, whether its pid exists; elsewhere,
     whether it wrote in the last `window` seconds (when `updated` is given; otherwise it is assumed alive)."""
@@ -89,7 +99,8 @@ class ResponseCache:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         if problem := file_problem(self.path, allow_missing=not readonly):
             raise CacheError(f"{self.path}: cannot open the response cache ({problem})")
-        if not readonly:
+        if not readonly:                  # whatever ends this process (an interrupt included), its leases go back
+            self._give_back = weakref.finalize(self, _release_leases, self.path, self.owner)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # a new cache gets 0666 & ~umask
             try: os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
