@@ -70,12 +70,14 @@ def _inspect(db, path) -> bool:
     return False
 
 # %% ../../nbs/33_cache.ipynb #bc3cdcf1
-def _release_leases(path, owner: str) -> None:
+_RELEASE = "UPDATE responses SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?"
+
+def _release_leases(path, owner: str, statement: str = _RELEASE) -> None:
     "Give up every lease `owner` holds in the cache at `path` (at the end of its process: on a connection of its own)."
     import sqlite3 as sql                        # bound here: at the interpreter's exit module globals may be gone
     try:
         db = sql.connect(path, timeout=10, isolation_level=None)
-        try: db.execute("UPDATE responses SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", (owner,))
+        try: db.execute(statement, (owner,))     # the statement bound at definition: no global read at exit
         finally: db.close()
     except sql.Error: pass                       # a cache that cannot be written: its leases expire on their own
 
@@ -217,8 +219,7 @@ class ResponseCache:
 
     def release(self):
         "Give up every lease this process holds (its unfinished keys become claimable at once)."
-        self.db.execute("UPDATE responses SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?",
-                        (self.owner,))
+        self.db.execute(_RELEASE, (self.owner,))
 
     def work(self, keys: list, batch_size: int, since: float, poll_s: float = 0.2, ahead: int = 8):
         """Yield batches of `keys` leased to this process until every key is settled here or elsewhere; leases are
