@@ -18,6 +18,7 @@ import pandas as pd
 import carebench
 from ..core.config import AnalysisConfig
 from ..core.executors import Job, run_jobs
+from ..core.forecast import duration_words, say_line
 from ..core.runs import write_json
 from ..core.vocab import PROTOCOL_VERSION
 from .bootstrap import cluster_sums
@@ -28,8 +29,8 @@ from .simulate import (RECORD, SCENARIOS, VALIDITY_NULLS, Scenario, block_record
                                       dataset_blocks, matched_to, planted_alignment, resample_seed, summarise, truth)
 
 # %% auto #0
-__all__ = ['COVERAGE_GOAL', 'VALIDITY_FORMAT', 'VALIDITY_JOB_CELLS', 'VALIDITY_JOB_DATASETS', 'shift_power', 'score_grid',
-           'design_validity']
+__all__ = ['COVERAGE_GOAL', 'VALIDITY_FORMAT', 'LONG_WAIT_S', 'VALIDITY_JOB_CELLS', 'VALIDITY_JOB_DATASETS', 'shift_power',
+           'score_grid', 'design_validity']
 
 # %% ../../nbs/1c_design.ipynb #9050cf4c
 def _block_power(x: EndpointInput, patterns: SignFlips, settings: AnalysisConfig, effects: dict) -> np.ndarray:
@@ -122,14 +123,36 @@ def _simulate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: in
     apart = (cells >= VALIDITY_JOB_CELLS and executor is not None
              and (executor.kind != "inline" or (os.cpu_count() or 1) > 1))
     run = lambda jobs, bar=False: _run_validity_jobs(jobs, executor if apart else None, progress and bar)
-    pops = dict(zip(scen, run([Job(f"validity:population:{k}", _population_job, (s, small.epsilon, seed))
-                               for k, s in scen.items()])))
-    size = VALIDITY_JOB_DATASETS if apart else n
+    size, t0, pops = VALIDITY_JOB_DATASETS if apart else n, time.perf_counter(), {}
+    workers = 1 if not apart else (len(scen) * -(-n // size) if executor.kind == "slurm" else os.cpu_count() or 1)
+    # a person waits: the baseline's population first, here, and one dataset timed, to say how long before the rest
+    if progress: pops["baseline"] = _population_job(scen["baseline"], small.epsilon, seed)
+    if progress: _say_estimate(scen, P, small, effects, seed, pops["baseline"][0], n, workers, time.perf_counter() - t0)
+    pops.update(zip([k for k in scen if k not in pops],
+                    run([Job(f"validity:population:{k}", _population_job, (s, small.epsilon, seed))
+                         for k, s in scen.items() if k not in pops])))
+    pops = {k: pops[k] for k in scen}
     parts = run([Job(f"validity:{k}:{i}", _validity_job, (s, P, i, min(size, n - i), pops[k][0], small, effects, seed))
                  for k, s in scen.items() for i in range(0, n, size)], bar=True)
     rows, hits = [r for p in parts for r in p[0]], sum(p[1] for p in parts)
     return (pd.DataFrame(rows, columns=RECORD), {q: float(h / n) for q, h in zip(effects, hits)},
             {k: p[1] for k, p in pops.items()})
+
+LONG_WAIT_S = 10                   # a simulation expected to take longer says so before it starts
+
+def _say_estimate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: int, alignment: float, n: int,
+                  workers: int, population_s: float) -> None:
+    """Before the rest: two datasets of the baseline timed here (the power's datasets are the baseline's; the first
+    pays for loading), and the plan with about how long on `workers` processes, with the other scenarios'
+    populations (each as long as the baseline's, `population_s`), when that is longer than `LONG_WAIT_S`."""
+    t0 = time.perf_counter()
+    _validity_job(scen["baseline"], P, 0, 2, alignment, small, effects, seed)
+    one = (time.perf_counter() - t0) / 2
+    wait = (one * len(scen) * n + population_s * (len(scen) - 1)) / min(workers, len(scen) * n)
+    if wait >= LONG_WAIT_S:
+        say_line(f"design validity, the first time at this design ({P:,} patients): {len(scen)} null scenarios x {n} "
+                 f"datasets, about {duration_words(wait)} on {workers} process{'es' if workers > 1 else ''} (one "
+                 f"dataset timed here: {one:.2f} s); the answer is cached for every later analysis of this design")
 
 def _run_validity_jobs(jobs: list, executor=None, progress: bool = False) -> list:
     """The jobs' results in order: on `executor` (an inline one runs as local processes), else, or where no process

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,6 +19,7 @@ import pandas as pd
 import carebench
 from ..core.config import AnalysisConfig
 from ..core.executors import Job, run_jobs
+from ..core.forecast import duration_words, say_line
 from ..core.runs import atomic_write, write_json
 from ..core.vocab import PROTOCOL_VERSION
 from ..core.seeds import derive_seed
@@ -30,8 +32,8 @@ __all__ = ['SCENARIOS', 'VALIDITY_NULLS', 'COVERAGE', 'PART_OF', 'POPULATION_CHU
            'Scenario', 'register_scenario', 'cluster_sizes', 'generate', 'coverage_cells', 'population_values',
            'population_patients', 'truth', 'planted_alignment', 'pooled', 'resample_seed', 'side_by_side',
            'dataset_blocks', 'block_records', 'run_batch', 'clopper_pearson', 'summarise', 'interval_coverage',
-           'StudySettings', 'simulation_study', 'markdown_table', 'study_summary_markdown', 'write_study', 'read_study',
-           'matched_to', 'simulate_input', 'w1']
+           'StudySettings', 'study_estimate', 'simulation_study', 'markdown_table', 'study_summary_markdown',
+           'write_study', 'read_study', 'matched_to', 'simulate_input', 'w1']
 
 # %% ../../nbs/16_simulate.ipynb #fb7a04e4
 @dataclass(frozen=True)
@@ -461,6 +463,24 @@ class StudySettings:
         return AnalysisConfig(epsilon=self.epsilon, alpha=self.alpha, n_bootstrap=self.n_bootstrap,
                               n_permutations=self.n_permutations, ci_method=self.ci_method)
 
+# %% ../../nbs/16_simulate.ipynb #8680a5fd
+def study_estimate(study: StudySettings, executor, jobs: int) -> str:
+    """The plan of a study and about how long it takes on `executor` (`jobs` batches), from a few datasets of the first
+    scenario timed here at each size, analysed side by side as a batch analyses them, after one to warm up (a
+    machine-dependent figure, said before the work)."""
+    per, k = {}, max(1, min(study.chunk, study.datasets, 10))
+    run_batch(study.scenarios[0], min(study.patients), 0, 1, study.analysis(), study.seed)
+    for P in study.patients:
+        t0 = time.perf_counter(); run_batch(study.scenarios[0], P, 0, k, study.analysis(), study.seed)
+        per[P] = (time.perf_counter() - t0) / k
+    cpu = sum(per.values()) * len(study.scenarios) * study.datasets
+    workers = {"inline": 1, "local": executor.workers or os.cpu_count() or 1}.get(executor.kind)
+    where = (f"about {duration_words(cpu / min(workers, jobs))} on {min(workers, jobs)} process(es)" if workers
+             else f"about {duration_words(cpu)} of CPU time over {jobs} {executor.kind} jobs")
+    timed = ", ".join(f"{per[P]:.2f} s at {P}" for P in study.patients)
+    return (f"simulation: {len(study.scenarios)} scenarios x P in {{{', '.join(map(str, study.patients))}}} x "
+            f"{study.datasets} datasets, {where} (one dataset timed here: {timed} patients)")
+
 # %% ../../nbs/16_simulate.ipynb #3832845b
 def _study_job(scenario, n_patients, start, count, settings_dict, seed):
     return run_batch(scenario, n_patients, start, count, AnalysisConfig(**settings_dict), seed)
@@ -481,6 +501,7 @@ def simulation_study(study: StudySettings = StudySettings(), executor=None, fold
     import tempfile
     from tqdm.auto import tqdm
     ex = executor or ExecutorConfig()
+    if not quiet: say_line(study_estimate(study, ex, len(jobs)))
     if ex.kind == "inline":
         parts = [j.fn(*j.args) for j in tqdm(jobs, desc="simulation", unit="batch", disable=quiet)]
     else: parts = run_jobs(jobs, ex, folder or tempfile.mkdtemp(prefix="carebench-simulate-"))

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.config import to_plain
+from ...core.forecast import Remaining, duration_words, say_line
 from ...core.errors import ConfigError
 from ...core.seeds import derive_seed, rng_for
 from ...adapters.dataset import Dataset
@@ -31,8 +32,8 @@ from ..track import Merged, Track, register_track
 
 # %% auto #0
 __all__ = ['chart_text', 'fine_tune_memory', 'check_fine_tuning', 'BaseModel', 'Scorer', 'fine_tune', 'save_adapter',
-           'AdaptationResult', 'fine_tuning_plan', 'adapt', 'model_name', 'adaptation_job', 'adapt_shift',
-           'adaptation_shift_job', 'AdaptationTrack']
+           'AdaptationResult', 'step_seconds', 'fine_tuning_plan', 'adapt', 'model_name', 'adaptation_job',
+           'adapt_shift', 'adaptation_shift_job', 'AdaptationTrack']
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #a180b338
 def chart_text(patient) -> str:
@@ -318,7 +319,7 @@ class _Track2Learner:
         self.charts = {p.id: chart_text(p) for p in ds.patients}
         self.evaluation = list(dict.fromkeys(ds.pair_patient))
         self.always = sorted(set(ds.train_patient) - set(self.evaluation))
-        self.fits, self.models = [], {}
+        self.fits, self.models, self.remaining = [], {}, None      # remaining: a `Remaining` when a person waits
 
     def prepare(self, fold): pass
     def inner_losses(self, inner) -> dict: return {}
@@ -350,6 +351,7 @@ class _Track2Learner:
         if self.adapters is not None and self.s.save_adapters: rec.update(save_adapter(sc, self.adapters/key, train))
         self.fits.append(rec)
         self.models[key] = sc
+        if self.remaining is not None: say_line(self.remaining.done(len(texts) * self.s.epochs), self.quiet)
         return sc
 
     def predict(self, model, rows, context) -> np.ndarray:
@@ -384,16 +386,56 @@ class AdaptationResult:
     learning_curve: pd.DataFrame
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #ac983be7
-def fine_tuning_plan(ds: Dataset, s: AdaptationConfig, learner: _Track2Learner) -> str:
-    """What a run of the adaptation track is about to do, before the first step: fits (outer folds and learning-curve
-    shares), epochs and steps an epoch, in one line (the time follows once a first epoch has run)."""
+def step_seconds(learner: _Track2Learner) -> dict:
+    """Seconds of one optimiser step on this machine, timed on a throwaway scorer before the first fit: on a batch of
+    cases with a chart (`chart`) and on one of items alone (`alone`), drawn at random, the second step of each; the
+    first step on charts (`chart_first`) also computes the frozen layers' outputs, as a fit's first epoch does. Every
+    fit starts from the adapter's first weights and its own seed, and the frozen layers' outputs the probe computed
+    are forgotten (a case's output is computed with the cases it is batched with, as without the probe), so the probe
+    changes no score."""
+    base, s, torch = learner.base, learner.s, learner.base.torch
+    cached = set(base.cache)
+    texts, Y = learner.cases(learner.evaluation + learner.always)
+    sc = Scorer(base, Y.shape[1], 0)
+    opt, loss_fn, out = torch.optim.AdamW(sc.params(), lr=s.learning_rate), torch.nn.BCEWithLogitsLoss(), {}
+    sc.body.train()
+    for kind, chart in (("chart", True), ("alone", False)):
+        idx = [i for i, (_, c) in enumerate(texts) if bool(c) == chart]
+        idx = sorted(rng_for(learner.seed, "step-probe", kind).permutation(idx)[:s.model.batch_size].tolist())
+        y, took = torch.tensor(Y[idx], dtype=torch.float32, device=base.device), []
+        for _ in range(2 if idx else 0):
+            t0 = time.perf_counter()
+            loss_fn(sc.logits([texts[i] for i in idx]), y).backward(); opt.step(); opt.zero_grad()
+            took.append(time.perf_counter() - t0)
+        out[kind], out[f"{kind}_first"] = (took[1], took[0]) if took else (0.0, 0.0)
+    for t in set(base.cache) - cached: base.cache_bytes -= base.cache.pop(t).nbytes
+    base.reset()
+    return out
+
+# %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #9112c1d0
+def fine_tuning_plan(ds: Dataset, s: AdaptationConfig, learner: _Track2Learner, step: dict | None = None) -> tuple:
+    """What a run of the adaptation track is about to do, before the first fit: fits (outer folds and learning-curve
+    shares), epochs and steps an epoch, and with `step` (`step_seconds`) about how long on this machine if every fit
+    runs all its epochs; as one line, and the planned work in case-epochs (the unit a fit's progress is counted in)."""
     folds = s.outer_folds or len(learner.evaluation)
     shares = [x for x in s.learning_curve if x < 1]
-    cases = len(learner.cases(learner.evaluation + learner.always)[0]) * (folds - 1) / folds
-    steps = math.ceil(cases * (1 - s.validation_share) / s.model.batch_size)
-    return (f"adaptation: {folds * (1 + len(shares))} fine-tuning fits ({folds} folds"
+    texts = learner.cases(learner.evaluation + learner.always)[0]
+    cases = len(texts) * (folds - 1) / folds * (1 - s.validation_share)
+    steps = math.ceil(cases / s.model.batch_size)
+    work = folds * s.epochs * cases * (1 + sum(shares))             # case-epochs of every fit
+    line = (f"adaptation: {folds * (1 + len(shares))} fine-tuning fits ({folds} folds"
             f"{f' and learning-curve shares {shares}' if shares else ''}), each at most {s.epochs} epochs of about "
-            f"{steps} steps (batch {s.model.batch_size}); the first epoch's time will say how long")
+            f"{steps} steps (batch {s.model.batch_size})")
+    if step is None: return line, work
+    charted, bs = sum(bool(c) for _, c in texts), s.model.batch_size
+    per_case = (charted * step["chart"] + (len(texts) - charted) * step["alone"]) / max(len(texts), 1) / bs
+    # validation before the first epoch and after each: forward passes only, about a third of a step each
+    valid = s.validation_share / (1 - s.validation_share) * (s.epochs + 1) / s.epochs / 3
+    # the frozen layers' outputs of every case with a chart, computed once (the first step's extra time)
+    frozen = charted * max(0.0, step.get("chart_first", 0.0) - step["chart"]) / bs
+    seconds = work * per_case * (1 + valid) + frozen
+    return (f"{line}; about {duration_words(seconds)} here if none stops early (a step timed: "
+            f"{step['chart']:.2f} s with a chart, {step['alone']:.2f} s without)", work)
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #c92d7c96
 def _curve_row(ds, share, n_train, free, correct, rows, eps) -> dict:
@@ -413,7 +455,9 @@ def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: fl
      "patients.")
     base = base or BaseModel(s)
     learner = _Track2Learner(ds, s, base, seed, Path(adapters) if adapters else None, quiet)
-    if not quiet: print(fine_tuning_plan(ds, s, learner), file=sys.stderr, flush=True)
+    if not quiet:                                  # a person waits: the plan and an estimate before the first fit
+        line, work = fine_tuning_plan(ds, s, learner, step_seconds(learner))
+        say_line(line); learner.remaining = Remaining("adaptation", work)
     curve = []
     def learning_curve(model, rows, fold):
         train = sorted(fold.train)
@@ -428,6 +472,7 @@ def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: fl
                       learner.predict(model, rows, list(ds.pair_patient[rows])), rows))
     cf = crossfit(learner, ds.pair_patient, donors, len(ds.categories), s.outer_folds, 2, seed, "fold", quiet,
                   "adaptation folds", learning_curve)
+    if learner.remaining is not None: say_line(learner.remaining.finish())
     by_share = {}
     for share, n, free, correct, rows in curve:
         by_share.setdefault(share, []).append((n, free, correct, rows))
