@@ -22,8 +22,8 @@ from .pages import _plt
 from .site import ReportError, _CSS, _nav_html, templates_dir
 
 # %% auto #0
-__all__ = ['COVERAGE_FLOOR', 'FLOOR_FROM', 'quick_study', 'null_rates', 'power_table', 'coverage_table', 'plot_null_rates',
-           'plot_power', 'plot_coverage', 'build_validity_page']
+__all__ = ['PART_LABELS', 'COVERAGE_FLOOR', 'FLOOR_FROM', 'quick_study', 'quantity_label', 'null_rates', 'power_table',
+           'coverage_table', 'plot_null_rates', 'plot_power', 'plot_coverage', 'build_validity_page']
 
 # %% ../../nbs/42_validity.ipynb #6b43a307
 def quick_study(folder=None) -> Path:
@@ -36,6 +36,13 @@ def quick_study(folder=None) -> Path:
         if m.get("protocol_version") == PROTOCOL_VERSION and m.get("carebench_version") == carebench.__version__:
             return folder
     return write_study(simulation_study(StudySettings.quick()), folder)
+
+# %% ../../nbs/42_validity.ipynb #ce398ee2
+PART_LABELS = {"mean_abs_delta": "mean |Δ_model|", "sign_agreement_rate": "sign agreement rate"}
+
+def quantity_label(q: str) -> str:
+    "A simulated quantity as a reader names it: the endpoint's label, a part's name, else its words without underscores."
+    return ENDPOINTS[q].label if q in ENDPOINTS else PART_LABELS.get(q, q.replace("_", " "))
 
 # %% ../../nbs/42_validity.ipynb #0abadfd9
 def null_rates(study: dict) -> pd.DataFrame:
@@ -72,21 +79,24 @@ def plot_null_rates(study: dict):
     names = [q for q in FAMILY if q in set(rj["quantity"])]
     scen = list(dict.fromkeys(rj["scenario"]))
     sizes = sorted(rj["n_patients"].unique())
-    fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 0.4 * len(scen) + 1.8), sharey=True,
+    cols = min(2, len(names)); rows = -(-len(names) // cols)      # two panels a row: readable as shown on a page
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols + 1.2, (0.4 * len(scen) + 1.6) * rows), sharey=True,
                              squeeze=False)
     colors = plt.cm.viridis(np.linspace(0.1, 0.85, len(sizes)))
     alpha = study["settings"]["alpha"]
-    for ax, q in zip(axes[0], names):
+    for ax in axes.flat[len(names):]: ax.set_visible(False)
+    for ax, q in zip(axes.flat, names):
         for k, (p, col) in enumerate(zip(sizes, colors)):
             sub = rj[(rj["quantity"] == q) & (rj["n_patients"] == p)].set_index("scenario").reindex(scen)
             y = np.arange(len(scen)) + (k - (len(sizes) - 1) / 2) * 0.18
             ax.errorbar(sub["rate"], y, xerr=[sub["rate"] - sub["rate_low"], sub["rate_high"] - sub["rate"]], fmt="o",
-                        ms=3, color=col, lw=0.8, label=f"P = {p}")
+                        ms=4, color=col, lw=0.8, label=f"P = {p}", clip_on=False)      # a rate of 0: whole
         ax.axvline(alpha, color="#e34a33", ls="--", lw=1); ax.axvline(0.07, color="#e34a33", ls=":", lw=1)
-        ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q,
-                     fontsize=11); ax.set_xlim(0, max(0.15, float(rj["rate_high"].max()) + 0.01))
+        ax.set_title(quantity_label(q), fontsize=11); ax.set_xlim(0, max(0.15, float(rj["rate_high"].max()) + 0.01))
         ax.tick_params(labelsize=10); ax.set_xlabel("rejection rate", fontsize=10)
-    axes[0, 0].set_yticks(range(len(scen))); axes[0, 0].set_yticklabels(scen, fontsize=10); axes[0, 0].invert_yaxis()
+    for ax in axes[:, 0]:
+        ax.set_yticks(range(len(scen))); ax.set_yticklabels([s.replace("_", " ") for s in scen], fontsize=10)
+    axes[0, 0].invert_yaxis()
     # beside the data, never over it
     axes[0, -1].legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     fig.suptitle("False-positive rate under each null scenario (dashed: α; dotted: 0.07)", fontsize=11)
@@ -100,16 +110,19 @@ def plot_power(study: dict):
     t = power_table(study)
     if not len(t): return None
     names = [q for q in FAMILY if q in set(t.index.get_level_values("quantity"))]
-    fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 3.0), sharey=True, squeeze=False)
-    for ax, q in zip(axes[0], names):
+    cols = min(2, len(names)); rows = -(-len(names) // cols)      # two panels a row: readable as shown on a page
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols + 1.2, 2.8 * rows), sharey=True, squeeze=False)
+    for ax in axes.flat[len(names):]: ax.set_visible(False)
+    for ax, q in zip(axes.flat, names):
         sub = t.xs(q, level="quantity")
-        for s, row in sub.iterrows(): ax.plot(row.index, row.values, marker="o", ms=3, label=s)
-        ax.axhline(0.8, color="#999", ls=":", lw=1); ax.set_ylim(0, 1.02); ax.set_xscale("log", base=2)
+        for s, row in sub.iterrows():
+            ax.plot(row.index, row.values, marker="o", ms=4, label=s.replace("_", " "), clip_on=False)
+        ax.axhline(0.8, color="#999", ls=":", lw=1); ax.set_ylim(0, 1); ax.set_xscale("log", base=2)
         ax.set_xticks(list(sub.columns)); ax.set_xticklabels(list(sub.columns), fontsize=10)
-        ax.set_title(ENDPOINTS[q].label if q in ENDPOINTS else q,
-                     fontsize=11); ax.set_xlabel("patients", fontsize=10); ax.tick_params(labelsize=10)
-    axes[0, 0].set_ylabel("power", fontsize=10); axes[0, -1].legend(fontsize=10, loc="upper left",
-                                                                    bbox_to_anchor=(1.02, 1), frameon=False)
+        ax.set_title(quantity_label(q), fontsize=11); ax.set_xlabel("patients", fontsize=10)
+        ax.tick_params(labelsize=10)
+    for ax in axes[:, 0]: ax.set_ylabel("power", fontsize=10)
+    axes[0, -1].legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     fig.suptitle("Power under planted alignment (dotted: 0.8)", fontsize=11)
     fig.tight_layout()
     return fig
@@ -124,9 +137,9 @@ def plot_coverage(study: dict):
     spread = np.linspace(-0.06, 0.06, len(t)) if len(t) > 1 else [0.0]     # side by side: no line hides another
     for (q, row), dx, mk in zip(t.iterrows(), spread, "osD^v<>px*h"):
         x = np.asarray(row.index, float) * 2 ** dx
-        ax.plot(x, row.values, marker=mk, ms=5, lw=1.2, label=q)
+        ax.plot(x, row.values, marker=mk, ms=5, lw=1.2, label=quantity_label(q), clip_on=False)   # 1.0: whole
         low = (row.index >= FLOOR_FROM) & (row.values < COVERAGE_FLOOR)   # short of the floor: ringed in red
-        ax.plot(x[low], row.values[low], "o", ms=12, mfc="none", mec="#e34a33", mew=1.5)
+        ax.plot(x[low], row.values[low], "o", ms=12, mfc="none", mec="#e34a33", mew=1.5, clip_on=False)
     ax.axhline(0.95, color="#999", ls="--", lw=1); ax.axhline(COVERAGE_FLOOR, color="#e34a33", ls=":", lw=1)
     ax.set_xscale("log", base=2); ax.set_xticks(list(t.columns)); ax.set_xticklabels(list(t.columns), fontsize=10)
     ax.set_xlabel("patients", fontsize=10); ax.tick_params(labelsize=10)
