@@ -41,7 +41,7 @@ def quick_study(folder=None) -> Path:
 PART_LABELS = {"mean_abs_delta": "mean |Δ_model|", "sign_agreement_rate": "sign agreement rate"}
 
 def quantity_label(q: str) -> str:
-    "A simulated quantity as a reader names it: the endpoint's label, a part's name, else its words without underscores."
+    "A simulated quantity as a reader names it: its endpoint's label, a part's name, else its words, no underscores."
     return ENDPOINTS[q].label if q in ENDPOINTS else PART_LABELS.get(q, q.replace("_", " "))
 
 # %% ../../nbs/42_validity.ipynb #0abadfd9
