@@ -35,10 +35,12 @@ from carebench.stats import bootstrap as bs
 from carebench.stats.endpoints import ENDPOINTS
 from carebench.stats.measures import effective_epsilon
 from carebench.stats.endpoints import run_endpoints
+from carebench.stats.signflip import SignFlips, signflip_lower_bound
 from carebench.stats.simulate import COVERAGE, PART_OF, SCENARIOS, coverage_cells, generate, planted_alignment
 from carebench.stats.simulate import truth
 
-METHODS = ("percentile", "t", "bootstrap-t alone", "Kish floor", "studentized")
+METHODS = ("percentile", "t", "bootstrap-t alone", "Kish floor", "studentized", "sign-flip inverted")
+N_FLIPS = 2000
 ALL = SCENARIOS
 
 
@@ -56,10 +58,19 @@ def bootstrap_t(S, n, W, kish_floor: bool) -> tuple:
     return min(lo, est[0] - z), max(hi, est[0] + z)
 
 
+def signflip_interval(S, n, flips: SignFlips) -> tuple:
+    "The two-sided 95% interval that inverts the cluster sign-flip test: each side the exact bound at 2.5%."
+    lo = signflip_lower_bound(S, n, flips, alpha=0.025)[0]
+    hi = -signflip_lower_bound(-S, n, flips, alpha=0.025)[0]
+    return float(lo), float(hi)
+
+
 def coverage(scenario: str, patients: int, datasets: int, n_boot: int, eps: float = 0.01) -> tuple:
+    "Per quantity and method: coverage of the population value, and the median width of the intervals (NaN: none)."
     s = ALL[scenario]
     t, a, e = truth(s, eps, 0), planted_alignment(s, eps, 0), effective_epsilon(eps)
-    hits, kish = {(q, m): 0 for q in COVERAGE for m in METHODS}, []
+    hits, widths, kish = {(q, m): 0 for q in COVERAGE for m in METHODS}, {}, []
+    flips = SignFlips.draw(patients, N_FLIPS, np.random.default_rng(derive_seed(0, "flips", scenario, patients)))
     for i in range(datasets):
         inp = generate(s, patients, np.random.default_rng(derive_seed(0, "simulate", scenario, patients, i)), a)
         W = bs.bootstrap_weights(patients, n_boot, np.random.default_rng(derive_seed(0, "ci", scenario, patients, i)))
@@ -68,11 +79,16 @@ def coverage(scenario: str, patients: int, datasets: int, n_boot: int, eps: floa
             S, n = S.sum(1, keepdims=True), n.sum(1, keepdims=True)
             kish.append(float(bs.effective_patients(n)[0]))
             for m in METHODS:
-                lo, hi = (bootstrap_t(S, n, W, m == "Kish floor") if m in ("bootstrap-t alone", "Kish floor")
-                          else bs.ratio_bootstrap(S, n, W, 0.95, m).ci[0])
+                if m == "sign-flip inverted": lo, hi = signflip_interval(S, n, flips)
+                elif m in ("bootstrap-t alone", "Kish floor"): lo, hi = bootstrap_t(S, n, W, m == "Kish floor")
+                else: lo, hi = bs.ratio_bootstrap(S, n, W, 0.95, m).ci[0]
+                # an interval the method cannot give (a bound no flip pattern reaches) covers nothing here
                 hits[(q, m)] += bool(lo <= t[q] <= hi)
+                widths.setdefault((q, m), []).append(hi - lo)
     table = pd.Series({k: v / datasets for k, v in hits.items()}).unstack()[list(METHODS)]
-    return table, float(np.median(kish))
+    width = pd.Series({k: float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan
+                       for k, v in widths.items()}).unstack()[list(METHODS)]
+    return table, width, float(np.median(kish))
 
 
 def checks(result, bounds: tuple, part_bounds: dict):
@@ -121,12 +137,13 @@ def main(argv=None):
     for sc in a.scenarios:
         for p in a.patients:
             t0 = time.perf_counter()
-            table, kish = coverage(sc, p, a.datasets, a.bootstrap)
+            table, width, kish = coverage(sc, p, a.datasets, a.bootstrap)
             print(f"\n{sc}, {p} patients (median Kish effective patients {kish:.1f}), {a.datasets} datasets, "
-                  f"{a.bootstrap} resamples, {time.perf_counter() - t0:.0f} s")
-            print(table.round(3).to_string())
+                  f"{a.bootstrap} resamples, {time.perf_counter() - t0:.0f} s; coverage / median width")
+            print((table.round(3).astype(str) + " / " + width.round(3).astype(str)).to_string())
             out.append(dict(scenario=sc, patients=p, datasets=a.datasets, kish_median=round(kish, 2),
-                            coverage={q: table.loc[q].round(4).to_dict() for q in table.index}))
+                            coverage={q: table.loc[q].round(4).to_dict() for q in table.index},
+                            median_width={q: width.loc[q].round(4).to_dict() for q in width.index}))
     doc = {"coverage": out}
     if a.range:
         nulls = [k for k, v in ALL.items() if v.is_null]

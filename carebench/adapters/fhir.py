@@ -5,35 +5,29 @@
 # %% ../../nbs/2b_fhir.ipynb #64babffb
 from __future__ import annotations
 import dataclasses
-import hashlib
-import html
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
 
 from ..core.errors import ConfigError, FhirError, Location
 from ..core.executors import process_budget
-from ..core.text import SEMANTIC_TAGS
 from ..core.vocab import LabelSpace
 from .base import register_adapter
-from .chart import (DIASTOLIC, SYSTOLIC, ChartOptions, Entry, age_text, cap_note, chart_notes,
-                                      fit_snapshots, index_column, index_dates, number_text, patient_chart,
-                                      plausible_date, unescape_breaks, unit_text)
-from .dataset import Dataset, Patient
-from .fhir_read import Resource, Skips, _model, fhir_files, iter_resources, read_resources
+from .chart import (ChartOptions, chart_notes, fit_snapshots, index_column, index_dates,
+                                      patient_chart)
+from .dataset import Dataset
+from .fhir_collect import Collected, collect_resources
+from .fhir_read import Skips, fhir_files, iter_resources, read_resources, resource_model
+from .fhir_render import (FHIR_FIELDS, codings_of, death_of, demographics, entry_code,
+                                            one_note_per_text, patient_ids, where_of)
 from .leakage import withheld_notes, withhold_items
 from .long import assemble_long, read_long
-from .terminology import STATUS_WORDS, Coding, Terminology, TerminologyOptions, standard_code
+from .terminology import Terminology, TerminologyOptions
 
 # %% auto #0
-__all__ = ['FHIR_WORKER_BYTES', 'SEMANTIC_TAG', 'FHIR_FIELDS', 'SOCIAL_FINDING', 'UNCONFIRMED', 'MEDICATION_STATUS',
-           'MEDICATION_EVENTS', 'VITAL_SIGNS', 'DATE_ELEMENTS', 'CODE_ELEMENTS', 'FhirOptions', 'codings_of',
-           'concept_text', 'quantity_text', 'fhir_field', 'value_text', 'components_text', 'patient_ids', 'not_a_fact',
-           'record_dates', 'demographics', 'death_of', 'entry_code', 'one_note_per_text', 'fhir_snapshots',
-           'resolve_items', 'FhirAdapter']
+__all__ = ['FHIR_WORKER_BYTES', 'FhirOptions', 'fhir_snapshots', 'resolve_items', 'FhirAdapter']
 
 # %% ../../nbs/2b_fhir.ipynb #8d5e0d6b
 # what a reading worker holds: the FHIR models of the types a chart reads (~120 MB measured) and its chunks' resources
@@ -72,540 +66,8 @@ class FhirOptions(ChartOptions):
     @property
     def snapshots(self) -> Path: return self.bundles    # where the leakage check says snapshots come from
 
-# %% ../../nbs/2b_fhir.ipynb #ce566b7c
-def codings_of(concept) -> tuple:
-    "A CodeableConcept's codings as `Coding`s and its text."
-    if concept is None: return (), ""
-    return tuple(Coding(c.system or "", c.code or "", c.display or "")
-                 for c in (concept.coding or ())), concept.text or ""
-
-# %% ../../nbs/2b_fhir.ipynb #02f75d50
-# SNOMED CT's semantic tags end its fully specified names (`Hypertension (disorder)`); a clinician writes no such tag
-SEMANTIC_TAG = re.compile(r" \((" + "|".join(map(re.escape, SEMANTIC_TAGS)) + r")\)$")
-
-def concept_text(concept, term: Terminology, where, element: str) -> str:
-    """A CodeableConcept rendered through the terminology; one with neither text nor code is a `FhirError` at `element`
-    of `where` (a `Location`, or the `Resource`: its location is only made for an error)."""
-    codings, text = codings_of(concept)
-    try: shown = term.render(codings, text)
-    except ValueError:
-        at = where.at(element) if isinstance(where, Resource) else dataclasses.replace(where, element=element)
-        raise FhirError("the concept has neither a text nor a code", at) from None
-    snomed = any(c.system in ("http://snomed.info/sct", "SNOMED") for c in codings)
-    return SEMANTIC_TAG.sub("", shown) if snomed else shown
-
-# %% ../../nbs/2b_fhir.ipynb #ba14a3fa
-def quantity_text(q) -> str:
-    "A Quantity as written: `13.2 g/dL`, with a comparator (`<5 mg/L`) and a readable number."
-    unit = unit_text(q.unit or q.code or "")
-    value = f"{q.comparator or ''}{number_text(q.value)}" if q.value is not None else ""
-    return " ".join(x for x in (value, unit) if x)
-
-# %% ../../nbs/2b_fhir.ipynb #74e5eb3a
-FHIR_FIELDS: dict = {}
-def fhir_field(*types):
-    ("Decorator: register a function `(resource, Resource, terminology, resources) -> (field, text)` for resource "
-     "`types`.")
-    def deco(fn):
-        for t in types: FHIR_FIELDS[t] = fn
-        return fn
-    return deco
-
-def _where(r: Resource, element=None) -> Location: return r.at(element)
-
-def _category_codes(m) -> set:
-    "The codes of a resource's categories (a list of concepts or of codes, as an allergy's, one concept, or none)."
-    cats = m.__dict__.get("category")
-    cats = [] if cats is None else cats if isinstance(cats, list) else [cats]
-    return {c for cat in cats for c in ([cat] if isinstance(cat, str) else [x.code for x in cat.coding or ()]) if c}
-
-# a social finding (SNOMED CT's semantic tag `(finding)` with one of these words): the social history, not a disease
-SOCIAL_FINDING = re.compile(r"employ|education|school|housing|homeless|criminal|incarcerat|abuse|violence|isolation|"
-                            r"social|transport|stress|labor force|income|refugee|insurance|partner|lives alone|"
-                            r"tobacco|smok|alcohol|drug use|misuses|risk activity", re.I)
-
-def _social(m) -> bool:
-    "A Condition that is a social fact: categorized `social-history`/`sdoh`, or a social finding (Synthea's)."
-    if _category_codes(m) & {"social-history", "sdoh"}: return True
-    names = [c.display or "" for c in (m.code.coding or ())] + [m.code.text or ""] if m.code else []
-    return any(n.rstrip().endswith("(finding)") and SOCIAL_FINDING.search(n) for n in names)
-
-UNCONFIRMED = {"provisional": "provisional", "differential": "differential diagnosis", "unconfirmed": "unconfirmed",
-               "presumed": "presumed"}
-
-def _status_marks(m) -> str:
-    """What follows the name of a Condition or an AllergyIntolerance that is not current or not confirmed:
-    `, inactive`, `, resolved, unconfirmed` (its clinical and verification status)."""
-    first = lambda c: next((x.code for x in (c.coding or ())), None) if c is not None else None
-    d = m.__dict__
-    status, verified = first(d.get("clinicalStatus")), first(d.get("verificationStatus"))
-    marks = [STATUS_WORDS[status]] if status in STATUS_WORDS else []
-    marks += [UNCONFIRMED[verified]] if verified in UNCONFIRMED else []
-    return "".join(f", {w}" for w in marks)
-
-@fhir_field("Condition")
-def _condition(m, r, term, res):
-    fld = "social_history" if _social(m) else "medical_history"
-    return fld, concept_text(m.code, term, r, "code") + _status_marks(m)
-
-@fhir_field("AllergyIntolerance")
-def _allergy(m, r, term, res):
-    signs = [concept_text(c, term, r, f"reaction[{i}].manifestation[{j}]") for i,
-             x in enumerate(m.reaction or ())
-             for j, c in enumerate(x.manifestation or ())]
-    return "allergies", concept_text(m.code, term, r, "code") + (f" ({', '.join(signs)})" if signs else "") + \
-        _status_marks(m)
-
-def _medication_name(m, r, ref, term, res) -> str:
-    """The name of the Medication a reference names: one contained in the resource itself (`#med1`, the pattern HL7's
-    examples use), else one that was read."""
-    if isinstance(ref, str) and ref.startswith("#"):
-        med = next((c for c in (m.contained or ()) if c.get_resource_type() == "Medication" and c.id == ref[1:]), None)
-        if med is not None: return concept_text(med.code, term, r, f"contained {ref}.code")
-    else:
-        med = res.get(ref)
-        if med is not None and med.model.get_resource_type() == "Medication":
-            return concept_text(med.model.code, term, med, "code")
-    raise _NoMedication(f"medicationReference {ref!r} names no Medication resource that was read",
-                        _where(r, "medicationReference"))
-
-MEDICATION_STATUS = {"stopped": "stopped", "completed": "completed", "on-hold": "on hold", "not-taken": "not taken",
-                     "intended": "intended", "draft": "draft"}          # how a medication that is not current reads
-# what a finished administration or dispense says, and how one in progress or prepared reads
-MEDICATION_EVENTS = {"MedicationAdministration": {"completed": "given", "in-progress": "being given"},
-                     "MedicationDispense": {"completed": "dispensed", "in-progress": "being dispensed",
-                                            "preparation": "being prepared"}}
-
-@fhir_field("MedicationStatement", "MedicationRequest", "MedicationAdministration", "MedicationDispense")
-def _medication(m, r, term, res):
-    if m.medicationCodeableConcept is not None:
-        name = concept_text(m.medicationCodeableConcept, term, r, "medicationCodeableConcept")
-    else:
-        ref = m.medicationReference.reference if m.medicationReference is not None else None
-        name = _medication_name(m, r, ref, term, res)
-    t, d = m.get_resource_type(), m.__dict__
-    dosage = d.get("dosage") if t in ("MedicationStatement", "MedicationAdministration") else d.get("dosageInstruction")
-    text = next((x.text for x in (dosage if isinstance(dosage, list) else [dosage] if dosage else ()) if x.text), "")
-    mark = MEDICATION_EVENTS[t].get(m.status) if t in MEDICATION_EVENTS else MEDICATION_STATUS.get(m.status)
-    mark = "not to be given" if d.get("doNotPerform") else mark             # an order not to give it
-    return "medication_history", name + (f" {text}" if text else "") + (f", {mark}" if mark else "")
-
-# %% ../../nbs/2b_fhir.ipynb #ef24945e
-def value_text(m, term, where) -> str:
-    "An Observation's value after its name: ` 13.2 g/dL` for quantities and numbers, `: text` for text and concepts."
-    if m.valueQuantity is not None: return " " + quantity_text(m.valueQuantity)
-    if m.valueInteger is not None: return f" {m.valueInteger}"
-    if m.valueString is not None: return f": {m.valueString}"
-    if m.valueBoolean is not None: return f": {'yes' if m.valueBoolean else 'no'}"
-    if m.valueCodeableConcept is not None:
-        return ": " + concept_text(m.valueCodeableConcept, term, where, "valueCodeableConcept")
-    d = m.__dict__
-    if (r := d.get("valueRange")) is not None:                       # 1–2 mg, <2 mg, >1 mg
-        low, high = (quantity_text(q) if q is not None else "" for q in (r.low, r.high))
-        return " " + (f"{low}–{high}" if low and high else f"<{high}" if high else f">{low}")
-    if (r := d.get("valueRatio")) is not None and r.numerator is not None and r.denominator is not None:
-        return f" {quantity_text(r.numerator)}:{quantity_text(r.denominator)}"
-    if (p := d.get("valuePeriod")) is not None: return f": {p.start or ''}–{p.end or ''}"
-    for k in ("valueDateTime", "valueTime"):
-        if d.get(k) is not None: return f": {d[k]}"
-    return ""
-
-# %% ../../nbs/2b_fhir.ipynb #10ade592
-def components_text(m, term, where) -> str:
-    """An Observation's components after its name when it has no value of its own: a blood pressure as written
-    (` 128/82 mmHg`), other panels as `: name value; name value`."""
-    comps = {c.code.coding[0].code if c.code and c.code.coding else None: c for c in (m.component or ())}
-    sys_, dia = comps.get(SYSTOLIC), comps.get(DIASTOLIC)
-    if (sys_ is not None and dia is not None and sys_.valueQuantity is not None and dia.valueQuantity is not None
-            and sys_.valueQuantity.value is not None and dia.valueQuantity.value is not None):
-        unit = unit_text(sys_.valueQuantity.unit or sys_.valueQuantity.code or "")
-        return f" {number_text(sys_.valueQuantity.value)}/{number_text(dia.valueQuantity.value)}" + (
-            f" {unit}" if unit else "")
-    parts = [concept_text(c.code, term, where, f"component[{i}].code") + value_text(c, term, where)
-             for i, c in enumerate(m.component or ())]
-    return (": " + "; ".join(parts)) if parts else ""
-
-
-# LOINC codes of the vital signs (FHIR's vital-signs profile and the percentiles Synthea records beside them): a
-# reading, whatever category a source tags it with (some tag a pulse `survey`)
-VITAL_SIGNS = frozenset({"85353-1", "9279-1", "8867-4", "2708-6", "59408-5", "8310-5", "8302-2", "9843-4", "29463-7",
-                         "39156-5", "85354-9", "8480-6", "8462-4", "59576-9", "8289-1", "77606-2", "3141-9"})
-
-def _absent_text(m) -> str:
-    "What an Observation without a value says instead: `: not recorded (asked but declined)` (`dataAbsentReason`)."
-    d = m.__dict__.get("dataAbsentReason")
-    if d is None: return ""
-    codings, text = codings_of(d)
-    why = (text or next((c.display or c.code.replace("-", " ") for c in codings if c.display or c.code), "")).strip()
-    return ": not recorded" + (f" ({why.lower()})" if why else "")
-
-@fhir_field("Observation")
-def _observation(m, r, term, res):
-    cats, std = _category_codes(m), standard_code(codings_of(m.code)[0])
-    vital = std is not None and std[0] == "LOINC" and std[1] in VITAL_SIGNS
-    fld = "labs" if vital else "social_history" if cats & {"social-history", "survey"} else \
-        "radiology" if "imaging" in cats else "labs"
-    value = value_text(m, term, r) or components_text(m, term, r)
-    name = concept_text(m.code, term, r, "code")
-    series = f"{std[0]} {std[1]}" if std else name      # one test: its code (a reading without a value joins it)
-    return fld, name + (value or _absent_text(m)), series, bool(value)
-
-
-@fhir_field("DiagnosticReport")
-def _report(m, r, term, res):
-    "A report by its conclusion; a note (Synthea's) by its text; a panel whose results are shown on their own: nothing."
-    name = concept_text(m.code, term, r, "code")
-    if not m.conclusion and (text := _attachment_text(m.presentedForm or ())): return "notes", _Note(f"{name}: {text}")
-    if not m.conclusion and m.result: return None, name
-    fld = "radiology" if _category_codes(m) & {"RAD", "imaging", "LP29684-5"} else "labs"
-    return fld, name + (f": {m.conclusion}" if m.conclusion else "")
-
-
-def _series_text(m) -> str:
-    "What an ImagingStudy's series say when it has no procedure code (Synthea's studies): `CR of Chest; US of Abdomen`."
-    out = []
-    for s in m.series or ():
-        modality = (s.modality.display or s.modality.code) if s.modality else None
-        site = (s.bodySite.display or s.bodySite.code) if s.bodySite else None
-        text = " of ".join(x for x in (modality, site) if x)
-        if text and text not in out: out.append(text)
-    return "; ".join(out)
-
-
-@fhir_field("ImagingStudy")
-def _imaging(m, r, term, res):
-    if m.procedureCode: name = concept_text(m.procedureCode[0], term, r, "procedureCode[0]")
-    elif m.description: return "radiology", m.description
-    elif series := _series_text(m): return "radiology", f"Imaging study: {series}"
-    else:
-        raise FhirError("an ImagingStudy needs a procedureCode, a description or a series' modality",
-                        _where(r, "procedureCode"))
-    return "radiology", name + (f": {m.description}" if m.description else "")
-
-
-@fhir_field("Procedure")
-def _procedure(m, r, term, res): return "procedures", concept_text(m.code, term, r, "code")
-
-
-@fhir_field("ClinicalImpression")
-def _impression(m, r, term, res):
-    text = m.summary or m.description
-    if not text: raise FhirError("a ClinicalImpression needs a summary or a description", _where(r, "summary"))
-    return "summary", text
-
-
-@fhir_field("Basic")
-# items only: no snapshot field
-def _basic(m, r, term, res): return None, concept_text(m.code, term, r, "code")
-
-# %% ../../nbs/2b_fhir.ipynb #53527e59
-class _Note(str):
-    "A clinical note's text: capped at `snapshot.note_chars` when it reaches a snapshot."
-
-def _attachment_text(attachments) -> str:
-    "The plain text of the first text attachment (decoded from base64), whitespace runs as one space."
-    for a in attachments:
-        if a is None or not a.data or not (a.contentType or "text/plain").startswith("text/"): continue
-        raw = a.data if isinstance(a.data, bytes) else str(a.data).encode()
-        return " ".join(unescape_breaks(raw.decode("utf-8", errors="replace")).split())
-    return ""
-
-@fhir_field("DocumentReference")
-def _document(m, r, term, res):
-    kind = concept_text(m.type, term, r, "type") if m.type else m.description or "Note"
-    text = _attachment_text(c.attachment for c in (m.content or ()))
-    return "notes", _Note(f"{kind}: {text}" if text else kind)
-
-@fhir_field("Immunization")
-def _immunization(m, r, term, res): return "immunizations", concept_text(m.vaccineCode, term, r, "vaccineCode")
-
-@fhir_field("Encounter")
-def _encounter(m, r, term, res):
-    kind = concept_text(m.type[0], term, r, "type[0]") if m.type else (
-        (m.class_fhir.display or m.class_fhir.code) if m.class_fhir else None) or "Encounter"
-    reasons = [concept_text(c, term, r, f"reasonCode[{k}]") for k, c in enumerate(m.reasonCode or ())]
-    return "encounters", kind + (f" for {', '.join(reasons)}" if reasons else "")
-
-def _narrative_text(m) -> str:
-    "A resource's human-readable narrative (`text.div`, XHTML) as plain text, whitespace runs as one space."
-    div = getattr(m.__dict__.get("text"), "div", None)
-    if not div: return ""
-    return " ".join(html.unescape(re.sub(r"<!--.*?-->|<[^>]*>", " ", str(div), flags=re.S)).split())
-
-@fhir_field("CarePlan")
-def _care_plan(m, r, term, res):
-    "A plan by its category (US Core's `assess-plan` names no plan), title, description, activities or narrative."
-    names = [concept_text(c, term, r, f"category[{k}]") for k, c in enumerate(m.category or ())
-             if not {x.code for x in (c.coding or ())} & {"assess-plan"} and (c.text or c.coding)]
-    acts = [concept_text(a.detail.code, term, r, f"activity[{k}].detail.code") for k, a in enumerate(m.activity or ())
-            if a.detail is not None and a.detail.code is not None]
-    name = names[0] if names else m.title or m.description
-    name = f"{name}: {', '.join(acts)}" if name and acts else name or (f"Care plan: {', '.join(acts)}" if acts else "")
-    if not name and (story := _narrative_text(m)): name = _Note(f"Care plan: {story}")
-    if not name:
-        raise FhirError("a CarePlan needs a category, a title, a description, an activity's code or a narrative",
-                        _where(r, "category"))
-    tail = f", {m.status}" if m.status in ("completed", "revoked", "on-hold") else ""
-    return "care_plans", type(name)(name + tail)
-
-@fhir_field("FamilyMemberHistory")
-def _family(m, r, term, res):
-    "A relative and their conditions: `Mother: Breast cancer (onset at 45 years), deceased`."
-    who = concept_text(m.relationship, term, r, "relationship")
-    conds = [concept_text(c.code, term, r, f"condition[{k}].code") + (
-        f" (onset at {quantity_text(c.onsetAge)})" if c.__dict__.get("onsetAge") is not None else "")
-             for k, c in enumerate(m.condition or ())]
-    dead = ", deceased" if m.__dict__.get("deceasedBoolean") or m.__dict__.get("deceasedDate") else ""
-    return "family_history", (f"{who}: {'; '.join(conds)}" if conds else who) + dead
-
-def _answer_text(a) -> str:
-    "A questionnaire answer's value as written: a coding's display, a quantity, yes/no, a number, a text or a date."
-    d = a.__dict__
-    if (c := d.get("valueCoding")) is not None: return c.display or c.code or ""
-    if (q := d.get("valueQuantity")) is not None: return quantity_text(q)
-    if (b := d.get("valueBoolean")) is not None: return "yes" if b else "no"
-    for k in ("valueDecimal", "valueInteger"):
-        if d.get(k) is not None: return number_text(d[k])
-    return next((str(d[k]) for k in ("valueString", "valueDate", "valueDateTime", "valueTime", "valueUri")
-                 if d.get(k) is not None), "")
-
-def _answered(items) -> list:
-    "`question: answer` for every answered item, nested ones included, in the order asked."
-    out = []
-    for it in items or ():
-        values = [v for v in map(_answer_text, it.answer or ()) if v]
-        if values: out.append(f"{it.text or it.linkId}: {', '.join(values)}")
-        out += _answered(it.item) + [x for a in (it.answer or ()) for x in _answered(a.item)]
-    return out
-
-@fhir_field("QuestionnaireResponse")
-def _questionnaire(m, r, term, res):
-    "A questionnaire's answers, each with its question (an unanswered question is no fact)."
-    pairs = _answered(m.item)
-    if not pairs: raise FhirError("a QuestionnaireResponse needs an answered item", _where(r, "item"))
-    return "questionnaires", _Note("; ".join(pairs))
-
-@fhir_field("Device")
-def _device(m, r, term, res):
-    name = concept_text(m.type, term, r, "type") if m.type else next(
-        (d.name for d in (m.deviceName or ()) if d.name), None)
-    if not name: raise FhirError("a Device needs a type or a deviceName", _where(r, "type"))
-    return "devices", name
-
-# %% ../../nbs/2b_fhir.ipynb #fe9bc4c1
-def _subject(m):
-    "The element naming a resource's patient, and the reference it holds."
-    name = "patient" if m.get_resource_type() in ("AllergyIntolerance", "Immunization", "Device",
-                                                  "FamilyMemberHistory") else "subject"
-    ref = getattr(m, name, None)
-    return name, (ref.reference if ref is not None else None)
-
-def patient_ids(resources: list, how: str) -> dict:
-    "reference (`Patient/<id>` and the entry's fullUrl) -> the patient id, for every Patient resource."
-    out, seen = {}, {}
-    for r in resources:
-        m = r.model
-        if m.get_resource_type() != "Patient": continue
-        if how == "identifier":
-            pid = next((i.value for i in (m.identifier or ()) if i.value), None)
-            if not pid:
-                raise FhirError("the Patient has no identifier value (patient_id: identifier)", _where(r, "identifier"))
-        else:
-            pid = m.id
-            if not pid: raise FhirError("the Patient has no id (patient_id: id)", _where(r, "id"))
-        if pid in seen and seen[pid] != r.key:
-            raise FhirError(f"two Patient resources have the id {pid!r} (the other: {seen[pid]})",
-                            _where(r, "id" if how == "id" else "identifier"))
-        seen[pid] = r.key
-        for ref in (f"Patient/{m.id}" if m.id else None, r.full_url):
-            if ref: out[ref] = pid
-    if not out: raise FhirError("no Patient resource found", file=str(resources[0].where.file))
-    return out
-
-# %% ../../nbs/2b_fhir.ipynb #a160febe
-def not_a_fact(m) -> str | None:
-    """Why a resource states nothing about the patient (entered in error, refuted, cancelled, not done), or None. Such a
-    resource is never shown; a stopped medication or a resolved condition is, marked as such."""
-    d = m.__dict__                                      # a model's fields (getattr of an absent one is slow)
-    status = d.get("status")
-    if status in ("entered-in-error", "cancelled", "not-done"): return status
-    vs = d.get("verificationStatus")
-    code = next((c.code for c in (vs.coding or ())), None) if vs is not None and getattr(vs, "coding", None) else None
-    return code if code in ("refuted", "entered-in-error") else None
-
-# %% ../../nbs/2b_fhir.ipynb #5d4c8e39
-DATE_ELEMENTS = ("onsetDateTime", "onsetPeriod", "effectiveDateTime", "effectivePeriod", "performedDateTime",
-                 "performedPeriod", "occurrenceDateTime", "whenHandedOver", "whenPrepared",
-                 "authoredOn", "authored", "period", "started", "date", "created",
-                 "recordedDate", "dateAsserted", "issued")          # when it happened before when it was written
-
-def _day(v) -> date:
-    "A FHIR date, dateTime or partial date (`2019`, `2019-05`) as the `date` it starts on."
-    if isinstance(v, datetime): return v.date()
-    if isinstance(v, date): return v
-    if isinstance(v, str) and re.fullmatch(r"\d{4}(-\d{2})?", v): return date(int(v[:4]), int(v[5:7] or 1), 1)
-    return date.min
-
-def record_dates(m, first: bool = False) -> list:
-    ("The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s, the most "
-     "specific first: an entry of the chart is dated by the first (`first`: only it is looked for).")
-    d = m.__dict__                                      # a model's fields (getattr of an absent one is slow)
-    # a period's end, unless it is an open end's placeholder (9999-12-31): then its start
-    values = [(v.end if v.end is not None and plausible_date(_day(v.end)) else v.start)
-              if k.endswith(("Period", "period")) else v for k in DATE_ELEMENTS if (v := d.get(k)) is not None]
-    out = []
-    for v in values:
-        if first and out: break
-        if (day := _day(v)) != date.min: out.append(day)                   # a partial date: its first day
-    return out
-
-# %% ../../nbs/2b_fhir.ipynb #d8e204cc
-def _span_middle(v) -> date | None:
-    "A FHIR date or dateTime as a `date`; a partial date (`1960`, `1960-03`) as the middle of its span; else None."
-    if isinstance(v, datetime): return v.date()
-    if isinstance(v, date): return v
-    if isinstance(v, str) and re.fullmatch(r"\d{4}(-\d{2})?", v):
-        return date(int(v[:4]), int(v[5:7]), 15) if len(v) > 4 else date(int(v), 7, 1)
-    return None
-
-def demographics(patient, index: date | None) -> str:
-    "`62-year-old female`: a Patient's age at the index date and administrative sex, as far as known (`age_text`)."
-    return age_text(_span_middle(getattr(patient, "birthDate", None)), getattr(patient, "gender", None), index)
-
-# %% ../../nbs/2b_fhir.ipynb #a77ee608
-def death_of(patient) -> date | bool | None:
-    """A Patient's death: the date `deceasedDateTime` gives (a partial date's middle), True where only the fact is
-    known (`deceasedBoolean`, or a date that cannot be read), None for a patient not known to have died."""
-    d = patient.__dict__ if patient is not None else {}
-    if d.get("deceasedDateTime") is not None: return _span_middle(d["deceasedDateTime"]) or True
-    return True if d.get("deceasedBoolean") else None
-
-# %% ../../nbs/2b_fhir.ipynb #87e8e03b
-CODE_ELEMENTS = ("code", "vaccineCode", "medicationCodeableConcept")
-
-def entry_code(m) -> tuple | None:
-    "The standard code (`standard_code`) of a resource's main concept, the first of `CODE_ELEMENTS` it has."
-    for element in CODE_ELEMENTS:
-        concept = m.__dict__.get(element)
-        if concept is not None and hasattr(concept, "coding"): return standard_code(codings_of(concept)[0])
-    return None
-
-# %% ../../nbs/2b_fhir.ipynb #774666e9
-def one_note_per_text(entries: list) -> tuple:
-    """A patient's entries with each note's text kept once per date (a DiagnosticReport and a DocumentReference often
-    carry the same note under two titles), and how many repeats were left out."""
-    seen, out = set(), []
-    for e in entries:
-        if e.field == "notes":
-            key = (e.when, e.text.split(": ", 1)[-1])
-            if key in seen: continue
-            seen.add(key)
-        out.append(e)
-    return out, len(entries) - len(out)
-
-# %% ../../nbs/2b_fhir.ipynb #39296d55
-class _NoMedication(FhirError):
-    "A medicationReference naming no Medication read so far (in a bulk export it may come in a later file)."
-
-@dataclass
-class _Collected:
-    ("What one pass over the resources keeps: Patients and Medications whole; every other resource only as the `Entry` "
-     "it becomes, under the patient reference it names (resolved once every Patient is read); digests of the ids seen.")
-    patients: list = field(default_factory=list)
-    meds: dict = field(default_factory=dict)           # Medication/id and fullUrl -> Resource
-    by_ref: dict = field(default_factory=dict)         # a subject's reference -> [Entry]
-    first: dict = field(default_factory=dict)          # a subject's reference -> where its first resource names it
-    types: dict = field(default_factory=dict)          # a subject's reference -> Counter of resource types
-    seen: dict = field(default_factory=dict)           # a hash of Type/id -> digest, file and row of the first read
-    file_ids: dict = field(default_factory=dict)       # file -> its number in `seen`
-    texts: dict = field(default_factory=dict)          # one string per distinct text (a bulk export repeats them)
-    pending: list = field(default_factory=list)        # resources naming a Medication not read yet
-    unused: Counter = field(default_factory=Counter)
-    withheld: Counter = field(default_factory=Counter)
-    repeats: int = 0
-
-def _first_read(key, digest: bytes, file, row, c: _Collected, skips: Skips) -> bool:
-    """Whether the resource `key` (`Type/id`; None without an id) read at `file`, `row` is the first of its id; a repeat
-    with the same content is counted, one with other content is an error or (`skip`) left out and counted."""
-    if key is None: return True
-    # a bulk export has millions of ids: each is kept as two integers, a hash of the id and its content's digest with
-    # where it was read (file number, row) packed in
-    short = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest())
-    fid = c.file_ids.setdefault(file, len(c.file_ids))
-    packed = (int.from_bytes(digest[:8]) << 64) | (fid << 40) | (row or 0)
-    prior = c.seen.setdefault(short, packed)
-    if prior is packed: return True
-    if prior >> 64 == packed >> 64: c.repeats += 1
-    else:
-        where = Location(list(c.file_ids)[(prior >> 40) & 0xFFFFFF], row=(prior & 0xFFFFFFFFFF) or None)
-        skips.skip(f"{key.split('/')[0]} given twice with different content (the later left out)",
-                   FhirError(f"{key} is given twice with different content (the other in {where})",
-                             Location(file, row=row, resource=key, element="id")))
-    return False
-
-def _outcome(r: Resource, term: Terminology, routes: dict, note_chars: int, meds: dict) -> tuple:
-    """What a resource read for the first time becomes, without touching any state (a worker process computes it):
-    `(Patient|Medication, r)`, `(unused, type)`, `(withheld, type, why)`, `(skip, reason, error)`, `(pending, r, error)`
-    (its Medication may come later) or `(entry, subject reference, Entry, type, element)`."""
-    t = r.model.get_resource_type()
-    if t in ("Patient", "Medication"): return (t, r)
-    if t not in FHIR_FIELDS or t == "Basic": return ("unused", t)
-    element, ref = _subject(r.model)
-    if not ref: return ("skip", f"{t} names no patient that was read", FhirError(f"the {t} names no patient",
-                                                                               _where(r, element)))
-    if why := not_a_fact(r.model): return ("withheld", t, why)
-    try: fld, text, *reading = FHIR_FIELDS[t](r.model, r, term, meds)       # a reading: its series, whether valued
-    except _NoMedication as e: return ("pending", r, e)
-    except FhirError as e: return ("skip", f"{t} cannot be rendered ({e.location.element or 'content'})", e)
-    if fld is None: return ("withheld", t, "its results are shown on their own")
-    fld = next((routes[f"{t}/{k}"] for k in sorted(_category_codes(r.model)) if f"{t}/{k}" in routes),
-               routes.get(t, fld))
-    if fld == "none": return ("unused", t)
-    text = unescape_breaks(str(cap_note(text, note_chars) if isinstance(text, _Note) else text))
-    dates = record_dates(r.model, first=True)
-    series, valued = (reading + [None, True])[:2]
-    entry = Entry(fld, text, dates[0] if dates else None, series, entry_code(r.model), valued)
-    return ("entry", ref, entry, t, element)
-
-def _apply(c: _Collected, o: tuple, key, file, row, skips: Skips) -> None:
-    "An outcome kept in `c` (or raised, or counted in `skips`)."
-    kind = o[0]
-    if kind == "Patient": c.patients.append(o[1])
-    elif kind == "Medication":
-        c.meds[o[1].key] = o[1]
-        if o[1].full_url: c.meds.setdefault(o[1].full_url, o[1])
-    elif kind == "unused": c.unused[o[1]] += 1
-    elif kind == "withheld": c.withheld[(o[1], o[2])] += 1
-    elif kind == "skip": skips.skip(o[1], o[2])
-    elif kind == "raise": raise o[1]
-    elif kind == "pending": c.pending.append(o[1])
-    else:
-        _, ref, e, t, element = o
-        shared = c.texts.setdefault                   # one object per distinct text, series and date (they repeat)
-        c.by_ref.setdefault(ref, []).append(Entry(e.field, shared(e.text, e.text), shared(e.when, e.when),
-                                                  shared(e.series, e.series), shared(e.code, e.code), e.valued))
-        if ref not in c.first: c.first[ref] = Location(file, row=row, resource=key, element=f"{element}.reference")
-        c.types.setdefault(ref, Counter())[t] += 1
-
-def _finish(c: _Collected, term: Terminology, skips: Skips, routes: dict, note_chars: int) -> _Collected:
-    "The requests whose Medication was not read when they were, rendered again now that every Medication is."
-    for r in c.pending:
-        o = _outcome(r, term, routes, note_chars, c.meds)
-        if o[0] == "pending":
-            o = ("skip", f"{o[1].model.get_resource_type()} cannot be rendered (medicationReference)", o[2])
-        _apply(c, o, r.key, r.where.file, r.where.row, skips)
-    return c
-
-def _collect(resources, term: Terminology, skips: Skips, routes: dict, note_chars: int) -> _Collected:
-    "One pass over `resources` (a list or a stream), in this process."
-    c = _Collected()
-    for r in resources:
-        key = r.key if r.model.id else None
-        if _first_read(key, r.digest, r.where.file, r.where.row, c, skips):
-            _apply(c, _outcome(r, term, routes, note_chars, c.meds), key, r.where.file, r.where.row, skips)
-    return _finish(c, term, skips, routes, note_chars)
-
-def _by_patient(c: _Collected, pids: dict, skips: Skips) -> dict:
+# %% ../../nbs/2b_fhir.ipynb #15a4d031
+def _by_patient(c: Collected, pids: dict, skips: Skips) -> dict:
     "Patient id -> its entries; the resources of a reference naming no Patient read are an error, or skipped."
     entries = {pid: [] for pid in dict.fromkeys(pids.values())}
     for ref, es in c.by_ref.items():
@@ -629,7 +91,7 @@ def fhir_snapshots(resources, how: str, term: Terminology, skips: Skips | None =
     cannot be rendered is an error, or (`skips.on_invalid == "skip"`) left out and counted. `explicit`: index dates
     the labels table gives."""
     skips, chart = skips if skips is not None else Skips(), chart or ChartOptions()
-    c = resources if isinstance(resources, _Collected) else _collect(resources, term, skips, routes or {},
+    c = resources if isinstance(resources, Collected) else collect_resources(resources, term, skips, routes or {},
                                                                      chart.snapshot.note_chars)
     if not c.patients: raise FhirError("; ".join(["no Patient resource found", *skips.notes("FHIR")]),  # skip: why
                                        file=next(iter(c.first.values()), Location()).file)
@@ -670,7 +132,7 @@ def resolve_items(df, options: FhirOptions, term: Terminology) -> tuple:
     for i, v in enumerate(df[col]):
         if v in refs: continue
         m = shaped.match(v)
-        if not m or _model(m.group(1)) is None: continue
+        if not m or resource_model(m.group(1)) is None: continue
         if v not in items:
             raise FhirError(f"the item {v!r} names no resource of {options.items}",
                             Location(str(options.labels), row=int(df['row'].iat[i]), column=col))
@@ -678,7 +140,7 @@ def resolve_items(df, options: FhirOptions, term: Terminology) -> tuple:
         fn = FHIR_FIELDS.get(r.model.get_resource_type())
         if fn is None:
             raise FhirError(f"a {r.model.get_resource_type()} cannot be an item (known: "
-                            f"{', '.join(sorted(FHIR_FIELDS))})", _where(r))
+                            f"{', '.join(sorted(FHIR_FIELDS))})", where_of(r))
         refs[v] = fn(r.model, r, term, items)[1]
         concept, standard = getattr(r.model, "code", None), entry_code(r.model)
         codes.append(dict(reference=v, codes=[f"{c.system}|{c.code}" for c in codings_of(concept)[0]]
@@ -712,7 +174,7 @@ class FhirAdapter:
         big = sum(p.stat().st_size * (8 if p.suffix == ".gz" else 1) for p in fhir_files(options.bundles)) >= 32e6
         # at most one process per core, and as many as the memory holds (a worker holds the FHIR models: ~300 MB)
         workers, capped = process_budget(options.workers or (8 if big else 1), FHIR_WORKER_BYTES)
-        if workers > 1: from carebench.adapters.fhir_bulk import collect_parallel    # it builds on this module
+        if workers > 1: from carebench.adapters.fhir_bulk import collect_parallel    # process pools: only when used
         read = collect_parallel(options, keep, term, skips, workers) if workers > 1 else iter_resources(
             options.bundles, keep, skips)
         snaps, notes = fhir_snapshots(read, options.patient_id, term, skips,

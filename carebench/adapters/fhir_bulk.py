@@ -5,16 +5,17 @@
 # %% ../../nbs/2l_fhir_bulk.ipynb #5ca142f1
 from __future__ import annotations
 import gc
-from collections import Counter, deque
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ..core.errors import CareBenchError, FhirError, InputFileError, Location
 from ..core.inputs import MAX_LINE_BYTES, head_problem
-from .fhir_read import (_NDJSON, Skips, _json, _line_resources, _ndjson_lines, _unbundle, fhir_files,
-                                          _nothing_read)
+from .fhir_read import (NDJSON_SUFFIXES, Skips, parse_json, line_resources, ndjson_lines, unbundle,
+                                          fhir_files,
+                                          nothing_read)
 from .terminology import Terminology
-from .fhir import FhirOptions, _Collected, _apply, _finish, _first_read, _outcome
+from .fhir_collect import Collected, finish_pending, first_read, keep_outcome, resource_outcome
 
 # %% auto #0
 __all__ = ['collect_parallel']
@@ -52,12 +53,12 @@ def _work(task: tuple) -> tuple:
     try:
         for row, text in (_range_lines(name, *rows) if isinstance(rows, tuple) else rows):
             where = Location(name, row=row)
-            read = _line_resources(text, where, w["keep"], rec) if row is not None else _unbundle(
-                _json(text, where), where, w["keep"], rec)
+            read = line_resources(text, where, w["keep"], rec) if row is not None else unbundle(
+                parse_json(text, where), where, w["keep"], rec)
             out += rec.log; rec.log = []
             for r in read:
                 for counts in (t.rules, t.unmapped, t.map_missed): counts.clear()   # what rendering this one counts
-                o = _outcome(r, t, w["routes"], w["note_chars"], {})
+                o = resource_outcome(r, t, w["routes"], w["note_chars"], {})
                 counted = tuple(tuple(c.items()) for c in (t.rules, t.unmapped, t.map_missed))   # small to send
                 out.append((r.key if r.model.id else None, r.digest, name, row, o, counted))
     except CareBenchError as e: out += rec.log; out.append((None, None, name, None, ("raise", e), None))
@@ -94,12 +95,12 @@ def _tasks(path: Path, lines: int = 1000):
         name, gz = str(f), f.suffix.lower() == ".gz"
         if not gz and (problem := head_problem(f, json=True)):
             raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
-        if not f.name.lower().endswith(_NDJSON):
-            yield name, list(_ndjson_lines(f, whole=True))
+        if not f.name.lower().endswith(NDJSON_SUFFIXES):
+            yield name, list(ndjson_lines(f, whole=True))
         elif gz:                                             # the parent decompresses; lines go out as text
             chunk = []
             try:
-                for row in _ndjson_lines(f):
+                for row in ndjson_lines(f):
                     chunk.append(row)
                     if len(chunk) == lines: yield name, chunk; chunk = []
             except CareBenchError:
@@ -109,12 +110,13 @@ def _tasks(path: Path, lines: int = 1000):
         else:
             for rows in _line_ranges(name, lines): yield name, rows
 
-def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: Skips, workers: int,
-                     lines: int = 1000) -> _Collected:
-    """What `_collect` keeps, read by `workers` processes (validation is most of the time a bulk export takes): chunks
-    are handed out in file order, at most two per worker at a time, and their outcomes applied in that order, so the
-    result, the counts and the first error are those of a reading in one process."""
-    c, n_read, collecting = _Collected(), 0, gc.isenabled()
+def collect_parallel(options, keep: set, term: Terminology, skips: Skips, workers: int,
+                     lines: int = 1000) -> Collected:
+    """What `collect_resources` keeps of the export that `options` (the FHIR adapter's `FhirOptions`) names, read by
+    `workers` processes (validation is most of the time a bulk export takes): chunks are handed out in file order, at
+    most two per worker at a time, and their outcomes applied in that order, so the result, the counts and the first
+    error are those of a reading in one process."""
+    c, n_read, collecting = Collected(), 0, gc.isenabled()
     args = (options.terminology, keep, options.routes, options.snapshot.note_chars)
     with ProcessPoolExecutor(workers, initializer=_start_worker, initargs=args) as pool:
         inflight = deque()
@@ -125,13 +127,13 @@ def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: 
                 skips.unused.update(unused)
                 for key, digest, file, row, o, counts in out:
                     n_read += digest is not None                  # a resource read (not a validation failure)
-                    if digest is not None and not _first_read(key, digest, file, row, c, skips): continue
+                    if digest is not None and not first_read(key, digest, file, row, c, skips): continue
                     if counts is not None:                        # what rendering it counted, for a resource kept
                         for total, items in zip((term.rules, term.unmapped, term.map_missed), counts):
                             for what, count in items: total[what] += count
                     if o[0] == "pending":                         # its Medication may have been read by now
-                        o = _outcome(o[1], term, options.routes, options.snapshot.note_chars, c.meds)
-                    _apply(c, o, key, file, row, skips)
+                        o = resource_outcome(o[1], term, options.routes, options.snapshot.note_chars, c.meds)
+                    keep_outcome(c, o, key, file, row, skips)
                 gc.collect(0)                                     # the chunk's youngest objects, once
         gc.disable()                                      # while reading; as it was after
         try:
@@ -141,5 +143,5 @@ def collect_parallel(options: FhirOptions, keep: set, term: Terminology, skips: 
         else: drain(0)
         finally:
             if collecting: gc.enable()
-    if not n_read: raise _nothing_read(options.bundles, skips)
-    return _finish(c, term, skips, options.routes, options.snapshot.note_chars)
+    if not n_read: raise nothing_read(options.bundles, skips)
+    return finish_pending(c, term, skips, options.routes, options.snapshot.note_chars)

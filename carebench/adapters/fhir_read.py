@@ -20,12 +20,13 @@ from ..core.errors import CareBenchError, ConfigError, DataError, FhirError, Inp
 from ..core.inputs import bounded_lines, file_problem, folder_files, head_problem, read_bounded
 
 # %% auto #0
-__all__ = ['VALIDATED', 'fhir_files', 'element_path', 'Skips', 'ValidatedElements', 'validate_resource', 'Resource',
-           'iter_resources', 'read_resources']
+__all__ = ['NDJSON_SUFFIXES', 'VALIDATED', 'fhir_files', 'element_path', 'Skips', 'ValidatedElements', 'resource_model',
+           'validate_resource', 'Resource', 'parse_json', 'line_resources', 'unbundle', 'ndjson_lines',
+           'iter_resources', 'nothing_read', 'read_resources']
 
 # %% ../../nbs/2j_fhir_read.ipynb #db03e2d6
 _GZIPPED = (".json.gz", ".ndjson.gz")                        # as bulk exports are often stored
-_NDJSON = (".ndjson", ".ndjson.gz")                          # read a line at a time; the others are Bundles, whole
+NDJSON_SUFFIXES = (".ndjson", ".ndjson.gz")            # read a line at a time; the others are Bundles, whole
 
 def fhir_files(path: Path) -> list[Path]:
     ("The FHIR files at `path`: the file itself, or a folder's `.json` and `.ndjson` files, gzipped or not "
@@ -114,9 +115,9 @@ class ValidatedElements:
 
 VALIDATED = ValidatedElements()                  # one per process (each worker of a bulk export has its own)
 
-# %% ../../nbs/2j_fhir_read.ipynb #d768e82e
+# %% ../../nbs/2j_fhir_read.ipynb #ca1fbc7c
 @functools.cache                        # one lookup per type (a bulk export asks millions of times)
-def _model(rtype: str):
+def resource_model(rtype: str):
     try: from fhir.resources.R4B import get_fhir_model_class     # lazy: pydantic models of every resource type
     except ImportError:
         raise ConfigError("the fhir adapter validates resources with fhir.resources: pip install 'carebench[formats]'",
@@ -124,7 +125,7 @@ def _model(rtype: str):
     try: return get_fhir_model_class(rtype)
     except (ValueError, KeyError): return None
 
-
+# %% ../../nbs/2j_fhir_read.ipynb #391fe8ac
 def validate_resource(data, where: Location):
     ("A resource (a JSON object) as its `fhir.resources` model; a `FhirError` names the resource and the failing "
      "element.")
@@ -134,7 +135,7 @@ def validate_resource(data, where: Location):
     if not isinstance(rtype, str) or not rtype:
         raise FhirError("no resourceType", dataclasses.replace(where, element="resourceType"))
     name = f"{rtype}/{rid}" if isinstance(rid, str) and rid else f"{rtype} (no id)"
-    model = _model(rtype)
+    model = resource_model(rtype)
     if model is None:
         raise FhirError(f"unknown resourceType {rtype[:60]!r}",
                         dataclasses.replace(where, resource=name, element="resourceType"))
@@ -177,10 +178,10 @@ class Resource:
         "Where the resource's `element` is: its file and row, its key, the element."
         return dataclasses.replace(self.where, resource=self.key, element=element)
 
-# %% ../../nbs/2j_fhir_read.ipynb #9f5c72b9
+# %% ../../nbs/2j_fhir_read.ipynb #40a2ebe4
 class _TooDeep(FhirError): "A JSON value nested deeper than the parser goes: one resource, which `skip` leaves out."
 
-def _json(text: str, where: Location):
+def parse_json(text: str, where: Location):
     try: return json.loads(text, parse_float=Decimal)
     except json.JSONDecodeError as e:
         raise FhirError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", where) from None
@@ -194,7 +195,8 @@ def _resource(data, where: Location, full_url, keep, skips: Skips) -> list:
     field uses (not in `keep`) is counted, not validated; one that fails validation is an error or, with `skip`,
     counted."""
     rtype = data.get("resourceType") if isinstance(data, dict) else None
-    if keep is not None and isinstance(rtype, str) and rtype and rtype not in keep and _model(rtype) is not None:
+    if (keep is not None and isinstance(rtype, str) and rtype and rtype not in keep
+            and resource_model(rtype) is not None):
         skips.unused[rtype] += 1; return []                      # a FHIR type no snapshot field reads: counted only
     try: model = validate_resource(data, where)
     except FhirError as e:
@@ -202,14 +204,15 @@ def _resource(data, where: Location, full_url, keep, skips: Skips) -> list:
     canonical = json.dumps(data, sort_keys=True, default=str, ensure_ascii=False).encode()
     return [Resource(model, where, full_url, hashlib.blake2b(canonical, digest_size=12).digest())]
 
-
-def _line_resources(text: str, where: Location, keep, skips: Skips) -> list:
-    "The resources of one NDJSON line (`_unbundle`); a line nested too deeply to parse is one resource `skip` counts."
-    try: data = _json(text, where)
+# %% ../../nbs/2j_fhir_read.ipynb #65c2a89c
+def line_resources(text: str, where: Location, keep, skips: Skips) -> list:
+    "The resources of one NDJSON line (`unbundle`); a line nested too deeply to parse is one resource `skip` counts."
+    try: data = parse_json(text, where)
     except _TooDeep as e: skips.skip("a resource nested too deeply to read", e); return []
-    return _unbundle(data, where, keep, skips)
+    return unbundle(data, where, keep, skips)
 
-def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> list:
+# %% ../../nbs/2j_fhir_read.ipynb #1cde064c
+def unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> list:
     "A Bundle's resources (its envelope validated without them), or the resource itself (`_resource`)."
     skips = skips if skips is not None else Skips()
     if isinstance(data, dict) and data.get("resourceType") == "Bundle":
@@ -222,13 +225,13 @@ def _unbundle(data, where: Location, keep=None, skips: Skips | None = None) -> l
         for e in entries:
             if "resource" not in e: continue
             if isinstance(e["resource"], dict) and e["resource"].get("resourceType") == "Bundle":
-                out += _unbundle(e["resource"], where, keep, skips)  # nested
+                out += unbundle(e["resource"], where, keep, skips)  # nested
             else: out += _resource(e["resource"], where, e.get("fullUrl"), keep, skips)
         return out
     return _resource(data, where, None, keep, skips)
 
-
-def _ndjson_lines(f: Path, whole: bool = False):
+# %% ../../nbs/2j_fhir_read.ipynb #6bd8fe48
+def ndjson_lines(f: Path, whole: bool = False):
     """(line number, text) of an NDJSON file (gzipped or not), read a line at a time (a bulk export need not fit in
     memory; a line at most `MAX_LINE_BYTES` decompressed); lines end at \\n only (U+2028 inside a string is text). With
     `whole`, the file's whole text once (at most `MAX_DOCUMENT_BYTES`), numbered `None` (a Bundle file)."""
@@ -245,6 +248,7 @@ def _ndjson_lines(f: Path, whole: bool = False):
     except (EOFError, zlib.error) as e:
         raise InputFileError(f"cannot read the FHIR file (a damaged gzip file: {e})", file=str(f)) from None
 
+# %% ../../nbs/2j_fhir_read.ipynb #83f6c757
 def iter_resources(path: Path, keep=None, skips: Skips | None = None):
     """Every resource of the FHIR files at `path` (Bundles unpacked), validated, in file order, one at a time: an
     NDJSON file is read a line at a time, a Bundle file whole. With `keep` (resource types), the others are only
@@ -254,17 +258,18 @@ def iter_resources(path: Path, keep=None, skips: Skips | None = None):
         name = str(f)                                           # one string per file, shared by its locations
         if f.suffix.lower() != ".gz" and (problem := head_problem(f, json=True)):
             raise InputFileError(f"cannot read the FHIR file ({problem})", file=name)
-        if f.name.lower().endswith(_NDJSON):
-            for n, line in _ndjson_lines(f):
-                for r in _line_resources(line, Location(name, row=n), keep, skips):
+        if f.name.lower().endswith(NDJSON_SUFFIXES):
+            for n, line in ndjson_lines(f):
+                for r in line_resources(line, Location(name, row=n), keep, skips):
                     n_read += 1; yield r
             continue
-        for _, text in _ndjson_lines(f, whole=True):
-            for r in _unbundle(_json(text, Location(name)), Location(name), keep, skips):
+        for _, text in ndjson_lines(f, whole=True):
+            for r in unbundle(parse_json(text, Location(name)), Location(name), keep, skips):
                 n_read += 1; yield r
-    if not n_read: raise _nothing_read(path, skips)
+    if not n_read: raise nothing_read(path, skips)
 
-def _nothing_read(path, skips: Skips) -> FhirError:
+# %% ../../nbs/2j_fhir_read.ipynb #dd57527e
+def nothing_read(path, skips: Skips) -> FhirError:
     "The error of an input that held no resource (or none a snapshot uses), saying what happened to the ones read."
     if skips.counts and not skips.unused:
         return FhirError(f"no FHIR resource left: every one was invalid and left out (on_invalid: skip): "
