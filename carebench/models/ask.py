@@ -11,6 +11,7 @@ from contextlib import closing
 
 from ..core.config import redact_text, redact_values
 from ..core.errors import CareBenchError
+from ..core.forecast import Remaining, say_line
 from .backends import Backend, ModelConfig, Reply, Request
 from .cache import ResponseCache
 from .parsing import ParseError, parse_scores
@@ -96,8 +97,12 @@ def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, cache: Re
                 repair: bool, quiet: bool = True, desc: str = "", since: float | None = None) -> tuple:
     """Ask the calls `todo` (keys of `unique`) in batches of `batch_size` claimed through the cache (shared with other
     processes, resumable), with one repair per unparsable answer when `repair`; returns the keys asked, the tokens per
-    key and each call's share of its batch's wall time."""
+    key and each call's share of its batch's wall time. Where a person waits (not `quiet`), the plan comes first, the
+    first batch (timed here) says how long the rest takes, and the estimate follows the rate reached as batches end."""
     asked, usage, seconds = set(), {}, {}
+    left = Remaining(desc or "calls", len(todo)) if todo and not quiet else None
+    if left: say_line(f"{left.label}: {len(todo):,} calls to ask ({len(unique) - len(todo):,} answered before), in "
+                      f"batches of {batch_size}; the first batch is timed to say how long the rest takes")
     from tqdm.auto import tqdm                     # here, not at import: reading a config loads every track module
     batches = cache.work(todo, batch_size, since=time.time() if since is None else since)
     # closed on the way out, an interrupt included: its leases go back before the exception leaves this function
@@ -110,4 +115,6 @@ def ask_missing(backend: Backend, unique: dict, todo: list, mode: str, cache: Re
                 share = (time.perf_counter() - t) / len(claimed)         # a batch's wall time, shared out by its calls
                 seconds.update((k, share) for k in claimed); asked.update(claimed)
             bar.update(len(claimed) + len(settled))
+            if left and claimed: say_line(left.done(len(claimed)))
+    if left: say_line(left.finish())
     return asked, usage, seconds
