@@ -38,19 +38,23 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
          "--disable-component-update", "--disable-sync"]
 
 # Injected into a copy of a page: after layout, what a reader would stumble on, measured in the browser: elements of <main>
-# that reach past its right edge (clipped or scrolled away), a page that scrolls sideways (wide tables scroll inside
-# themselves instead), table cells whose text was cut with an ellipsis, text smaller than 10 px (a figure's text too, as
-# shown, at a desktop width), two text boxes (one line of one text node each) that overlap, and a word of up to 24
+# that reach past its right edge (clipped or scrolled away; what scrolls inside its own box is not cut), a page that
+# scrolls sideways (wide tables and figures scroll inside themselves instead), table cells whose text was cut with an
+# ellipsis, text smaller than 10 px (a figure's text too, as shown: 10 px at a desktop width, 8 on a phone), a phone's
+# page pushed down by the navigation, two text boxes (one line of one text node each) that overlap, and a word of up to 24
 # letters broken across two lines (`faile d`).
 _MEASURE = r"""<script>window.addEventListener('load', () => {
   const m = document.querySelector('main').getBoundingClientRect(), out = [], doc = document.documentElement;
   if (doc.scrollWidth > doc.clientWidth + 1) out.push('the page scrolls sideways +' + (doc.scrollWidth - doc.clientWidth) + 'px');
+  const scrolls = e => { for (let a = e.parentElement; a && a.tagName !== 'MAIN'; a = a.parentElement)   // inside a box that
+    if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) return true; return false; };             // scrolls: not cut
   document.querySelectorAll('main table, main img, main figure, main pre').forEach(e => {
-    const r = e.getBoundingClientRect(); if (r.width && r.right > m.right + 1) out.push(e.tagName + ' +' + Math.round(r.right - m.right) + 'px'); });
+    const r = e.getBoundingClientRect(); if (r.width && r.right > m.right + 1 && !scrolls(e)) out.push(e.tagName + ' +' + Math.round(r.right - m.right) + 'px'); });
+  if (window.innerWidth < 700 && m.top > 160) out.push('the navigation pushes the page ' + Math.round(m.top) + 'px down');
   document.querySelectorAll('main td, main th').forEach(e => { if (e.textContent.trim().endsWith('\u2026')) out.push('cut: ' + e.textContent.slice(0, 40)); });
-  if (window.innerWidth >= 1000) document.querySelectorAll('main img[data-min-font-px]').forEach(e => {   // a figure's text as shown
+  document.querySelectorAll('main img[data-min-font-px]').forEach(e => {   // a figure's text as shown: 10 px, 8 on a phone
     const px = parseFloat(e.dataset.minFontPx) * e.getBoundingClientRect().width / e.naturalWidth;
-    if (px < 10) out.push('figure text of ' + px.toFixed(1) + 'px: ' + e.alt.slice(0, 40)); });
+    if (px < (window.innerWidth >= 1000 ? 10 : 8)) out.push('figure text of ' + px.toFixed(1) + 'px: ' + e.alt.slice(0, 40)); });
   document.querySelectorAll('main img[data-overlaps]').forEach(e => {                               // labels hiding labels
     if (e.dataset.overlaps !== '[]') out.push('figure labels overlap ' + e.dataset.overlaps + ': ' + e.alt.slice(0, 40)); });
   const boxes = [], walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -68,6 +72,14 @@ _MEASURE = r"""<script>window.addEventListener('load', () => {
       const wr = document.createRange(); wr.setStart(t, w.index); wr.setEnd(t, w.index + w[0].length);
       const tops = new Set([...wr.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
       if (tops.size > 1) out.push('a word broken across lines: ' + w[0]); } }
+  document.querySelectorAll('main wbr').forEach(w => {           // a name broken where a break was allowed after its _
+    const a = w.previousSibling, b = w.nextSibling;
+    if (!a || !b || a.nodeType !== 3 || b.nodeType !== 3 || !a.textContent.endsWith('_') || !b.textContent) return;
+    const ra = document.createRange(), rb = document.createRange();
+    ra.setStart(a, a.textContent.length - 1); ra.setEnd(a, a.textContent.length); rb.setStart(b, 0); rb.setEnd(b, 1);
+    const ta = ra.getClientRects()[0], tb = rb.getClientRects()[0];
+    if (ta && tb && Math.round(ta.top) !== Math.round(tb.top))
+      out.push('a word broken across lines: ' + a.textContent.split(/[\s+\/.:=,-]/).pop() + b.textContent.split(/[\s+\/.:=,-]/)[0]); });
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
     const a = boxes[i][0], b = boxes[j][0];
     const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);

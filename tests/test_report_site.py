@@ -210,3 +210,50 @@ def test_quickstart_writes_the_recorded_results(quickstart):
                   for m in scored["models"])
     assert [r for r in recorded if not encoder_dependent(r, slugs) and now[r] != recorded[r]] == []
     print(f"encoder scores within {gap:.1e} of the record; artifacts computed from them not compared digit by digit")
+
+
+@pytest.mark.skipif(BROWSER is None, reason=NO_BROWSER)
+def test_the_browser_check_sees_each_planted_defect(tmp_path):
+    """The check that passes on every real page fails on each defect a person saw, planted in a page of its own: an
+    overlapping tick pair, a label on a marker, a break inside a name after its underscore, figure text under 8 px on a
+    phone, a navigation that pushes a phone's page down; the same page without the defect passes."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from conftest import look
+    from carebench.evaluation.view import Figure
+    from carebench.report.site import _CSS, page_html
+    nav = [{"href": "index.html", "text": "Overview"}] + [{"href": f"p{k}.html", "text": f"Page {k}"} for k in range(12)]
+
+    def page(name, body, built=True):
+        text = (page_html(name, "CAREBench run", nav, "index.html", body) if built else
+                f'<html><head><meta name="viewport" content="width=device-width, initial-scale=1"><style>{_CSS}</style>'
+                f'</head><body><nav><h1>CAREBench run</h1>' + "".join(f'<a href="#">{e["text"]}</a>' for e in nav) +
+                f"</nav><main>{body}</main></body></html>")
+        (tmp_path / f"{name}.html").write_text(text)
+        return tmp_path / f"{name}.html"
+
+    def figure(draw, size=(5, 3)):
+        fig, ax = plt.subplots(figsize=size)
+        draw(ax); fig.tight_layout()
+        return Figure(fig, "a planted figure")._repr_html_()
+
+    crowded = figure(lambda ax: (ax.set_xticks(range(8)), ax.set_xticklabels([f"-0.00{k}0" for k in range(8)], fontsize=12)))
+    spread = figure(lambda ax: (ax.set_xticks(range(3)), ax.set_xticklabels(["0.0", "0.5", "1.0"])))
+    on_marker = figure(lambda ax: (ax.plot([0.5], [0.5], "o", ms=10), ax.text(0.5, 0.5, "Infectious diseases", ha="center",
+                                                                            va="center")))
+    beside = figure(lambda ax: (ax.plot([0.5], [0.5], "o", ms=10), ax.text(0.56, 0.6, "Infectious diseases")))
+    name = '<table><tr><td style="max-width:50px">ridge_<wbr>fusion</td></tr></table>'     # a break after the underscore
+    whole = '<table><tr><td>ridge_<wbr>fusion</td></tr></table>'
+    shrunk = spread.replace('style="max-width:100%"', 'style="width:120px;max-width:120px"')
+    cases = {"crowded": (crowded, spread, 1300, "figure labels overlap"),
+             "marker": (on_marker, beside, 1300, "a marker"),
+             "underscore": (name, whole, 1300, "a word broken across lines: ridge_fusion"),
+             "tiny": (shrunk, spread, 390, "figure text of")}
+    for key, (bad, good, width, words) in cases.items():
+        found = look(page(f"{key}-bad", bad), tmp_path / f"{key}-bad.png", width)
+        assert any(words in f for f in found), (key, found)
+        assert look(page(f"{key}-good", good), tmp_path / f"{key}-good.png", width) == [], key
+    found = look(page("nav-bad", spread, built=False), tmp_path / "nav-bad.png", 390)
+    assert any("the navigation pushes the page" in f for f in found), found
+    assert look(page("nav-good", spread), tmp_path / "nav-good.png", 390) == []

@@ -251,10 +251,40 @@ def _overlap(a, b) -> bool:
     d = np.array([bb.x0 + bb.width / 2 - ba.x0 - ba.width / 2, bb.y0 + bb.height / 2 - ba.y0 - ba.height / 2])
     return abs(d @ n) < (ha + hb) / 2 * 0.9 and abs(d @ u) < (along(ba, ha) + along(bb, hb)) / 2
 
+# filled markers a label can hide (an interval's caps and ticks are drawn under labels by design)
+_FILLED = {"o", "s", "D", "d", "^", "v", "<", ">", "p", "h", "H", "8", "*", "P", "X"}
+
+def _marker_boxes(fig) -> list:
+    "Boxes in pixels of the filled markers a figure draws inside its axes (line points and scatter points)."
+    from matplotlib.collections import PathCollection
+    from matplotlib.transforms import Bbox
+    fig.canvas.draw()
+    out, k = [], fig.dpi / 72
+    for ax in fig.axes:
+        view = ax.get_window_extent()
+        for line in ax.get_lines():
+            if not line.get_visible() or line.get_marker() not in _FILLED: continue
+            h = line.get_markersize() * k / 2
+            for x, y in ax.transData.transform(np.column_stack(line.get_data()).astype(float)):
+                if view.contains(x, y): out.append(Bbox([[x - h, y - h], [x + h, y + h]]))
+        for coll in ax.collections:
+            if not isinstance(coll, PathCollection) or not len(coll.get_sizes()) or not coll.get_visible(): continue
+            sizes = np.resize(np.sqrt(coll.get_sizes()) * k / 2, len(coll.get_offsets()))
+            for (x, y), h in zip(coll.get_offset_transform().transform(coll.get_offsets()), sizes):
+                if view.contains(x, y): out.append(Bbox([[x - h, y - h], [x + h, y + h]]))
+    return out
+
 def text_overlaps(fig) -> list:
-    "Pairs of a figure's texts (labels, ticks, titles, legends, annotations) that hide each other as drawn."
+    """Pairs of a figure's texts (labels, ticks, titles, legends, annotations) that hide each other as drawn, and each
+    label written in an axes (`ax.text`, `annotate`) that sits on a filled marker, as `(label, "a marker")`."""
     drawn = _drawn_texts(fig)
-    return [(a[0], b[0]) for i, a in enumerate(drawn) for b in drawn[i + 1:] if _overlap(a, b)]
+    pairs = [(a[0], b[0]) for i, a in enumerate(drawn) for b in drawn[i + 1:] if _overlap(a, b)]
+    r, marks = fig.canvas.get_renderer(), _marker_boxes(fig)
+    for t in (t for ax in fig.axes for t in ax.texts if t.get_visible() and t.get_text().strip()):
+        box = t.get_window_extent(r)
+        if any(min(box.x1, m.x1) - max(box.x0, m.x0) > 1 and min(box.y1, m.y1) - max(box.y0, m.y0) > 1
+               for m in marks): pairs.append((t.get_text().strip(), "a marker"))
+    return pairs
 
 # %% ../../nbs/2f_view.ipynb #61fa2382
 def place_labels(ax, xs, ys, labels, fontsize: float = 10, **kw) -> list:
@@ -263,6 +293,7 @@ def place_labels(ax, xs, ys, labels, fontsize: float = 10, **kw) -> list:
     final."""
     fig = ax.figure
     placed = [box.padded(1) for _, box, _, _ in _drawn_texts(fig)]          # ticks, titles: never under a label
+    placed += [box.padded(1) for box in _marker_boxes(fig)]                  # nor a marker
     r = fig.canvas.get_renderer()
     rings = [(dx * k, dy * k) for k in (1, 2, 3, 4) for dx, dy in ((4, 3), (4, -11), (-4, 3), (-4, -11), (0, 8),
                                                                    (0, -16))]

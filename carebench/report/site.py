@@ -29,7 +29,8 @@ from ..tracks.track import page_problem, registered_tracks
 
 # %% auto #0
 __all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'template_path', 'page_templates', 'execute_page',
-           'execute_pages', 'navigation', 'quarto_project', 'build_offline_site', 'check_finished', 'build_report']
+           'execute_pages', 'navigation', 'quarto_project', 'page_html', 'build_offline_site', 'check_finished',
+           'build_report']
 
 # %% ../../nbs/41_site.ipynb #822bd2be
 class ReportError(CareBenchError):
@@ -202,8 +203,18 @@ th{background:#f4f6f8;text-align:left;font-weight:600}
 details summary{cursor:pointer;color:#1f5f8b;margin:8px 0}
 blockquote{background:#fff4e5;border-left:4px solid #f0a020;margin:8px 0;padding:8px 12px}
 code{background:#f4f6f8;padding:1px 4px;border-radius:3px} a.anchor-link{display:none}
-@media (max-width:700px){body{display:block} nav{width:auto;min-height:0;border-right:none;border-bottom:1px solid #ddd}
-main{padding:14px 12px} main table{display:block;overflow-x:auto}}
+details.cb-nav > summary{list-style:none;cursor:default;color:#222;margin:0}
+details.cb-nav > summary::-webkit-details-marker{display:none}
+@media (max-width:700px){body{display:block} nav{width:auto;min-height:0;border-right:none;border-bottom:1px solid #ddd;
+padding:10px 12px} details.cb-nav > summary{cursor:pointer;color:#1f5f8b} details.cb-nav > summary::after{content:" ▾"}
+nav h1{display:inline;margin:0}
+main{padding:14px 12px}
+main table, figure.cb-figure{display:block;overflow-x:auto;
+background:linear-gradient(to right,#fff 30%,rgba(255,255,255,0)) left/24px 100% no-repeat local,
+linear-gradient(to left,#fff 30%,rgba(255,255,255,0)) right/24px 100% no-repeat local,
+radial-gradient(farthest-side at 0 50%,rgba(0,0,0,.3),rgba(0,0,0,0)) left/10px 100% no-repeat scroll,
+radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.3),rgba(0,0,0,0)) right/10px 100% no-repeat scroll}
+figure.cb-figure img{max-width:none}}
 """
 
 def _nav_html(entries, current: str) -> str:
@@ -217,6 +228,19 @@ def _nav_html(entries, current: str) -> str:
             out.append(f'<a class="{"current" if e["href"] == current else ""}" '
                        f'href="{e["href"]}">{breakable(e["text"])}</a>')
     return "\n".join(out)
+
+# %% ../../nbs/41_site.ipynb #5368463b
+# on a narrow screen the navigation starts folded under its title (a tap opens it): the page comes first
+_FOLD = ("<script>if(matchMedia('(max-width:700px)').matches)document.querySelector('details.cb-nav').open=false"
+         "</script>")
+
+def page_html(head_title: str, title: str, entries: list, current: str, body: str) -> str:
+    """One page of a CAREBench site: the navigation (`entries`, `current` marked), folded on a phone, beside `body`;
+    styles inline, nothing fetched."""
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(head_title)}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_CSS}</style></head>\n'
+            f'<body><nav><details class="cb-nav" open><summary><h1>{html.escape(title)}</h1></summary>\n'
+            f'{_nav_html(entries, current)}</details>{_FOLD}</nav>\n<main>{body}</main></body></html>\n')
 
 # %% ../../nbs/41_site.ipynb #cb56825d
 def build_offline_site(view: RunView, plan: list, pages: dict) -> Path:
@@ -233,15 +257,8 @@ def build_offline_site(view: RunView, plan: list, pages: dict) -> Path:
         path, error = pages[p.name]
         body = exporter.from_notebook_node(nbformat.read(path, as_version=4))[0] if path.exists() else ""
         if error: body = f'<blockquote><b>This page failed to build:</b> {html.escape(error)}</blockquote>' + body
-        head_title = html.escape(f"{p.section + ': ' if p.section else ''}{p.title} · {title}")
-        page = (
-            f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{head_title}</title>'
-            f'<meta name="viewport" content="width=device-width, '
-            f'initial-scale=1"><style>{_CSS}</style></head>\n'
-            f"<body><nav><h1>{html.escape(title)}</h1>\n{_nav_html(nav, p.name + '.html')}</nav>\n"
-            f"<main>{body}</main></body></html>\n"
-        )
-        atomic_write(site/f"{p.name}.html", page)
+        head_title = f"{p.section + ': ' if p.section else ''}{p.title} · {title}"
+        atomic_write(site/f"{p.name}.html", page_html(head_title, title, nav, p.name + ".html", body))
     return site/"index.html"
 
 # %% ../../nbs/41_site.ipynb #59c844ce

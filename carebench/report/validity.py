@@ -19,7 +19,7 @@ from ..core.vocab import PROTOCOL_VERSION
 from ..stats.endpoints import ENDPOINTS, FAMILY
 from ..stats.simulate import SCENARIOS, StudySettings, read_study, simulation_study, write_study
 from .pages import _plt
-from .site import ReportError, _CSS, _nav_html, templates_dir
+from .site import ReportError, page_html, templates_dir
 
 # %% auto #0
 __all__ = ['PART_LABELS', 'COVERAGE_FLOOR', 'FLOOR_FROM', 'quick_study', 'quantity_label', 'null_rates', 'power_table',
@@ -173,9 +173,5 @@ def build_validity_page(folder, quiet: bool = True) -> Path:
     # the site's layout: a sidebar naming the page's sections (its headings), the page beside it
     sections = [{"href": f"#{i}", "text": html.unescape(re.sub(r"<[^>]+>", "", t)).strip().rstrip("¶").rstrip()}
                 for i, t in re.findall(r'<h2 id="([^"]+)"[^>]*>(.*?)</h2>', body, re.S)]
-    page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>CAREBench validity: "
-            f"{html.escape(folder.name)}</title>"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{_CSS}</style></head>\n"
-            f"<body><nav><h1>CAREBench validity study</h1>\n{_nav_html(sections, '')}</nav>\n"
-            f"<main>{body}</main></body></html>\n")
+    page = page_html(f"CAREBench validity: {folder.name}", "CAREBench validity study", sections, "", body)
     return atomic_write(folder/"validity.html", page)
