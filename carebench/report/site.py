@@ -214,7 +214,7 @@ background:linear-gradient(to right,#fff 30%,rgba(255,255,255,0)) left/24px 100%
 linear-gradient(to left,#fff 30%,rgba(255,255,255,0)) right/24px 100% no-repeat local,
 radial-gradient(farthest-side at 0 50%,rgba(0,0,0,.3),rgba(0,0,0,0)) left/10px 100% no-repeat scroll,
 radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.3),rgba(0,0,0,0)) right/10px 100% no-repeat scroll}
-figure.cb-figure img{max-width:none}}
+figure.cb-figure img{max-width:none !important}}
 """
 
 def _nav_html(entries, current: str) -> str:
