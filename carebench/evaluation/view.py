@@ -109,9 +109,10 @@ _JOINER = re.compile(r"(?<=_)(?=\w)")                     # inside a name (max_t
 def breakable(text, long: int = 24) -> str:
     """`text` escaped for HTML, with a line-break opportunity after each separator of a token longer than `long`; an
     underscore joins a name, so a break follows it only in a part still longer than `long` (no `ridge_ fusion`)."""
-    def parts(w):
-        return "<wbr>".join(p if len(p) <= long else _JOINER.sub("<wbr>", p) for p in _SEPARATORS.split(w))
-    return " ".join(parts(w) if len(w) > long else w for w in html.escape(str(text)).split(" "))
+    def parts(w):                                  # lengths are counted in characters shown, escaped afterwards
+        return "<wbr>".join(html.escape(p) if len(p) <= long else "<wbr>".join(map(html.escape, _JOINER.split(p)))
+                            for p in _SEPARATORS.split(w))
+    return " ".join(parts(w) if len(w) > long else html.escape(w) for w in str(text).split(" "))
 
 # %% ../../nbs/2f_view.ipynb #ad33f245
 def _plain(v) -> bool: return v is None or (isinstance(v, float) and math.isnan(v))
