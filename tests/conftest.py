@@ -90,11 +90,13 @@ WIDTHS = (1300, 390)                                   # a desktop browser and a
 
 
 def look(page, shot, width=1300):
-    "Screenshot of a site page at `width` px, and what of it is clipped, cut, too small or overlapping (measured in the browser)."
+    """Screenshot of a site page at `width` px (none when `shot` is None), and what of it is clipped, cut, too small or
+    overlapping (measured in the browser)."""
     profile = tempfile.mkdtemp(prefix="chromium-")
     base = [BROWSER, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},5000", "--hide-scrollbars", "--virtual-time-budget=5000"]
-    r = subprocess.run(base + [f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True, timeout=120)
-    assert shot.is_file() and shot.stat().st_size > 10_000, r.stderr[-500:]
+    if shot is not None:
+        r = subprocess.run(base + [f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True, timeout=120)
+        assert shot.is_file() and shot.stat().st_size > 10_000, r.stderr[-500:]
     probe = page.with_name(f".measure-{page.name}")
     probe.write_text(page.read_text().replace("</body>", _MEASURE + "</body>"))
     dom = subprocess.run(base + ["--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120).stdout

@@ -124,7 +124,9 @@ def _simulate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: in
              and (executor.kind != "inline" or (os.cpu_count() or 1) > 1))
     run = lambda jobs, bar=False: _run_validity_jobs(jobs, executor if apart else None, progress and bar)
     size, t0, pops = VALIDITY_JOB_DATASETS if apart else n, time.perf_counter(), {}
-    workers = 1 if not apart else (len(scen) * -(-n // size) if executor.kind == "slurm" else os.cpu_count() or 1)
+    jobs = len(scen) * -(-n // size)
+    local = min(jobs, executor.workers or os.cpu_count() or 1) if apart and executor.kind != "slurm" else jobs
+    workers = local if apart else 1
     # a person waits: the baseline's population first, here, and one dataset timed, to say how long before the rest
     if progress: pops["baseline"] = _population_job(scen["baseline"], small.epsilon, seed)
     if progress: _say_estimate(scen, P, small, effects, seed, pops["baseline"][0], n, workers, time.perf_counter() - t0)
