@@ -133,6 +133,8 @@ COLUMN_NAMES = {"n_pairs": "pairs", "n_patients": "patients", "n_cells": "cells"
                 "best_valid_loss": "best validation loss", "adapter_sha256": "adapter sha256"}
 
 
+_WRITTEN_NUMBER = re.compile(r"[-−]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?")
+
 def _column_format(col: pd.Series, digits: int):
     """How one column's cells are written: integers as integers (counts), other numbers to `digits` decimals (tiny ones
     in e-notation; rates and shares always as decimals)."""
@@ -151,7 +153,9 @@ def _column_format(col: pd.Series, digits: int):
             v = 0.0 if abs(v) < 1e-12 else float(v)                       # rounding noise is 0, never "-0.0000"
             return f"{v:.1e}" if v != 0 and abs(v) < 0.5 * 10 ** -digits else f"{v:.{digits}f}"
         return str(v)
-    return fmt, bool(nums) and len(nums) == len(vals)
+    # numbers, or numbers already written to their precision (`estimate_text`): aligned as numbers
+    written = [v for v in vals if isinstance(v, str) and (v == "–" or _WRITTEN_NUMBER.fullmatch(v))]
+    return fmt, bool(vals) and len(nums) + len(written) == len(vals)
 
 
 # a page shows at most this many rows of a table (a browser chokes on 50,000); the caption says so

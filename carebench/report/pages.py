@@ -26,10 +26,10 @@ from ..evaluation.view import (ReportParameterError, Table, _plt, load_run, pick
 __all__ = ['UNDECIDED', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'mock_models', 'track_models', 'track_hint',
            'failed_models', 'small_models', 'banner', 'dataset_table', 'answer_table', 'delta_ref_table',
            'observer_agreement', 'aggregation_table', 'observer_reliability', 'aggregation_sensitivity_table',
-           'endpoint_table', 'endpoint_definitions', 'per_category_table', 'condition_table', 'call_table',
-           'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement', 'plot_scores',
-           'plot_shifts', 'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages', 'comparison_table',
-           'models_table', 'plot_comparison', 'example_run', 'source_digest']
+           'estimate_text', 'endpoint_table', 'endpoint_definitions', 'per_category_table', 'condition_table',
+           'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement',
+           'plot_scores', 'plot_shifts', 'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages',
+           'comparison_table', 'models_table', 'plot_comparison', 'example_run', 'source_digest']
 
 # %% ../../nbs/40_report.ipynb #80cf6343
 def mock_models(view: RunView) -> list:
@@ -196,6 +196,19 @@ def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
         **{"largest move": s.assign(a=s["change"].abs()).groupby(["model", "endpoint"], sort=False)["a"].max()}
     )
 
+# %% ../../nbs/40_report.ipynb #6e174c2e
+def estimate_text(o: dict) -> str:
+    """An estimate (its JSON) written to the precision its interval supports: to the decimal of the first significant
+    digit of the interval's half-width (a tested estimate: its distance to its one-sided bound) and one more, at most
+    four decimals; four where there is no interval; "–" where there is no estimate."""
+    est = o.get("estimate")
+    if est is None or not math.isfinite(est): return "–" if est is None else str(est)
+    ci, bound = o.get("ci") or [None, None], o.get("lower_bound")
+    spread = (est - bound if o.get("p_value") is not None and bound is not None
+              else (ci[1] - ci[0]) / 2 if None not in ci else None)
+    if spread is None or not math.isfinite(spread) or spread <= 0: return f"{est:.4f}"
+    return f"{est:.{min(4, max(0, 1 - math.floor(math.log10(spread))))}f}"
+
 # %% ../../nbs/40_report.ipynb #42aea9fb
 def _endpoints(view, model) -> dict:
     return {k: v for k, v in view.endpoints["models"][model].items() if k not in NON_ENDPOINT_KEYS}
@@ -291,8 +304,10 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
     for name, r in _endpoints(view, model).items():
         o = r["overall"]
         ci = o.get("ci") or [None, None]
-        rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"),
-                     "interval": interval_words(o, *_alpha(view)), "with a donor's chart": _donor_value(o),
+        donor = _donor_value(o)                           # to the precision of the estimate it stands beside
+        rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": estimate_text(o),
+                     "interval": interval_words(o, *_alpha(view)),
+                     "with a donor's chart": None if donor is None else estimate_text({**o, "estimate": donor}),
                      "CI low": ci[0],
                      "CI high": ci[1], "chance": o.get("chance_rate"), "p (one-sided)": o.get("p_value"),
                      **_endpoint_words(o), "smallest attainable p": o.get("min_attainable_p"),
@@ -324,7 +339,7 @@ def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame
      "category's one-sided bound, the test inverted), p, BH-adjusted p, cells, confirmatory flag.")
     rows = {}
     for k, o in _endpoints(view, model)[endpoint]["per_category"].items():
-        rows[k] = {"estimate": o.get("estimate"), "interval": interval_words(o, *_alpha(view)), "p": o.get("p_value"),
+        rows[k] = {"estimate": estimate_text(o), "interval": interval_words(o, *_alpha(view)), "p": o.get("p_value"),
                    "p (BH)": o.get("p_adjusted"), "cells": o.get("n_cells"), "confirmatory": o.get("confirmatory")}
     return _by_category(view, pd.DataFrame.from_dict(rows, orient="index"))
 
@@ -642,7 +657,7 @@ def comparison_table(view: RunView) -> pd.DataFrame:
         decisions = (view.endpoints["models"][m].get("family") or {}).get("decisions", {})
         for name, r in _endpoints(view, m).items():
             o = r["overall"]
-            rows.append({"model": m, "endpoint": _label(name), "role": r.get("role"), "estimate": o.get("estimate"),
+            rows.append({"model": m, "endpoint": _label(name), "role": r.get("role"), "estimate": estimate_text(o),
                          "interval": interval_words(o, *_alpha(view)),
                          "null": ENDPOINTS[name].null_value if name in ENDPOINTS else None,
                          "p (one-sided)": o.get("p_value"), "fixed sequence": decisions.get(name)})
