@@ -465,21 +465,27 @@ class StudySettings:
 
 # %% ../../nbs/16_simulate.ipynb #8680a5fd
 def study_estimate(study: StudySettings, executor, jobs: int) -> str:
-    """The plan of a study and about how long it takes on `executor` (`jobs` batches), from a few datasets of the first
-    scenario timed here at each size, analysed side by side as a batch analyses them, after one to warm up (a
-    machine-dependent figure, said before the work)."""
-    per, k = {}, max(1, min(study.chunk, study.datasets, 10))
-    run_batch(study.scenarios[0], min(study.patients), 0, 1, study.analysis(), study.seed)
+    """The plan of a study and about how long it takes on `executor` (`jobs` batches), timed here after a warm-up: for
+    every scenario and size (scenarios differ: more items, more donors) a batch of one dataset and one of three, so
+    that a batch's own cost and a dataset's are told apart (a machine-dependent figure, said before the work)."""
+    chunks, cost = -(-study.datasets // study.chunk), {}
+    def took(s, P, k):
+        t0 = time.perf_counter(); run_batch(s, P, 0, k, study.analysis(), study.seed)
+        return time.perf_counter() - t0
+    took(study.scenarios[0], min(study.patients), 1)                        # imports and caches, not the study's
     for P in study.patients:
-        t0 = time.perf_counter(); run_batch(study.scenarios[0], P, 0, k, study.analysis(), study.seed)
-        per[P] = (time.perf_counter() - t0) / k
-    cpu = sum(per.values()) * len(study.scenarios) * study.datasets
+        cost[P] = 0.0
+        for s in study.scenarios:
+            one, three = took(s, P, 1), took(s, P, 3)
+            dataset = max((three - one) / 2, 0.0)
+            cost[P] += chunks * max(one - dataset, 0.0) + study.datasets * dataset
+    cpu = sum(cost.values())
     workers = {"inline": 1, "local": executor.workers or os.cpu_count() or 1}.get(executor.kind)
     where = (f"about {duration_words(cpu / min(workers, jobs))} on {min(workers, jobs)} process(es)" if workers
              else f"about {duration_words(cpu)} of CPU time over {jobs} {executor.kind} jobs")
-    timed = ", ".join(f"{per[P]:.2f} s at {P}" for P in study.patients)
+    each = ", ".join(f"{cost[P] / len(study.scenarios) / study.datasets * 1000:.0f} ms at {P}" for P in study.patients)
     return (f"simulation: {len(study.scenarios)} scenarios x P in {{{', '.join(map(str, study.patients))}}} x "
-            f"{study.datasets} datasets, {where} (one dataset timed here: {timed} patients)")
+            f"{study.datasets} datasets, {where} (a dataset, timed here: {each} patients)")
 
 # %% ../../nbs/16_simulate.ipynb #3832845b
 def _study_job(scenario, n_patients, start, count, settings_dict, seed):
