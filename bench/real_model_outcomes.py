@@ -101,15 +101,17 @@ def json_outcomes(n: int, served: bool, batching: str = "alone") -> dict:
     t = time.perf_counter()
     a = local.generate(reqs, "json")                      # one batch, as a run sends a patient's requests
     seconds = time.perf_counter() - t
-    kinds = {}
+    kinds, answers = {}, []
     for r, reply in zip(reqs, a):
         cond = r.key.split(":")[0]
-        try: parse_scores(reply.text or "", space); kind = "parsed"
-        except ParseError as e: kind = e.kind
+        try: scores = parse_scores(reply.text or "", space); kind = "parsed"
+        except ParseError as e: scores, kind = None, e.kind
         kinds.setdefault(cond, {}).setdefault(kind, 0)
         kinds[cond][kind] += 1
+        # what a person reads to judge the parser (synthetic example text only): the answer's start, its outcome
+        answers.append({"condition": cond, "answer_start": (reply.text or "")[:240], "outcome": kind, "scores": scores})
     out = {"requests": len(reqs), "json_batching": batching, "seconds": round(seconds, 1),
-           "by_condition": kinds,
+           "by_condition": kinds, "answers": answers,
            "answer_chars_median": sorted(len(x.text or "") for x in a)[len(a) // 2]}
     if not served: return out
     port = free_port()
