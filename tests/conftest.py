@@ -78,8 +78,15 @@ _MEASURE = r"""<script>window.addEventListener('load', () => {
     const ra = document.createRange(), rb = document.createRange();
     ra.setStart(a, a.textContent.length - 1); ra.setEnd(a, a.textContent.length); rb.setStart(b, 0); rb.setEnd(b, 1);
     const ta = ra.getClientRects()[0], tb = rb.getClientRects()[0];
-    if (ta && tb && Math.round(ta.top) !== Math.round(tb.top))
-      out.push('a word broken across lines: ' + a.textContent.split(/[\s+\/.:=,-]/).pop() + b.textContent.split(/[\s+\/.:=,-]/)[0]); });
+    const side = (n, back) => { let s = '';                    // the whole name, across the other <wbr> in it
+      for (let x = n; x; x = back ? x.previousSibling : x.nextSibling) {
+        if (x.nodeType === 1 && x.tagName === 'WBR') continue; if (x.nodeType !== 3) break;
+        const parts = x.textContent.split(/[\s+\/.:=,-]/);
+        s = back ? parts[parts.length - 1] + s : s + parts[0]; if (parts.length > 1) break; }
+      return s; };
+    const word = side(a, true) + side(b, false);             // a name longer than 24 letters may break at its _
+    if (word.length <= 24 && ta && tb && Math.round(ta.top) !== Math.round(tb.top))
+      out.push('a word broken across lines: ' + word); });
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
     const a = boxes[i][0], b = boxes[j][0];
     const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
