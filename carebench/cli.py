@@ -21,7 +21,8 @@ import carebench
 from .core.config import redact_text
 from .core.errors import CareBenchError
 from .core.config import load_config
-from .core.commands import COMMANDS, Command, UsageError, build_parser, register_command, settings_flags  # noqa: F401
+from .core.commands import (COMMANDS, Command, UsageError, build_parser, register_command,
+                                     settings_flags)  # noqa: F401
 # Everything heavier (numpy, pandas, the tracks, the report) is imported inside the command that needs it, and only the
 # subcommand being run configures its arguments: `carebench --help` and `carebench list` start in a fraction of a
 # second.

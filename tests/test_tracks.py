@@ -22,6 +22,8 @@ def three_tracks(tmp_path_factory):
     doc["analysis"] = {**doc.get("analysis", {}), "n_bootstrap": 200, "n_permutations": 500}
     doc["reasoning"]["perturbations"] = ["drop:*", "irrelevant_text"]                  # The reasoning track's suite beside the other tracks
     doc["reasoning"]["formats"], doc["reasoning"]["replicates"] = 3, 2                 # with prompt formats and the retest null
+    doc["reasoning"]["emulation"] = {"raters": [{"id": "general_practitioner", "persona": "You are a general practitioner."},
+                                                {"id": "psychiatrist", "persona": "You are a psychiatrist."}]}
     config.write_text(yaml.safe_dump(doc))                 # one thread: the other test worker has the second core
     env = {"CAREBENCH_EMBEDDINGS": str(folder / "emb.sqlite"), "CAREBENCH_CACHE": str(folder / "cache.sqlite")}
     r = run_cli("run", config, "--out", folder / "run", "--quiet", "--no-validity", env=env)
@@ -59,6 +61,9 @@ def test_models_are_contrasted_pairwise(three_tracks):
 
 def test_report_has_each_tracks_page(three_tracks):
     run, _ = three_tracks
+    env = {"CAREBENCH_CACHE": str(run.parent / "cache.sqlite")}                     # the emulated reference's page too
+    e = run_cli("emulate", run.parent / "data" / "config.yaml", "--run", run, "--quiet", "--no-report", env=env)
+    assert e.returncode == 0, e.stderr[-3000:]
     r = run_cli("report", run, "--quiet")
     assert r.returncode == 0, r.stderr[-3000:]
     site = run / "report" / "site"
@@ -71,7 +76,7 @@ def test_report_has_each_tracks_page(three_tracks):
         shots.mkdir(exist_ok=True)
         pages = [p.stem for p in site.glob("*.html") if p.stem in ("adaptation", "representation", "perturbations", "emulation",
                                                                    "comparison", "model-dry_run_example")]
-        assert len(pages) >= 5
+        assert len(pages) == 6
         found = {p: look_both(site / f"{p}.html", shots, p) for p in pages}
         assert found == {p: {w: [] for w in WIDTHS} for p in pages}
     page = (site / "perturbations.html").read_text()

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.text import visible_text
-from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LABELLED_CONDITIONS, RECORD_FIELDS, SNAPSHOT_FIELDS, LabelSpace
+from ..core.vocab import (CONTEXT_FREE, CORRECT_CONTEXT, LABELLED_CONDITIONS, RECORD_FIELDS, SNAPSHOT_FIELDS,
+                                  LabelSpace)
 
 # %% auto #0
 __all__ = ['order_snapshot', 'Patient', 'visible_patient', 'Dataset', 'first_patients', 'nonzero_delta_ref', 'dataset_summary',

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from .dataset import Dataset
-from .terminology import (CODE_SYSTEMS, exact_number, split_conclusion, split_parenthesis, split_status,
-                                            split_value)
+from .terminology import (CODE_SYSTEMS, exact_number, split_conclusion, split_parenthesis,
+                                            split_status, split_value)
 
 # %% auto #0
 __all__ = ['fhir_entries', 'write_fhir']

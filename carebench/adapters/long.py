@@ -21,7 +21,7 @@ from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
 from .base import register_adapter
 from .dataset import Dataset
 from ..core.tables import RawTable
-from .paired_context import (ColumnNames, PairedContextAdapter, _train_items, check_spellings,
+from .paired_context import (ColumnNames, PairedContextAdapter, training_pairs, check_spellings,
                                                match_conditions, parse_table, read_snapshots)
 
 # %% auto #0
@@ -209,7 +209,7 @@ def assemble_long(df: pd.DataFrame, options, label_space: LabelSpace, snaps: dic
     wide_options = SimpleNamespace(columns=cols, observers_per_pair=options.observers_per_pair,
                                    train_observers_per_pair=options.train_observers_per_pair,          # check reads
                                    on_mismatch=options.on_mismatch)
-    train = _train_items(parsed[TRAIN], wide_options, dropped) if TRAIN in parsed else None
+    train = training_pairs(parsed[TRAIN], wide_options, dropped) if TRAIN in parsed else None
     patients = PairedContextAdapter._patients(pairs, train, snaps, parsed[CONTEXT_FREE], cols, snapshots_file)
     has_train = train is not None and len(train) > 0
     ds = Dataset(label_space, tuple(patients), pair_patient=pairs.patient, pair_item=pairs.item,

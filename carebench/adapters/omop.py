@@ -26,7 +26,7 @@ from .chart import (BLOOD_PRESSURE, DIASTOLIC, SYSTOLIC, ChartGroups, ChartOptio
 from .dataset import Dataset
 from .leakage import withheld_notes, withhold_items
 from .long import assemble_long, read_long
-from .omop_read import (FolderSource, _integers, omop_source, raw_frames, read_table, table_chunks,
+from .omop_read import (FolderSource, integer_ids, omop_source, raw_frames, read_table, table_chunks,
                                           table_frames)
 from .terminology import Coding, Terminology, TerminologyOptions, standard_code
 
@@ -98,7 +98,7 @@ def read_concepts(source, used=None) -> tuple[dict, dict]:
                         file=source.where("concept"), table="concept")
     codings, classes, seen = {}, {}, [np.zeros((0, 2), np.int64)]
     for df in frames:
-        ids = _integers(df, "concept_id", source, "concept")
+        ids = integer_ids(df, "concept_id", source, "concept")
         nameless = ((df["concept_name"] == "") & (df["concept_code"] == "")).to_numpy()
         if nameless.any():
             i = int(nameless.argmax())
@@ -133,7 +133,7 @@ def read_persons(source, how: str) -> dict:
     df = read_table(source, "person",
                     ("person_id",) + (("person_source_value",) if how == "person_source_value" else ()))
     if df is None: raise OmopError("no PERSON table", file=source.where("person"), table="person")
-    ids = _integers(df, "person_id", source, "person")
+    ids = integer_ids(df, "person_id", source, "person")
     pid = df[how].to_numpy()
     for arr, col in ((ids, "person_id"), (pid, how)):
         dup = pd.Series(arr).duplicated().to_numpy()
@@ -190,7 +190,7 @@ def read_deaths(source, persons: dict) -> dict:
     df = read_table(source, "death", ("person_id",), ("death_date", "death_datetime"))
     if df is None: return {}
     out = {}
-    for person, r in zip(_integers(df, "person_id", source, "death"), df.to_dict("records")):
+    for person, r in zip(integer_ids(df, "person_id", source, "death"), df.to_dict("records")):
         where = lambda col: Location(source.where("death"), "death", int(r["row"]), col)
         if int(person) not in persons:
             raise OmopError(f"person_id {person} is not in the PERSON table", where("person_id"))
@@ -317,9 +317,9 @@ def _frame_entries(df, source, table: str, options: OmopOptions, term: Terminolo
     """(patient id, `Entry`) for every row of one frame of a clinical table, after the frame's checks; a blood
     pressure's half as a `_PressurePart`, a question without an answer (left out) as `_UNANSWERED`."""
     (_, ccol, scol, _), (names, classes) = OMOP_TABLES[table], concepts
-    people = _integers(df, "person_id", source, table)
-    concept = _integers(df, ccol, source, table) if ccol else None
-    for col in (c for c in CONCEPT_COLUMNS if c in df.columns): _integers(df, col, source, table, blank_ok=True)
+    people = integer_ids(df, "person_id", source, table)
+    concept = integer_ids(df, ccol, source, table) if ccol else None
+    for col in (c for c in CONCEPT_COLUMNS if c in df.columns): integer_ids(df, col, source, table, blank_ok=True)
     _check_numbers(df, ("value_as_number", *RANGE_COLUMNS), source, table)
     out, end = [], END_COLUMNS.get(table)
     cols, std = list(df.columns), {}                 # std: each concept's standard code, looked up once a frame

@@ -21,7 +21,7 @@ from ..core.inputs import file_problem, folder_files, head_problem
 
 # %% auto #0
 __all__ = ['CDM_COLUMNS', 'DUCKDB_CONFIG', 'FILE_CHUNK_BYTES', 'read_delimited_table', 'FolderSource', 'database_engine',
-           'DatabaseSource', 'omop_source', 'read_table', 'table_chunks', 'raw_frames', 'table_frames']
+           'DatabaseSource', 'omop_source', 'read_table', 'integer_ids', 'table_chunks', 'raw_frames', 'table_frames']
 
 # %% ../../nbs/2k_omop_read.ipynb #aee33eef
 # columns of the tables read, in the order of the CDM's DDL (OHDSI/CommonDataModel, inst/ddl): for headerless tables
@@ -401,7 +401,7 @@ def omop_source(options):
     source.on_invalid, source.skipped = options.on_invalid, Counter()      # what `on_invalid: skip` leaves out
     return source
 
-# %% ../../nbs/2k_omop_read.ipynb #09c4ec66
+# %% ../../nbs/2k_omop_read.ipynb #67a0ecfe
 def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str | None = None) -> pd.DataFrame | None:
     """Table `name` as stripped text with `row` (where a reader finds it) and `where`; its `needed` columns present (a
     `MissingColumnError` otherwise), `optional` ones filled with blanks; sorted by `key` where the table has it. None
@@ -415,7 +415,7 @@ def read_table(source, name: str, needed: tuple, optional: tuple = (), key: str 
     df = df[list(dict.fromkeys(cols))].astype(str).apply(lambda s: s.str.strip())
     df = df.assign(row=np.arange(len(df)) + first_row)
     if key in df.columns:
-        k = _integers(df, key, source, name, blank_ok=False)
+        k = integer_ids(df, key, source, name, blank_ok=False)
         dup = pd.Series(k).duplicated().to_numpy()
         if dup.any() and getattr(source, "on_invalid", "error") == "skip":   # the first row of each id is kept
             source.skipped[f"{name}: a row whose {key} repeats an earlier row's"] += int(dup.sum())
@@ -462,7 +462,8 @@ def _no_control_characters(df, source, name):
             raise OmopError(f"a control character (U+{ord(ch):04X}) in the text, which no snapshot shows",
                             Location(source.where(name), name, int(df["row"].iat[i]), col))
 
-def _integers(df, col, source, name, blank_ok=False) -> np.ndarray:
+# %% ../../nbs/2k_omop_read.ipynb #880b0e8c
+def integer_ids(df, col, source, name, blank_ok=False) -> np.ndarray:
     "A column of integer ids; the first cell that is not one is an `OmopError` naming its row."
     s = df[col]
     ok = s.str.fullmatch(r"-?[0-9]{1,18}") | ((s == "") if blank_ok else False)      # ASCII digits (\d also matches ١)
@@ -481,7 +482,7 @@ def _checked_frame(df: pd.DataFrame, source, name: str, needed: tuple, optional:
     df = df.astype(str).apply(lambda s: s.str.strip()) if len(df) else df.astype(str)
     df = df.assign(row=np.arange(len(df)) + first_row)
     if key in df.columns and len(df):
-        k = _integers(df, key, source, name, blank_ok=False)
+        k = integer_ids(df, key, source, name, blank_ok=False)
         back = np.flatnonzero(np.diff(np.r_[k[0] if previous is None else previous, k]) < 0)
         if len(back):                                      # repeats are found next to each other, or not at all
             raise OmopError(f"the database did not return {key} in increasing order (ids stored as mixed types?)",

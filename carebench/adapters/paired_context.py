@@ -20,11 +20,11 @@ from ..core.text import canonical_id, show_item
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, LabelSpace
 from .base import register_adapter
 from .dataset import Dataset, Patient
-from ..core.tables import RawTable, _blank, _filled, read_tables
+from ..core.tables import RawTable, blank_cells, filled_rows, read_tables
 
 # %% auto #0
 __all__ = ['TableNames', 'ColumnNames', 'PairedContextOptions', 'category_headers', 'ParsedTable', 'parse_table', 'Pairs',
-           'match_conditions', 'check_spellings', 'read_snapshots', 'PairedContextAdapter']
+           'match_conditions', 'check_spellings', 'read_snapshots', 'training_pairs', 'PairedContextAdapter']
 
 # %% ../../nbs/23_paired_context.ipynb #e31a4573
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ def _column_index(raw: RawTable, ids: tuple, headers, ignore, loc) -> dict:
                                           "(list it under dataset.ignore_columns to ignore it)",
                                           loc(raw.header_row, unknown[0]))
     if "" in idx:
-        held = _filled(raw.cells[:, [j for j, h in enumerate(raw.header) if not h]])
+        held = filled_rows(raw.cells[:, [j for j, h in enumerate(raw.header) if not h]])
         if held.any():
             raise CategoryColumnError("a column without a header holds data", loc(raw.row_numbers[held.argmax()]))
     if not len(raw.cells): raise EmptyTableError("the table has no data rows", loc())
@@ -195,7 +195,7 @@ def parse_table(raw: RawTable, columns: ColumnNames, headers, ignore=()) -> Pars
     idx = _column_index(raw, ids, headers, ignore, loc)
     key, cells = raw.cells[:, [idx[c] for c in ids]], raw.cells[:, [idx[h] for h in headers]]
     labels, bad_label = _labels(cells)
-    bad_id = _blank(key)
+    bad_id = blank_cells(key)
     code = _codes(*key.T)
     # each row's first row with the same (patient, observer, item)
     origin = np.unique(code, return_index=True)[1][code]
@@ -386,7 +386,7 @@ def read_snapshots(path: Path) -> dict[str, Patient]:
     return out
 
 # %% ../../nbs/23_paired_context.ipynb #da40d7fa
-def _train_items(parsed: ParsedTable, options: PairedContextOptions, dropped: list) -> Pairs:
+def training_pairs(parsed: ParsedTable, options: PairedContextOptions, dropped: list) -> Pairs:
     "Training pairs with their observers' labels, after the observer-count check."
     k = options.train_observers_per_pair or options.observers_per_pair
     g = _observer_groups(parsed, k, "dataset.train_observers_per_pair", options.columns.observer, options.on_mismatch,
@@ -422,7 +422,7 @@ class PairedContextAdapter:
         if not len(pairs):
             raise EmptyTableError("no evaluation pair is left after dropping mismatched pairs",
                                   parsed[T.context_free].loc())
-        train = _train_items(parsed[T.train], options, dropped) if T.train else None
+        train = training_pairs(parsed[T.train], options, dropped) if T.train else None
         patients = self._patients(pairs, train, snaps, parsed[T.context_free], cols, options.snapshots)
         free = parsed[T.context_free]
         has_train = train is not None and len(train) > 0

@@ -21,9 +21,9 @@ from ..core.text import contains_phrase
 from ..core.vocab import SHARES, SNAPSHOT_FIELDS
 
 # %% auto #0
-__all__ = ['CATALOGUE', 'SHIFT_KEYS', 'DEFAULT_SHIFT', 'Twist', 'ItemSpec', 'site_item', 'SynthParams', 'given_params',
-           'generate', 'expected_labels', 'write_workbook', 'write_tables', 'write_synthetic', 'parse_shift',
-           'write_shift_pair']
+__all__ = ['CATALOGUE', 'NEUTRAL_FINDINGS', 'SHIFT_KEYS', 'DEFAULT_SHIFT', 'Twist', 'ItemSpec', 'site_item', 'SynthParams',
+           'given_params', 'generate', 'expected_labels', 'write_workbook', 'write_tables', 'write_synthetic',
+           'parse_shift', 'write_shift_pair']
 
 # %% ../../nbs/24_synth.ipynb #9a6cac24
 _K = dict(bh="behavioral_health", dx="diagnoses", dis="disabilities", inf="infectious_diseases", gen="genetics",
@@ -162,7 +162,7 @@ def _build_catalogue() -> tuple[ItemSpec, ...]:
 CATALOGUE = _build_catalogue()
 
 # %% ../../nbs/24_synth.ipynb #3fec72c3
-_NEUTRAL = {
+NEUTRAL_FINDINGS = {
     "medical_history": ["Essential hypertension", "Hyperlipidemia", "Osteoarthritis of the knees",
                         "Gastroesophageal reflux disease",
                         "Mild intermittent asthma", "Hypothyroidism", "Seasonal allergic rhinitis",
@@ -277,7 +277,7 @@ def _snapshot(rng, age, sex, clinic, cues, items, params: SynthParams = SynthPar
     snap = {"summary": f"{age}-year-old {dict(F='woman', M='man')[sex]} followed in {clinic}."}
     most = max(1, round(4 * params.length_shift))
     for field in SNAPSHOT_FIELDS[1:]:
-        pool = [t.split(":", 1)[1] if t[1:2] == ":" else t for t in _NEUTRAL[field] if _fits(t, sex)]
+        pool = [t.split(":", 1)[1] if t[1:2] == ":" else t for t in NEUTRAL_FINDINGS[field] if _fits(t, sex)]
         pool = [t for t in pool if not any(contains_phrase(t, i) for i in items)]
         k = int(rng.integers(1, min(most, len(pool)) + 1))
         snap[field] = [pool[j] for j in sorted(rng.choice(len(pool), size=k, replace=False))]

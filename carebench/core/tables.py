@@ -16,7 +16,7 @@ from .errors import EmptyTableError, InputFileError, MissingTableError, DataErro
 from .inputs import expanded_problem, file_problem, head_problem
 
 # %% auto #0
-__all__ = ['RawTable', 'read_tables', 'first_fields', 'read_delimited']
+__all__ = ['RawTable', 'blank_cells', 'filled_rows', 'read_tables', 'first_fields', 'read_delimited']
 
 # %% ../../nbs/0a_tables.ipynb #a4074b4d
 @dataclass
@@ -61,7 +61,7 @@ def _cell_text(v) -> str:
     if isinstance(v, (datetime, date)): return v.isoformat()
     return str(v)
 
-# %% ../../nbs/0a_tables.ipynb #7451f3d2
+# %% ../../nbs/0a_tables.ipynb #ad0b4909
 def _grid(records) -> tuple[np.ndarray, np.ndarray]:
     ("Records (lists of cells) as one (records × widest record) object array, short records padded with `\"\"`, and "
      "each record's length.")
@@ -94,17 +94,18 @@ def _as_text(g: np.ndarray) -> np.ndarray:
 
 _isspace = np.frompyfunc(str.isspace, 1, 1)
 
-def _blank(cells: np.ndarray) -> np.ndarray:
+def blank_cells(cells: np.ndarray) -> np.ndarray:
     "Per cell of a text array: empty or only whitespace (what `str.strip` leaves empty)."
     return (cells == "") | _isspace(cells).astype(bool) if cells.size else np.zeros(cells.shape, bool)
 
-def _filled(g: np.ndarray) -> np.ndarray:
+# %% ../../nbs/0a_tables.ipynb #95ac88e6
+def filled_rows(g: np.ndarray) -> np.ndarray:
     "Per row of a text grid: whether some cell holds more than whitespace."
     if not g.shape[1]: return np.zeros(len(g), bool)
     nonempty = g != ""
     out = nonempty.any(1)
     first = g[np.arange(len(g)), nonempty.argmax(1)]        # a row's first non-empty cell is nearly always the answer
-    for k in np.flatnonzero(out & _isspace(first).astype(bool)): out[k] = not _blank(g[k]).all()
+    for k in np.flatnonzero(out & _isspace(first).astype(bool)): out[k] = not blank_cells(g[k]).all()
     return out
 
 def _raw_table(file, table, records, texts: bool = False) -> RawTable:
@@ -112,14 +113,14 @@ def _raw_table(file, table, records, texts: bool = False) -> RawTable:
     spreadsheets do. `texts=True` says every cell is text already (CSV): nothing is converted."""
     g, lengths = _grid(records)
     if not texts: g = _as_text(g)
-    filled = _filled(g)
+    filled = filled_rows(g)
     if not filled.any(): raise EmptyTableError("the table is empty (no header row)", file=str(file), table=table)
     h = int(filled.argmax())
     header = [c.strip() for c in g[h]]
     while header and not header[-1]: header.pop()
     W = len(header)
     body = h + 1 + np.flatnonzero(filled[h + 1:])
-    wide = _filled(g[body, W:])
+    wide = filled_rows(g[body, W:])
     if wide.any():
         k = int(body[wide.argmax()])
         raise InputFileError(f"the row has {lengths[k]} cells but the header names {W} columns", file=str(file),
@@ -130,7 +131,7 @@ def _raw_table(file, table, records, texts: bool = False) -> RawTable:
 def _numeric_ids(g: np.ndarray, texts: np.ndarray, text_columns) -> bool:
     ("Whether an id column of a grid of workbook values `g` (`texts`: their texts) holds a number cell (its display "
      "format, e.g. `001`, is then needed).")
-    filled = _filled(texts)
+    filled = filled_rows(texts)
     if not filled.any(): return False
     h = int(filled.argmax())
     idx = [j for j, c in enumerate(texts[h]) if c.strip() in set(text_columns)]

@@ -21,8 +21,11 @@ from ..stats.endpoints import ENDPOINTS
 from .scores import read_csv_text
 
 # %% auto #0
-__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'read_table', 'RunView', 'load_run', 'breakable', 'Table', 'table',
-           'text_overlaps', 'place_labels', 'Figure', 'category_names', 'ReportParameterError', 'pick']
+__all__ = ['TEXT_COLUMNS', 'COLUMN_NAMES', 'MAX_ROWS', 'COLOUR_UP', 'COLOUR_DOWN', 'COLOUR_NULL', 'COLOUR_CORRECT',
+           'COLOUR_SHUFFLED', 'read_table', 'RunView', 'load_run', 'breakable', 'is_missing', 'Table', 'table',
+           'text_overlaps', 'place_labels', 'lazy_pyplot', 'styled_pyplot', 'Figure', 'category_names', 'draw_heatmap',
+           'step_histogram', 'ReportParameterError', 'pick', 'legend_below', 'endpoint_label', 'model_rows',
+           'estimates_by']
 
 # %% ../../nbs/2f_view.ipynb #2b76feca
 TEXT_COLUMNS = {"model", "condition", "patient_id", "item", "category", "context_patient_id", "scoring_mode",
@@ -114,8 +117,10 @@ def breakable(text, long: int = 24) -> str:
                             for p in _SEPARATORS.split(w))
     return " ".join(parts(w) if len(w) > long else html.escape(w) for w in str(text).split(" "))
 
-# %% ../../nbs/2f_view.ipynb #ad33f245
-def _plain(v) -> bool: return v is None or (isinstance(v, float) and math.isnan(v))
+# %% ../../nbs/2f_view.ipynb #e67f82a5
+def is_missing(v) -> bool:
+    "A value a table shows as missing: None or a float NaN."
+    return v is None or (isinstance(v, float) and math.isnan(v))
 
 
 COLUMN_NAMES = {"n_pairs": "pairs", "n_patients": "patients", "n_cells": "cells", "ci_level": "CI level",
@@ -138,14 +143,14 @@ _WRITTEN_NUMBER = re.compile(r"[-−]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?")
 def _column_format(col: pd.Series, digits: int):
     """How one column's cells are written: integers as integers (counts), other numbers to `digits` decimals (tiny ones
     in e-notation; rates and shares always as decimals)."""
-    vals = [v for v in col if not _plain(v)]
+    vals = [v for v in col if not is_missing(v)]
     nums = [v for v in vals if isinstance(v, (int, float, np.integer, np.floating))
             and not isinstance(v, (bool, np.bool_))]
     rate = re.search(r"\b(rate|share|estimate|p|mean|sd|brier|κ|observed|ece|entropy)\b",
                      str(col.name).lower()) is not None
     integral = not rate and len(nums) == len(vals) and all(float(v).is_integer() for v in nums)
     def fmt(v):
-        if _plain(v): return "–"                                          # does not apply (never "NaN" or "None")
+        if is_missing(v): return "–"                                          # does not apply (never "NaN" or "None")
         if isinstance(v, (bool, np.bool_)): return "yes" if v else "no"
         if isinstance(v, (list, tuple)): return ", ".join(map(str, v))
         if isinstance(v, (int, np.integer)) or (integral and isinstance(v, (float, np.floating))): return f"{int(v):,}"
@@ -161,7 +166,7 @@ def _column_format(col: pd.Series, digits: int):
 # a page shows at most this many rows of a table (a browser chokes on 50,000); the caption says so
 MAX_ROWS = 2000
 
-
+# %% ../../nbs/2f_view.ipynb #f270dd7f
 class Table:
     """A table as a page shows it: no index column and no empty header row (the index becomes ordinary columns), numbers
     rounded, "–" where a value does not apply, long values wrapped (never cut), and a caption that says what to read."""
@@ -172,7 +177,7 @@ class Table:
         if {"CI low", "CI high"} <= set(frame.columns):            # one interval column: [low, high]
             at = list(frame.columns).index("CI low")
             z = lambda x: 0.0 if abs(x) < 1e-12 else x
-            ci = [("–" if _plain(a) or _plain(b) else f"[{z(a):.{digits}f}, {z(b):.{digits}f}]") for a,
+            ci = [("–" if is_missing(a) or is_missing(b) else f"[{z(a):.{digits}f}, {z(b):.{digits}f}]") for a,
                   b in zip(frame["CI low"], frame["CI high"])]
             frame = frame.drop(columns=["CI low", "CI high"])
             frame.insert(at, "CI", ci)
@@ -313,8 +318,8 @@ def place_labels(ax, xs, ys, labels, fontsize: float = 10, **kw) -> list:
         placed.append(box); out.append(a)
     return out
 
-# %% ../../nbs/2f_view.ipynb #4c57c511
-def _plt():
+# %% ../../nbs/2f_view.ipynb #bb843c7c
+def lazy_pyplot():
     "pyplot, imported on first use: the backend is the environment's (inline in a kernel, Agg in a headless script)."
     import matplotlib.pyplot as plt
     return plt
@@ -331,22 +336,22 @@ _STYLE = {"figure.facecolor": "white", "axes.facecolor": "white", "axes.edgecolo
           "axes.prop_cycle": ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c",
                               "#ccb974", "#64b5cd"]}
 
-
-def _style():
+# %% ../../nbs/2f_view.ipynb #4ecd40dd
+def styled_pyplot():
     "pyplot with the report's style applied (matplotlib only: a page imports no plotting library beyond it)."
-    plt = _plt()
+    plt = lazy_pyplot()
     from cycler import cycler
     plt.rcParams.update({**_STYLE, "axes.prop_cycle": cycler(color=_STYLE["axes.prop_cycle"])})
     return plt
 
-
+# %% ../../nbs/2f_view.ipynb #929a0789
 class Figure:
     """A figure as a page shows it: one PNG and, under it, the caption that says what to read from it (the same in
     JupyterLab, papermill outputs and the site). The matplotlib figure stays available as `.fig`."""
     def __init__(self, fig, caption: str = ""):
         self.fig, self.caption = fig, caption
         # shown once, by this object, not again by the inline backend
-        _plt().close(fig)
+        lazy_pyplot().close(fig)
 
     @property
     def axes(self): return self.fig.axes
@@ -384,7 +389,7 @@ def category_names(view) -> dict:
     return {r["key"]: r.get("name") or r["key"] for r in view.adapter.get("label_space") or []}
 
 # %% ../../nbs/2f_view.ipynb #25ee76ef
-def _heatmap(ax, d: pd.DataFrame, fmt: str, cmap: str, vmin: float, vmax: float, colorbar: str | None = None):
+def draw_heatmap(ax, d: pd.DataFrame, fmt: str, cmap: str, vmin: float, vmax: float, colorbar: str | None = None):
     """Cells of `d` coloured on [vmin, vmax] and written with `fmt` (`d`: rounded to an integer); a colour bar titled
     `colorbar`."""
     a = d.to_numpy(dtype=float)
@@ -403,7 +408,7 @@ def _heatmap(ax, d: pd.DataFrame, fmt: str, cmap: str, vmin: float, vmax: float,
     return mesh
 
 # %% ../../nbs/2f_view.ipynb #4ad0391a
-def _step_hist(ax, groups: list, bins):
+def step_histogram(ax, groups: list, bins):
     """One outlined, lightly filled histogram per (values, label, colour) in `groups`, each in percent of its own
     non-missing values."""
     for values, label, colour in groups:
@@ -431,30 +436,33 @@ def pick(view: RunView, model: str | None = None, condition: str | None = None) 
         raise ReportParameterError(f"no condition {condition!r} (conditions: {', '.join(CONDITIONS)})")
     return model, condition
 
-# %% ../../nbs/2f_view.ipynb #1806aa03
-_UP, _DOWN, _CORRECT, _SHUF, _NULL = "#2b8cbe", "#e34a33", "#2b8cbe", "#9e9e9e", "#e34a33"
+# %% ../../nbs/2f_view.ipynb #a41aadf6
+COLOUR_UP, COLOUR_DOWN, COLOUR_NULL = "#2b8cbe", "#e34a33", "#e34a33"     # Δ up, Δ down, a null's line
+COLOUR_CORRECT, COLOUR_SHUFFLED = "#2b8cbe", "#9e9e9e"                     # the patient's own chart, a donor's
 
-def _below(ax, ncol: int = 3):
+def legend_below(ax, ncol: int = 3):
     "The legend under the axes, never over the data."
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=ncol, frameon=False, fontsize=8)
 
-def _label(name: str) -> str:
+# %% ../../nbs/2f_view.ipynb #ced7fb6e
+def endpoint_label(name: str) -> str:
     "An endpoint's label from the registry (capitalised), or its name."
     e = ENDPOINTS.get(name)
     return (e.label[:1].upper() + e.label[1:]) if e else name
 
-def _role_rows(view: RunView, role: str, model: str) -> pd.DataFrame:
+# %% ../../nbs/2f_view.ipynb #fc3c2a3c
+def model_rows(view: RunView, role: str, model: str) -> pd.DataFrame:
     "One model's rows of a track artifact (empty when the run has none)."
     if not view.has(role): return pd.DataFrame()
     d = view._csv(role)
     return d[d["model"] == model].drop(columns="model")
 
-def _estimates_by(view: RunView, role: str, by: str) -> tuple:
-    ("An artifact of estimates per model and endpoint (long), and its estimates with one column per value of `by`; "
-     "None if absent.")
+# %% ../../nbs/2f_view.ipynb #80fe295d
+def estimates_by(view: RunView, role: str, by: str) -> tuple:
+    """An artifact of estimates per model and endpoint (long), and its estimates with one column per value of `by`;
+    None if absent."""
     if not view.has(role): return None, None
     s = pd.read_csv(view.run.artifact(role), dtype={"model": str})
     if s.empty: return None, None
     t = s.pivot_table(index=["model", "endpoint"], columns=by, values="estimate", sort=False)
     return s, t[list(dict.fromkeys(s[by]))]
-

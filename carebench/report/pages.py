@@ -13,23 +13,24 @@ from ..core.vocab import CONDITIONS, CONTEXT_FREE
 from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
 from ..evaluation.analyze import degenerate_note, interval_words
-from ..evaluation.view import (_CORRECT, _DOWN, _NULL, _SHUF, _UP, Figure, RunView, _below, _estimates_by,
-                                       _heatmap, _label, _role_rows, _step_hist, _style, category_names)
+from ..evaluation.view import (COLOUR_CORRECT, COLOUR_DOWN, COLOUR_NULL, COLOUR_SHUFFLED, COLOUR_UP, Figure,
+                                       RunView, legend_below, draw_heatmap, endpoint_label, model_rows, step_histogram,
+                                       styled_pyplot, category_names)
 # the toolkit the report templates import from this module (`from carebench.report.pages import load_run, table`)
 from .example import example_run, source_digest  # noqa: F401
 _all_ = ["example_run", "source_digest"]
-from ..evaluation.view import (ReportParameterError, Table, _plt, load_run, pick, place_labels,  # noqa: F401
-                                       read_table, table)
+from ..evaluation.view import (ReportParameterError, Table, lazy_pyplot, load_run, pick,  # noqa: F401
+                                       place_labels, read_table, table)
 
 
 # %% auto #0
 __all__ = ['UNDECIDED', 'RESULT_COLUMNS', 'DESIGN_COLUMNS', 'NO_CALLS', 'mock_models', 'track_models', 'track_hint',
-           'failed_models', 'small_models', 'banner', 'dataset_table', 'answer_table', 'delta_ref_table',
-           'observer_agreement', 'aggregation_table', 'observer_reliability', 'aggregation_sensitivity_table',
-           'estimate_text', 'endpoint_table', 'endpoint_definitions', 'per_category_table', 'condition_table',
-           'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter', 'plot_agreement',
-           'plot_scores', 'plot_shifts', 'contrast_table', 'plot_contrasts', 'failure_table', 'failure_messages',
-           'comparison_table', 'models_table', 'plot_comparison', 'example_run', 'source_digest']
+           'failed_models', 'small_models', 'banner', 'by_category', 'dataset_table', 'answer_table', 'delta_ref_table',
+           'observer_agreement', 'aggregation_table', 'observer_reliability', 'estimate_text',
+           'aggregation_sensitivity_table', 'endpoint_table', 'endpoint_definitions', 'per_category_table',
+           'condition_table', 'call_table', 'plot_delta_ref', 'plot_forest', 'plot_heatmap', 'plot_class_scatter',
+           'plot_agreement', 'plot_scores', 'plot_shifts', 'contrast_table', 'plot_contrasts', 'failure_table',
+           'failure_messages', 'comparison_table', 'models_table', 'plot_comparison', 'example_run', 'source_digest']
 
 # %% ../../nbs/40_report.ipynb #80cf6343
 def mock_models(view: RunView) -> list:
@@ -92,8 +93,8 @@ def banner(view: RunView, models=None) -> str:
                          "data its numbers show only that the assay measures a real model end to end.")
     return "\n\n".join(lines)
 
-# %% ../../nbs/40_report.ipynb #c6f92929
-def _by_category(view: RunView, df: pd.DataFrame) -> pd.DataFrame:
+# %% ../../nbs/40_report.ipynb #09ebe933
+def by_category(view: RunView, df: pd.DataFrame) -> pd.DataFrame:
     ("Rows indexed by category key → the label space's order and display names (index `category`); unknown keys last, "
      "as they come.")
     names = category_names(view)
@@ -102,7 +103,7 @@ def _by_category(view: RunView, df: pd.DataFrame) -> pd.DataFrame:
     out.index = pd.Index([names.get(k, k) for k in order], name="category")
     return out
 
-
+# %% ../../nbs/40_report.ipynb #66213e0b
 def dataset_table(view: RunView) -> pd.DataFrame:
     "Patients, pairs, observers, training items and disagreement, from the adapter manifest."
     c = view.adapter.get("counts", {})
@@ -144,7 +145,7 @@ def delta_ref_table(view: RunView) -> pd.DataFrame:
     c = view.adapter.get("counts", {})
     d = pd.DataFrame({"up": c.get("delta_ref_up"), "down": c.get("delta_ref_down"),
                       "non-zero": c.get("nonzero_delta_ref")})
-    return _by_category(view, d).fillna(0).astype(int)
+    return by_category(view, d).fillna(0).astype(int)
 
 # %% ../../nbs/40_report.ipynb #4238d9a5
 def observer_agreement(view: RunView) -> pd.DataFrame:
@@ -186,16 +187,6 @@ def observer_reliability(view: RunView) -> pd.DataFrame:
                         "highest": g.max()})
     return out.sort_values("mean", ascending=False)
 
-# %% ../../nbs/40_report.ipynb #52221e68
-def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
-    ("Per model and endpoint, the estimate under each aggregation policy and the largest move from the run's own; "
-     "empty if none.")
-    s, t = _estimates_by(view, "aggregation_sensitivity", "policy")
-    if s is None: return pd.DataFrame()
-    return t.assign(
-        **{"largest move": s.assign(a=s["change"].abs()).groupby(["model", "endpoint"], sort=False)["a"].max()}
-    )
-
 # %% ../../nbs/40_report.ipynb #6e174c2e
 def estimate_text(o: dict) -> str:
     """An estimate (its JSON) written to the precision its interval supports: to the decimal of the first significant
@@ -208,6 +199,24 @@ def estimate_text(o: dict) -> str:
               else (ci[1] - ci[0]) / 2 if None not in ci else None)
     if spread is None or not math.isfinite(spread) or spread <= 0: return f"{est:.4f}"
     return f"{est:.{min(4, max(0, 1 - math.floor(math.log10(spread))))}f}"
+
+# %% ../../nbs/40_report.ipynb #52221e68
+def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
+    """Per model and endpoint (named as on the model page): the estimate under each aggregation policy, written to the
+    precision its interval supports (`estimate_text`), and the largest move from the run's own to as many decimals;
+    empty if none."""
+    if not view.has("aggregation_sensitivity"): return pd.DataFrame()
+    s = pd.read_csv(view.run.artifact("aggregation_sensitivity"), dtype={"model": str})
+    if s.empty: return pd.DataFrame()
+    s = s.assign(text=[estimate_text({"estimate": e, "ci": [lo, hi]}) for e, lo, hi in
+                       zip(s["estimate"], s["ci_low"], s["ci_high"])],
+                 endpoint=s["endpoint"].map(lambda q: ENDPOINTS[q].label if q in ENDPOINTS else q))
+    t = s.pivot(index=["model", "endpoint"], columns="policy", values="text")
+    t = t.loc[list(dict.fromkeys(zip(s["model"], s["endpoint"]))), list(dict.fromkeys(s["policy"]))]
+    g = s.groupby(["model", "endpoint"], sort=False)
+    places = g["text"].agg(lambda x: max(len(v.partition(".")[2]) for v in x))
+    move = g["change"].agg(lambda x: x.abs().max())
+    return t.assign(**{"largest move": [f"{m:.{d}f}" for m, d in zip(move[t.index], places[t.index])]})
 
 # %% ../../nbs/40_report.ipynb #42aea9fb
 def _endpoints(view, model) -> dict:
@@ -305,7 +314,7 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
         o = r["overall"]
         ci = o.get("ci") or [None, None]
         donor = _donor_value(o)                           # to the precision of the estimate it stands beside
-        rows.append({"endpoint": _label(name), "role": r.get("role"), "estimate": estimate_text(o),
+        rows.append({"endpoint": endpoint_label(name), "role": r.get("role"), "estimate": estimate_text(o),
                      "interval": interval_words(o, *_alpha(view)),
                      "with a donor's chart": None if donor is None else estimate_text({**o, "estimate": donor}),
                      "CI low": ci[0],
@@ -317,9 +326,9 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
                      "confirmatory": o.get("confirmatory"),
                      "underpowered": o.get("underpowered"), **_validity(view, model, name)})
     t = pd.DataFrame(rows).set_index("endpoint")
-    f = _role_rows(view, "format_spread", model)
+    f = model_rows(view, "format_spread", model)
     if len(f):                                        # K prompt formats: the spread beside each estimate
-        f = f.assign(endpoint=lambda x: x["endpoint"].map(_label)).set_index("endpoint")
+        f = f.assign(endpoint=lambda x: x["endpoint"].map(endpoint_label)).set_index("endpoint")
         t["formats (min–max)"] = [f"{f.at[e, 'min']:.3f} – {f.at[e, 'max']:.3f}" if e in f.index else "–"
                                   for e in t.index]
         t["format SD"] = [f.at[e, "sd"] if e in f.index else None for e in t.index]
@@ -330,7 +339,7 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
 def endpoint_definitions(view: RunView, model: str) -> str:
     ("Markdown: what each endpoint of the table estimates (the registry's statistic), one line each, with why an "
      "estimate or its interval is degenerate where it is (`degenerate_note`).")
-    return "\n".join(f"- **{_label(n)}** ({r.get('role')}): {r.get('statistic')}"
+    return "\n".join(f"- **{endpoint_label(n)}** ({r.get('role')}): {r.get('statistic')}"
                      f"{degenerate_note(r.get('overall') or {})}" for n, r in _endpoints(view, model).items())
 
 # %% ../../nbs/40_report.ipynb #c1f43bf2
@@ -341,7 +350,7 @@ def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame
     for k, o in _endpoints(view, model)[endpoint]["per_category"].items():
         rows[k] = {"estimate": estimate_text(o), "interval": interval_words(o, *_alpha(view)), "p": o.get("p_value"),
                    "p (BH)": o.get("p_adjusted"), "cells": o.get("n_cells"), "confirmatory": o.get("confirmatory")}
-    return _by_category(view, pd.DataFrame.from_dict(rows, orient="index"))
+    return by_category(view, pd.DataFrame.from_dict(rows, orient="index"))
 
 # %% ../../nbs/40_report.ipynb #e2154ba2
 def condition_table(view: RunView, model: str, condition: str) -> pd.DataFrame:
@@ -358,7 +367,7 @@ def condition_table(view: RunView, model: str, condition: str) -> pd.DataFrame:
         cats["unchanged rate (|Δ| < ε)"] = d.groupby("category")[col].apply(
             lambda x: float((x.abs() < eps - 1e-9).mean())
         )
-    return _by_category(view, cats)
+    return by_category(view, cats)
 
 # %% ../../nbs/40_report.ipynb #8df7c019
 def call_table(view: RunView, model: str) -> pd.DataFrame:
@@ -366,7 +375,8 @@ def call_table(view: RunView, model: str) -> pd.DataFrame:
      "1 and 2).")
     c = view.calls
     if not len(c) or not (c["model"] == model).any(): return pd.DataFrame()
-    return c[c["model"] == model].drop(columns="model").set_index("condition").rename(columns=lambda k: {
+    c = c[c["model"] == model].drop(columns="model").assign(condition=lambda d: d["condition"].str.replace("_", " "))
+    return c.set_index("condition").rename(columns=lambda k: {
         "n_calls": "calls", "n_failed": "failed", "n_done": "answered"}.get(k, k.replace("_", " ")))   # kinds in words
 
 
@@ -379,18 +389,18 @@ NO_CALLS = ("This model makes no language-model calls: its scores are prediction
 def plot_delta_ref(view: RunView) -> Figure:
     ("Stacked bars: per category (label-space order), pairs whose reference label went up and down; the confirmatory "
      "threshold dotted.")
-    plt = _style()
+    plt = styled_pyplot()
     t = delta_ref_table(view)
     need = (view.config.get("analysis") or {}).get("confirmatory_min_nonzero", 15)
     fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(t) + 1.8))
-    ax.barh(t.index, t["up"], color=_UP, label="up: category added once the chart is seen")
-    ax.barh(t.index, t["down"], left=t["up"], color=_DOWN, label="down: category removed")
+    ax.barh(t.index, t["up"], color=COLOUR_UP, label="up: category added once the chart is seen")
+    ax.barh(t.index, t["down"], left=t["up"], color=COLOUR_DOWN, label="down: category removed")
     ax.axvline(need, color="#333", ls=":", lw=1, label=f"{need} non-zero Δ_ref: confirmatory threshold")
     ax.invert_yaxis()
     ax.set_xlabel("pairs (patient × item)")
     ax.set_ylabel("")
     ax.set_title("Reference shifts Δ_ref per category")
-    _below(ax, 2); fig.tight_layout()
+    legend_below(ax, 2); fig.tight_layout()
     return Figure(fig,
                   "How often the observers changed their label once they saw the chart, per category. A category whose "
                   "bar "
@@ -428,7 +438,7 @@ def _finish_axis(ax, log: bool, arrow: bool):
 def plot_forest(view: RunView, model: str) -> Figure:
     """Forest plot: each endpoint's estimate, the interval that goes with it (a tested endpoint's one-sided bound, an
     untested one's two-sided interval) and the value under no effect."""
-    plt = _style()
+    plt = styled_pyplot()
     rows = [(n, r["overall"]) for n, r in _endpoints(view, model).items()]
     fig, axes = plt.subplots(len(rows), 1, figsize=(7.5, 0.95 * len(rows) + 0.8), squeeze=False)
     alpha, level = _alpha(view)
@@ -438,14 +448,15 @@ def plot_forest(view: RunView, model: str) -> Figure:
         if log and est is not None and not 0 < est < math.inf: est = None        # no point on a log axis
         if est is not None:
             _draw_interval(ax, 0, o)
-            ax.plot([est], [0], "o", color=_CORRECT, ms=9)
+            ax.plot([est], [0], "o", color=COLOUR_CORRECT, ms=9)
         if donor is not None and (not log or 0 < donor < math.inf):      # the same with a donor's chart, beside it
-            ax.plot([donor], [0], "o", mfc="white", mec=_SHUF, mew=1.8, ms=9)
-        if null is not None: ax.axvline(null, color=_NULL, ls="--", lw=1)
+            ax.plot([donor], [0], "o", mfc="white", mec=COLOUR_SHUFFLED, mew=1.8, ms=9)
+        if null is not None: ax.axvline(null, color=COLOUR_NULL, ls="--", lw=1)
         _finish_axis(ax, log, est is not None and _shown(o)[2] and _shown(o)[0] is not None)
         p = o.get("p_value")
         ax.set_yticks([]); ax.set_ylim(-1, 1); ax.grid(axis="y", visible=False)
-        ax.set_title(f"{_label(name)}: {'n/a' if est is None else f'{est:.3f}'}  {interval_words(o, alpha, level)}"
+        ax.set_title(f"{endpoint_label(name)}: {'n/a' if est is None else f'{est:.3f}'}  "
+                     f"{interval_words(o, alpha, level)}"
                      f"{'' if p is None else f'  p = {p:.2g}'}"
                      f"{'' if donor is None else f'  (donor chart: {donor:.3f})'}", fontsize=9)
     fig.tight_layout()
@@ -462,18 +473,18 @@ def plot_forest(view: RunView, model: str) -> Figure:
 def _category_means(view: RunView, model: str) -> pd.DataFrame:
     "Per category (display names, label-space order): mean Δ_ref, Δ_model and Δ_shuf over the model's pairs."
     d = view.cell_deltas(model).groupby("category", sort=False)[["delta_ref", "delta_model", "delta_shuffled"]].mean()
-    return _by_category(view, d)
+    return by_category(view, d)
 
 def plot_heatmap(view: RunView, model: str) -> Figure:
     ("Heatmap per category of mean Δ_ref, mean Δ_model and mean Δ_shuf: do the model's shifts line up with the "
      "observers'?")
-    plt = _style()
+    plt = styled_pyplot()
     d = _category_means(view,
                         model).rename(columns={"delta_ref": "Δ_ref\n(observers)", "delta_model": "Δ_model\n(own chart)",
                                                      "delta_shuffled": "Δ_shuf\n(donor's chart)"})
     lim = max(float(np.nanmax(np.abs(d.to_numpy()))) if d.size else 0.0, 1e-6)
     fig, ax = plt.subplots(figsize=(6.5, 0.36 * len(d) + 1.6))
-    _heatmap(ax, d, "+.3f", "RdBu_r", -lim, lim, colorbar="mean shift")          # text colour follows the cell
+    draw_heatmap(ax, d, "+.3f", "RdBu_r", -lim, lim, colorbar="mean shift")          # text colour follows the cell
     ax.set_ylabel("")
     ax.set_title(f"{model}: mean shifts per category")
     ax.tick_params(axis="x", labelsize=8, rotation=0)
@@ -487,18 +498,18 @@ def plot_heatmap(view: RunView, model: str) -> Figure:
 # %% ../../nbs/40_report.ipynb #58e8dafd
 def plot_class_scatter(view: RunView, model: str) -> Figure:
     "Scatter of per-category mean Δ_ref against mean Δ_model (and Δ_shuf): the class correspondence."
-    plt = _style()
+    plt = styled_pyplot()
     o = _endpoints(view, model)["class_correspondence"]["overall"]
     names = category_names(view)
     ref, mod, shuf = (pd.Series(o[k]) for k in ("mean_delta_ref", "mean_delta_model", "mean_delta_shuffled"))
     fig, ax = plt.subplots(figsize=(6.5, 5))
     r = o.get("pearson_r")
-    ax.scatter(ref, mod, color=_CORRECT, s=40,
+    ax.scatter(ref, mod, color=COLOUR_CORRECT, s=40,
                label="with the patient's own chart" + ("" if r is None else f" (r = {r:.2f})"), zorder=3)
-    ax.scatter(ref, shuf[ref.index], color=_SHUF, marker="x", s=40, label="with a donor's chart", zorder=3)
+    ax.scatter(ref, shuf[ref.index], color=COLOUR_SHUFFLED, marker="x", s=40, label="with a donor's chart", zorder=3)
     ax.axhline(0, color="#999", lw=0.8); ax.axvline(0, color="#999", lw=0.8)
     ax.set_xlabel("mean Δ_ref per category (observers)"); ax.set_ylabel("mean model shift per category")
-    ax.set_title(f"{model}: class correspondence"); _below(ax, 2); ax.margins(0.15); fig.tight_layout()
+    ax.set_title(f"{model}: class correspondence"); legend_below(ax, 2); ax.margins(0.15); fig.tight_layout()
     place_labels(ax, ref.values, mod.values, [names.get(k, k) for k in ref.index], fontsize=9.5, alpha=0.85)
     return Figure(fig,
                   f"One point per category ({len(ref)} points): the observers' mean shift against the model's. Points "
@@ -511,7 +522,7 @@ def plot_class_scatter(view: RunView, model: str) -> Figure:
 def plot_agreement(view: RunView, model: str) -> Figure:
     ("Per category (and overall): sign-agreement rate with correct and shuffled context against its within-patient "
      "permutation chance level.")
-    plt = _style()
+    plt = styled_pyplot()
     r = _endpoints(view, model)["directional_alignment"]
     names = category_names(view)
     cats = [k for k in names
@@ -520,16 +531,16 @@ def plot_agreement(view: RunView, model: str) -> Figure:
     items = [("overall", r["overall"])] + [(names.get(k, k), r["per_category"][k]) for k in cats]
     y = np.arange(len(items))
     fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(items) + 1.8))
-    ax.barh(y - 0.2, [v.get("sign_agreement_rate") or 0 for _, v in items], height=0.4, color=_CORRECT,
+    ax.barh(y - 0.2, [v.get("sign_agreement_rate") or 0 for _, v in items], height=0.4, color=COLOUR_CORRECT,
             label="with the patient's own chart")
-    ax.barh(y + 0.2, [v.get("sign_agreement_rate_shuffled") or 0 for _, v in items], height=0.4, color=_SHUF,
+    ax.barh(y + 0.2, [v.get("sign_agreement_rate_shuffled") or 0 for _, v in items], height=0.4, color=COLOUR_SHUFFLED,
             label="with a donor's chart")
     ax.scatter([np.nan if v.get("chance_rate") is None else v["chance_rate"] for _, v in items], y, marker="|", s=320,
-               color=_NULL, label="chance (permutation mean)", zorder=3)
+               color=COLOUR_NULL, label="chance (permutation mean)", zorder=3)
     ax.set_yticks(y); ax.set_yticklabels([f"{k} ({v.get('n_cells')})" for k, v in items],
                                          fontsize=8); ax.invert_yaxis(); ax.set_xlim(0, 1)
     ax.set_xlabel("share of non-zero Δ_ref cells where the model moves in the observers' direction")
-    ax.set_title(f"{model}: sign agreement against chance"); _below(ax, 3); fig.tight_layout()
+    ax.set_title(f"{model}: sign agreement against chance"); legend_below(ax, 3); fig.tight_layout()
     return Figure(fig,
                   "How often the model moved the way the observers did, among the cells they moved (their number in "
                   "brackets): with "
@@ -540,13 +551,14 @@ def plot_agreement(view: RunView, model: str) -> Figure:
 # %% ../../nbs/40_report.ipynb #2d162e0b
 def plot_scores(view: RunView, model: str, condition: str) -> Figure:
     "Score distribution of one model and condition (all categories), against the context-free scores."
-    plt = _style()
+    plt = styled_pyplot()
     s = view.scores[(view.scores["model"] == model) & view.scores["condition"].isin([CONTEXT_FREE, condition])]
     fig, ax = plt.subplots(figsize=(7, 3.4))
     if len(s):
         order = list(dict.fromkeys([CONTEXT_FREE, condition]))
-        groups = [(s.loc[s["condition"] == c, "score"], c, colour) for c, colour in zip(order, (_SHUF, _CORRECT))]
-        _step_hist(ax, groups, np.linspace(0, 1, 21))
+        groups = [(s.loc[s["condition"] == c, "score"], c.replace("_", " "), colour)
+                  for c, colour in zip(order, (COLOUR_SHUFFLED, COLOUR_CORRECT))]
+        step_histogram(ax, groups, np.linspace(0, 1, 21))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     ax.set_xlabel("score"); ax.set_ylabel("% of cells"); ax.set_title(f"{model}: scores, {condition.replace('_', ' ')}")
     fig.tight_layout()
@@ -562,21 +574,22 @@ def plot_scores(view: RunView, model: str, condition: str) -> Figure:
 def plot_shifts(view: RunView, model: str) -> Figure:
     """The distribution of |Δ_model| (the patient's own chart) and |Δ_shuf| (a donor's) over cells, with the replicate
     noise's mean and 95th percentile as reference lines when the run has replicates."""
-    plt = _style()
+    plt = styled_pyplot()
     d = view.cell_deltas(model)
     long = pd.concat([pd.DataFrame({"|Δ|": d["delta_model"].abs(), "chart": "the patient's own"}),
                       pd.DataFrame({"|Δ|": d["delta_shuffled"].abs(), "chart": "a donor's"})],
                       ignore_index=True).dropna()
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     top = max(float(long["|Δ|"].quantile(0.995)) if len(long) else 0.0, 0.01)
-    charts = (("the patient's own", _CORRECT), ("a donor's", _SHUF))
-    _step_hist(ax, [(long.loc[long["chart"] == c, "|Δ|"], c, colour) for c, colour in charts], np.linspace(0, top, 31))
+    charts = (("the patient's own", COLOUR_CORRECT), ("a donor's", COLOUR_SHUFFLED))
+    step_histogram(ax, [(long.loc[long["chart"] == c, "|Δ|"], c, colour) for c, colour in charts],
+                   np.linspace(0, top, 31))
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=4, frameon=False)
-    r = _role_rows(view, "replicate_noise", model)
+    r = model_rows(view, "replicate_noise", model)
     if len(r):
-        ax.axvline(r["mean_abs"].iloc[0], color=_NULL, ls=":",
-                   lw=1.5); ax.axvline(r["q95_abs"].iloc[0], color=_NULL, ls="--", lw=1.5)
-        ax.text(r["q95_abs"].iloc[0], ax.get_ylim()[1] * 0.95, " retest 95%", color=_NULL, fontsize=8, va="top")
+        ax.axvline(r["mean_abs"].iloc[0], color=COLOUR_NULL, ls=":",
+                   lw=1.5); ax.axvline(r["q95_abs"].iloc[0], color=COLOUR_NULL, ls="--", lw=1.5)
+        ax.text(r["q95_abs"].iloc[0], ax.get_ylim()[1] * 0.95, " retest 95%", color=COLOUR_NULL, fontsize=8, va="top")
     ax.set_xlim(-0.02 * top, top); ax.set_ylabel("% of cells")   # 0 off the corner: its label clear of the y axis's
     ax.set_xlabel("|score with the chart − score without|")
     ax.set_title(f"{model}: how far the scores move with a chart")
@@ -594,7 +607,7 @@ def contrast_table(view: RunView) -> pd.DataFrame:
     "Every pair of models: A − B per endpoint with its interval and one-sided p-value (A > B); empty with one model."
     if not view.has("model_contrasts"): return pd.DataFrame()
     d = view._csv("model_contrasts")
-    d["endpoint"] = d["endpoint"].map(_label)
+    d["endpoint"] = d["endpoint"].map(endpoint_label)
     return d.rename(columns={"model_a": "model A", "model_b": "model B", "estimate": "A − B", "ci_low": "CI low",
                              "ci_high": "CI high", "p_a_greater": "p (A > B)",
                              "min_attainable_p": "smallest attainable p"}).set_index(["endpoint", "model A", "model B"])
@@ -602,7 +615,7 @@ def contrast_table(view: RunView) -> pd.DataFrame:
 # %% ../../nbs/40_report.ipynb #5f8b77e9
 def plot_contrasts(view: RunView) -> Figure | None:
     "A − B with its interval for every pair of models, one panel per endpoint; the dashed line is no difference."
-    plt = _style()
+    plt = styled_pyplot()
     d = contrast_table(view)
     if d.empty: return None
     names = list(dict.fromkeys(d.index.get_level_values(0)))
@@ -612,8 +625,8 @@ def plot_contrasts(view: RunView) -> Figure | None:
         labels = [f"{a} − {b}" for a, b in s.index]
         for y, (_, r) in enumerate(s.iterrows()):
             ax.plot([r["CI low"], r["CI high"]], [y, y], color="#333",
-                    lw=2); ax.plot([r["A − B"]], [y], "o", color=_CORRECT, ms=7)
-        ax.axvline(0, color=_NULL, ls="--",
+                    lw=2); ax.plot([r["A − B"]], [y], "o", color=COLOUR_CORRECT, ms=7)
+        ax.axvline(0, color=COLOUR_NULL, ls="--",
                    lw=1); ax.set_yticks(range(len(labels))); ax.set_yticklabels(labels, fontsize=8)
         ax.set_ylim(-0.6, len(labels) - 0.4); ax.set_title(name)
     fig.tight_layout()
@@ -657,7 +670,8 @@ def comparison_table(view: RunView) -> pd.DataFrame:
         decisions = (view.endpoints["models"][m].get("family") or {}).get("decisions", {})
         for name, r in _endpoints(view, m).items():
             o = r["overall"]
-            rows.append({"model": m, "endpoint": _label(name), "role": r.get("role"), "estimate": estimate_text(o),
+            rows.append({"model": m, "endpoint": endpoint_label(name), "role": r.get("role"),
+                         "estimate": estimate_text(o),
                          "interval": interval_words(o, *_alpha(view)),
                          "null": ENDPOINTS[name].null_value if name in ENDPOINTS else None,
                          "p (one-sided)": o.get("p_value"), "fixed sequence": decisions.get(name)})
@@ -676,7 +690,7 @@ def models_table(view: RunView) -> pd.DataFrame:
 def plot_comparison(view: RunView) -> Figure | None:
     ("Every endpoint some model reports (the family in its order, then the registry's), every model side by side with "
      "its interval.")
-    plt = _style()
+    plt = styled_pyplot()
     present = {n for m in view.models for n in _endpoints(view, m)}
     names = [n for n in dict.fromkeys([*FAMILY, *ENDPOINTS]) if n in present and ENDPOINTS[n].null_value is not None]
     # no model with results (every call failed): nothing to draw
@@ -687,18 +701,19 @@ def plot_comparison(view: RunView) -> Figure | None:
     for k, ax in enumerate(axes.ravel()):
         if k >= len(names): ax.set_axis_off(); continue
         n = names[k]
-        ax.axvline(ENDPOINTS[n].null_value, color=_NULL, ls="--", lw=1)
+        ax.axvline(ENDPOINTS[n].null_value, color=COLOUR_NULL, ls="--", lw=1)
         for i, m in enumerate(view.models):
             o = view.endpoints["models"][m].get(n, {}).get("overall", {})
             if o.get("estimate") is None or (_ratio_scale(n) and not 0 < o["estimate"] < math.inf): continue
             _draw_interval(ax, i, o, lw=2)
-            ax.plot([o["estimate"]], [i], "o", color=_CORRECT, ms=7)
+            ax.plot([o["estimate"]], [i], "o", color=COLOUR_CORRECT, ms=7)
         drawn = [view.endpoints["models"][m].get(n, {}).get("overall", {}) for m in view.models]
         arrows = any(o.get("estimate") is not None and _shown(o)[2] and _shown(o)[0] is not None for o in drawn)
         _finish_axis(ax, _ratio_scale(n), arrows)
         ax.set_yticks(range(len(view.models))); ax.set_yticklabels(view.models if k % cols == 0
                                                                    else [""] * len(view.models), fontsize=9.5)
-        ax.set_ylim(len(view.models) - 0.5, -0.5); ax.set_title(_label(n)); ax.tick_params(axis="x", labelsize=9.5)
+        ax.set_ylim(len(view.models) - 0.5, -0.5); ax.set_title(endpoint_label(n))
+        ax.tick_params(axis="x", labelsize=9.5)
     fig.tight_layout()
     return Figure(fig,
                   "Each panel is one endpoint; each row one model (frozen, fine-tuned or prompted: the patients are "

@@ -31,7 +31,7 @@ def provenance_table(view: RunView) -> pd.DataFrame:
             ("python / platform", f"{m.get('python')} / {m.get('platform')}"),
             ("created / finished (UTC)", f"{m.get('created_utc')} / {m.get('finished_utc')}"),
             ("dry run", dry_run_text(m)),
-            ("ε (unchanged threshold)", m.get("epsilon")), ("seeds", json.dumps(m.get("seeds")))]
+            ("ε (unchanged threshold)", f"{m.get('epsilon')}"), ("seeds", json.dumps(m.get("seeds")))]
     rows += [(f"package {k}", v) for k, v in (m.get("packages") or {}).items() if v]
     rows += [(f"input {i['role']}", f"{i['path']} (sha256 {i['sha256']}, {i['bytes']} bytes)")
              for i in m.get("inputs", [])]
@@ -55,7 +55,7 @@ def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> 
             if isinstance(rec, dict) and "seconds" in rec and "model" in rec:
                 work = "; ".join(f"{k.replace('_', ' ')}: {rec[k]}"
                                  for k in ("forward_passes", "texts_embedded", "fits", "epochs_run") if k in rec)
-                rows.append({"model": rec["model"], "track": name, "seconds": rec["seconds"],
+                rows.append({"model": rec["model"], "track": name, "seconds": _seconds(rec["seconds"]),
                              "device": rec.get("device", "unknown"), "work": work})
         return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
     for c in m.get("compute") or [{**c, "condition": "all", "requests": c["n_requests"],
@@ -71,10 +71,14 @@ def compute_table(view: RunView, fitted: bool = False, tokens: bool = False) -> 
             # the response cache is the machine's: answers it already held came from earlier runs, not this one
             row.update({"requests": c["requests"], "distinct prompts": c["unique_prompts"],
                         "answers reused from earlier runs": c["unique_prompts"] - c["asked"],
-                        "calls made": c["asked"], "failed": c["failed"], "seconds": c.get("seconds"),
+                        "calls made": c["asked"], "failed": c["failed"], "seconds": _seconds(c.get("seconds")),
                         "device": c.get("device", "unknown")})
         rows.append(row)
     return pd.DataFrame(rows).set_index(["model", "condition"]) if rows else pd.DataFrame()
+
+def _seconds(s) -> str:
+    "A wall time as a reader takes it: whole seconds from 10 on, tenths below (a timer's digits are noise)."
+    return "–" if s is None else f"{s:.0f}" if s >= 10 or s == 0 else f"{s:.1f}"
 
 # %% ../../nbs/44_provenance.ipynb #98b57672
 AUTHOR = "for the author"
@@ -129,8 +133,8 @@ def tripod_checklist(view: RunView) -> pd.DataFrame:
          "JSON parsing with one repair request, or next-token P(yes); failures by kind in errors.csv and "
          "call_summary.csv; pairs with a failed call left out of that model's endpoints", "run"),
         ("Analysis", "Statistical methods",
-         f"protocol {m['protocol_version']}: patient-cluster bootstrap CIs, cluster sign-flip and within-patient "
-           f"permutation tests, BH over confirmatory categories; ε = {m.get('epsilon')}; seeds "
+         f"protocol {m['protocol_version']}: patient-cluster bootstrap intervals, one-sided cluster sign-flip tests "
+           f"(and their inverted bounds), BH over confirmatory categories; ε = {m.get('epsilon')}; seeds "
            f"{json.dumps(m.get('seeds'))}", "run manifest"),
         ("Results", "Calls, failures and compute (tokens, time, device)", _compute_text(view), "run manifest"),
         ("Results", "Performance / endpoints with uncertainty",

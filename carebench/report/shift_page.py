@@ -6,8 +6,8 @@
 from __future__ import annotations
 import numpy as np
 import pandas as pd
-from ..evaluation.view import (_CORRECT, _DOWN, _NULL, Figure, RunView, _below, _label, _plain, _style,
-                                       category_names)
+from ..evaluation.view import (COLOUR_CORRECT, COLOUR_DOWN, COLOUR_NULL, Figure, RunView, legend_below,
+                                       endpoint_label, is_missing, styled_pyplot, category_names)
 
 # %% auto #0
 __all__ = ['shift_name', 'shift_sizes_table', 'shift_prevalence_table', 'shift_length_table', 'shift_vocabulary_table',
@@ -90,12 +90,13 @@ def shift_endpoint_table(view: RunView, per_category: bool = False) -> pd.DataFr
     names = category_names(view)
     # "estimate [CI low, CI high]": one column per quantity keeps the table inside the page
     def cell(col):
-        f = lambda x: "–" if _plain(x) else f"{0.0 if abs(x) < 5e-4 else x:.3f}"
-        return [f(e) + ("" if _plain(a) or _plain(b) else f" [{f(a)}, {f(b)}]") for e, a,
+        f = lambda x: "–" if is_missing(x) else f"{0.0 if abs(x) < 5e-4 else x:.3f}"
+        return [f(e) + ("" if is_missing(a) or is_missing(b) else f" [{f(a)}, {f(b)}]") for e, a,
                 b in zip(d[col], d[f"{col}_ci_low"], d[f"{col}_ci_high"])]
     log = d["difference_scale"].fillna("estimate") == "log odds ratio"
-    out = pd.DataFrame({"model": d["model"], "endpoint": [_label(e) + (" (difference of logs)" if g else "") for e,
-                                     g in zip(d["endpoint"], log)],
+    out = pd.DataFrame({"model": d["model"],
+                        "endpoint": [endpoint_label(e) + (" (difference of logs)" if g else "")
+                                     for e, g in zip(d["endpoint"], log)],
                         **({"category": d["scope"].map(lambda k: names.get(k, k))} if per_category else {}),
                         "in-distribution [CI]": cell("in_distribution"), "shifted [CI]": cell("shifted"),
                         "difference [CI]": cell("difference"),
@@ -110,7 +111,7 @@ def plot_shift(view: RunView) -> Figure | None:
     """Per model, one row per endpoint: the in-distribution and the shifted estimate with their intervals (left), and
     the difference with its interval (right); endpoints differenced on another scale (odds ratios) are in the table
     only."""
-    plt = _style()
+    plt = styled_pyplot()
     if not view.has("shift_endpoints"): return None
     d = view._csv("shift_endpoints")
     d = d[(d["scope"] == "overall") & (d["difference_scale"].fillna("estimate") == "estimate")]
@@ -122,20 +123,20 @@ def plot_shift(view: RunView) -> Figure | None:
     for (left, right), model in zip(axes, models):
         s = d[d["model"] == model].reset_index(drop=True)
         for y, r in s.iterrows():
-            for off, col, lab, c in ((-0.15, "in_distribution", "in-distribution", _CORRECT),
-                                     (0.15, "shifted", shift_name(view) or "shifted", _DOWN)):
+            for off, col, lab, c in ((-0.15, "in_distribution", "in-distribution", COLOUR_CORRECT),
+                                     (0.15, "shifted", shift_name(view) or "shifted", COLOUR_DOWN)):
                 left.plot([r[f"{col}_ci_low"], r[f"{col}_ci_high"]], [y + off] * 2, color=c, lw=2, label=lab if y == 0
                           else None)
                 left.plot([r[col]], [y + off], "o", color=c, ms=6)
             right.plot([r["difference_ci_low"], r["difference_ci_high"]], [y, y], color="#333", lw=2)
             right.plot([r["difference"]], [y], "o", color="#333", ms=6)
-        labels = [_label(e) for e in s["endpoint"]]
+        labels = [endpoint_label(e) for e in s["endpoint"]]
         for ax in (left, right):
             ax.set_yticks(range(len(s))); ax.set_ylim(len(s) - 0.5, -0.5)
         left.set_yticklabels(labels, fontsize=8); right.set_yticklabels([])
-        left.axvline(0, color=_NULL, ls="--", lw=1); right.axvline(0, color=_NULL, ls="--", lw=1)
+        left.axvline(0, color=COLOUR_NULL, ls="--", lw=1); right.axvline(0, color=COLOUR_NULL, ls="--", lw=1)
         left.set_title(f"{model}: estimate and interval"); right.set_title("shifted − in-distribution")
-        _below(left, 2)
+        legend_below(left, 2)
     fig.tight_layout()
     return Figure(fig,
                   "Left: each endpoint in-distribution (blue: cross-fitted on the main dataset) and on the shifted "
@@ -148,18 +149,18 @@ def plot_shift(view: RunView) -> Figure | None:
 def plot_prevalence_shift(view: RunView) -> Figure | None:
     ("Per category, the reference's mean label with the chart in both datasets (bars), the categories in the label "
      "space's order.")
-    plt = _style()
+    plt = styled_pyplot()
     t = shift_prevalence_table(view)
     if t.empty: return None
     fig, ax = plt.subplots(figsize=(7.5, 0.36 * len(t) + 1.8))
     y = np.arange(len(t))
-    ax.barh(y - 0.2, t["in-distribution, correct context"], height=0.4, color=_CORRECT, label="in-distribution")
-    ax.barh(y + 0.2, t["shifted, correct context"], height=0.4, color=_DOWN, label=shift_name(view) or "shifted")
+    ax.barh(y - 0.2, t["in-distribution, correct context"], height=0.4, color=COLOUR_CORRECT, label="in-distribution")
+    ax.barh(y + 0.2, t["shifted, correct context"], height=0.4, color=COLOUR_DOWN, label=shift_name(view) or "shifted")
     ax.set_yticks(y)
     ax.set_yticklabels(t.index)
     ax.invert_yaxis()
     ax.set_xlabel("share of pairs labelled with the category (with the chart)")
-    ax.set_title("Label prevalence per category"); _below(ax, 2); fig.tight_layout()
+    ax.set_title("Label prevalence per category"); legend_below(ax, 2); fig.tight_layout()
     return Figure(fig,
                   "How often the observers put each category on an item once they saw the chart, in each dataset: a "
                   "different case "

@@ -18,7 +18,7 @@ from ..core.runs import atomic_write
 from ..core.vocab import PROTOCOL_VERSION
 from ..stats.endpoints import ENDPOINTS, FAMILY
 from ..stats.simulate import SCENARIOS, StudySettings, read_study, simulation_study, write_study
-from .pages import _plt
+from .pages import lazy_pyplot
 from .site import ReportError, page_html, templates_dir
 
 # %% auto #0
@@ -74,7 +74,7 @@ def coverage_table(study: dict) -> pd.DataFrame:
 def plot_null_rates(study: dict):
     """Per tested endpoint, the rejection rate under each null scenario with its exact 95% interval, one marker per
     number of patients, against α (dashed) and the 0.07 acceptance line (dotted)."""
-    plt = _plt()
+    plt = lazy_pyplot()
     rj = study["rejections"]; rj = rj[rj["null"]]
     names = [q for q in FAMILY if q in set(rj["quantity"])]
     scen = list(dict.fromkeys(rj["scenario"]))
@@ -106,7 +106,7 @@ def plot_null_rates(study: dict):
 # %% ../../nbs/42_validity.ipynb #e6655f3b
 def plot_power(study: dict):
     "Power curves: the rejection rate of each tested endpoint under the planted gaps, against the number of patients."
-    plt = _plt()
+    plt = lazy_pyplot()
     t = power_table(study)
     if not len(t): return None
     names = [q for q in FAMILY if q in set(t.index.get_level_values("quantity"))]
@@ -131,7 +131,7 @@ def plot_power(study: dict):
 def plot_coverage(study: dict):
     ("Coverage of every interval against the scenario's population value: the smallest over scenarios, by number of "
      "patients.")
-    plt = _plt()
+    plt = lazy_pyplot()
     t = coverage_table(study).drop(columns=f"below {COVERAGE_FLOOR}")
     fig, ax = plt.subplots(figsize=(7, 3.8))
     spread = np.linspace(-0.06, 0.06, len(t)) if len(t) > 1 else [0.0]     # side by side: no line hides another

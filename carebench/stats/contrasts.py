@@ -8,7 +8,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 from ..core.config import AnalysisConfig
 from .measures import effective_epsilon
-from .endpoints import CONTRASTS, EndpointInput, Estimate, Resampling, _tested
+from .endpoints import CONTRASTS, EndpointInput, Estimate, Resampling, tested_estimates
 
 # %% auto #0
 __all__ = ['model_contrast']
@@ -27,4 +27,4 @@ def model_contrast(a: EndpointInput, b: EndpointInput, settings: AnalysisConfig,
     (xa, mask), (xb, _) = CONTRASTS[endpoint](a, eps), CONTRASTS[endpoint](b, eps)
     with threadpool_limits(1):
         rs = Resampling.build(settings, seed, stream, a.n_patients)
-        return _tested(a, rs, xa - xb, mask, lambda j: {}, name=endpoint)[-1]
+        return tested_estimates(a, rs, xa - xb, mask, lambda j: {}, name=endpoint)[-1]

@@ -23,12 +23,12 @@ from .signflip import SignFlips, signflip_lower_bound, signflip_power, signflip_
 
 # %% auto #0
 __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON_ENDPOINT_KEYS', 'EndpointInput', 'Estimate',
-           'EndpointResult', 'Resampling', 'confirmatory_flags', 'Cells', 'Endpoint', 'register_endpoint',
-           'stated_effect', 'specificity_cells', 'context_specificity', 'chance_agreement', 'alignment_cells',
-           'directional_alignment', 'sensitivity_cells', 'context_sensitivity', 'class_correspondence', 'brier_cells',
-           'brier_contrast_cells', 'brier_improvement', 'direction_counts', 'mantel_haenszel', 'within_bounds',
-           'run_endpoints', 'family_decisions', 'register_mean_endpoint', 'unregister_endpoint', 'results_to_dict',
-           'demo_input']
+           'EndpointResult', 'Resampling', 'category_sums', 'confirmatory_flags', 'tested_estimates', 'Cells',
+           'Endpoint', 'register_endpoint', 'stated_effect', 'specificity_cells', 'context_specificity',
+           'chance_agreement', 'alignment_cells', 'directional_alignment', 'sensitivity_cells', 'context_sensitivity',
+           'class_correspondence', 'brier_cells', 'brier_contrast_cells', 'brier_improvement', 'direction_counts',
+           'mantel_haenszel', 'within_bounds', 'run_endpoints', 'family_decisions', 'register_mean_endpoint',
+           'unregister_endpoint', 'results_to_dict', 'demo_input']
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
@@ -191,27 +191,28 @@ class Resampling:
         flips = SignFlips.draw(n_patients, settings.n_permutations, rng_for(seed, stream, "signflip"))
         return cls(settings, seed, stream, n_patients, w, flips, flips.exact, lower_bounds)
 
-# %% ../../nbs/15_endpoints.ipynb #8fd4bdcf
-def _sums(inp: EndpointInput, values, mask=None):
+# %% ../../nbs/15_endpoints.ipynb #f6f54b55
+def category_sums(inp: EndpointInput, values, mask=None):
     "Per-patient sums and counts (P × (C+1)) of cell values per category, plus an overall column."
     S, n = cluster_sums(values, inp.cluster, inp.n_patients, mask, inp.runs)
     return np.hstack([S, S.sum(1, keepdims=True)]), np.hstack([n, n.sum(1, keepdims=True)])
 
+# %% ../../nbs/15_endpoints.ipynb #c6890ed2
 def confirmatory_flags(inp: EndpointInput, settings: AnalysisConfig) -> np.ndarray:
     "Confirmatory flag per category and overall (C+1): enough non-zero Δ_ref cells and enough patients having them."
-    moved, _ = _sums(inp, inp.nonzero.astype(float))        # per patient: how many of its cells have Δ_ref ≠ 0
+    moved, _ = category_sums(inp, inp.nonzero.astype(float))        # per patient: how many of its cells have Δ_ref ≠ 0
     enough_cells = moved.sum(0) >= settings.confirmatory_min_nonzero
     return enough_cells & ((moved > 0).sum(0) >= settings.confirmatory_min_patients)
 
 # %% ../../nbs/15_endpoints.ipynb #20a01223
-def _tested(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable, described: list | None = None,
-            name: str = "") -> list:
+def tested_estimates(inp: EndpointInput, rs: Resampling, values, mask, extra: Callable,
+                     described: list | None = None, name: str = "") -> list:
     """Estimates (categories, then overall) of a contrast whose estimate is a mean of cell `values` over `mask`:
     interval, one-sided cluster sign-flip p-value, floor, one-sided bound and power (at `name`'s stated effect).
     `described` adds (name, values, mask) means with their intervals into `values`; `extra(j)` adds more."""
     st = rs.settings
-    S, n = _sums(inp, values, mask)
-    parts = [(S, n)] + [_sums(inp, v, m) for _, v, m in (described or [])]
+    S, n = category_sums(inp, values, mask)
+    parts = [(S, n)] + [category_sums(inp, v, m) for _, v, m in (described or [])]
     SS, nn = np.hstack([p[0] for p in parts]), np.hstack([p[1] for p in parts])
     boot = ratio_bootstrap(SS, nn, rs.weights, st.ci_level, st.ci_method)
     one_sided = (signflip_lower_bound(S, n, rs.patterns, rs.exact_flips, st.alpha) if rs.lower_bounds  # test inverted
@@ -323,7 +324,8 @@ def context_specificity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     """Mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells (Δ_shuf per donor, averaged); interval; cluster
     sign-flip test."""
     c = specificity_cells(inp, effective_epsilon(rs.settings.epsilon))
-    est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts], "context_specificity")
+    est = tested_estimates(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts],
+                           "context_specificity")
     est = [Estimate(**{**e.__dict__, "values": {"mean_difference": e.estimate, **e.values}}) for e in est]
     return _assemble(inp, rs.settings, "context_specificity",
                      "mean sign(Δ_ref)·(Δ_model − Δ_shuf) on non-zero Δ_ref cells",
@@ -365,10 +367,10 @@ def directional_alignment(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     cluster sign-flip."""
     eps, nz = effective_epsilon(rs.settings.epsilon), inp.nonzero
     c = alignment_cells(inp, eps)
-    _, n = _sums(inp, nz.astype(float), nz)
+    _, n = category_sums(inp, nz.astype(float), nz)
     with np.errstate(invalid="ignore", divide="ignore"): chance = chance_agreement(inp, eps) / n.sum(0)
-    est = _tested(inp, rs, c.values, c.mask, lambda j: {"chance_rate": chance[j]}, [(n, v, c.mask) for n, v in c.parts],
-                  "directional_alignment")
+    est = tested_estimates(inp, rs, c.values, c.mask, lambda j: {"chance_rate": chance[j]},
+                           [(n, v, c.mask) for n, v in c.parts], "directional_alignment")
     est = [Estimate(**{**e.__dict__,
                        "values": {"n_cells": e.n_cells, "agreement_beyond_chart": e.estimate, **e.values}})
                        for e in est]
@@ -395,7 +397,8 @@ def context_sensitivity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     """Mean |Δ_model| − mean |Δ_shuf| over all cells (|Δ_shuf| per donor, averaged); interval; cluster sign-flip test
     of > 0."""
     c = sensitivity_cells(inp, effective_epsilon(rs.settings.epsilon))
-    est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts], "context_sensitivity")
+    est = tested_estimates(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts],
+                           "context_sensitivity")
     est = [Estimate(**{**e.__dict__, "values": {"difference": e.estimate, **e.values}}) for e in est]
     return _assemble(inp, rs.settings, "context_sensitivity", "mean |Δ_model| − mean |Δ_shuf| over all cells",
                      "within each patient the correct and a donor's chart are exchangeable: each patient's sum of "
@@ -465,8 +468,8 @@ def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
      "sign-flip test.")
     c = brier_contrast_cells(inp, effective_epsilon(rs.settings.epsilon))
     excluded = np.append((~c.mask).sum(0), (~c.mask).sum())
-    est = _tested(inp, rs, c.values, c.mask, lambda j: {"n_excluded_disagreement": int(excluded[j])},
-                  [(n, v, c.mask) for n, v in c.parts], "brier_improvement")
+    est = tested_estimates(inp, rs, c.values, c.mask, lambda j: {"n_excluded_disagreement": int(excluded[j])},
+                           [(n, v, c.mask) for n, v in c.parts], "brier_improvement")
     est = [Estimate(**{**e.__dict__, "values": {"improvement": e.estimate, **e.values}}) for e in est]
     return _assemble(inp, rs.settings, "brier_improvement",
                      "Brier(shuffled) − Brier(correct) against correct-context labels",
@@ -505,7 +508,7 @@ def mantel_haenszel(inp: EndpointInput, rs: Resampling) -> EndpointResult:
     own, own_reps, counts = _or_table(inp, rs)
     donor, donor_reps, _ = _or_table(inp, rs, inp.donor_mean(lambda d: d))
     with np.errstate(invalid="ignore", divide="ignore"): ratio, ratio_reps = own / donor, own_reps / donor_reps
-    moved = _sums(inp, nz.astype(float))[0]
+    moved = category_sums(inp, nz.astype(float))[0]
     pat, kish = (moved > 0).sum(0), np.round(effective_patients(moved), 2)
     def interval(reps, value):
         reps = reps[np.isfinite(reps)]
@@ -581,7 +584,7 @@ def register_mean_endpoint(name: str, cells: Callable, statistic: str, null_hypo
     built-in ones; `metadata` as for `register_endpoint` (label, formula, null_value, paired, family)."""
     def fn(inp: EndpointInput, rs: Resampling) -> EndpointResult:
         c = cells(inp, effective_epsilon(rs.settings.epsilon))
-        est = _tested(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts], name)
+        est = tested_estimates(inp, rs, c.values, c.mask, lambda j: {}, [(n, v, c.mask) for n, v in c.parts], name)
         return _assemble(inp, rs.settings, name, statistic, null_hypothesis, est, role)
     return register_endpoint(name, role=role, cells=cells, **metadata)(fn)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .signflip import TestResult, _tol
+from .signflip import TestResult, tie_tolerance
 
 # %% auto #0
 __all__ = ['PatientLayout', 'n_arrangements', 'enumerate_arrangements', 'random_arrangements', 'WithinPatientPermutation',
@@ -120,11 +120,11 @@ class WithinPatientPermutation:
     def test(self, obs, null, alpha: float = 0.05) -> TestResult:
         "One-sided p-values (large statistics are evidence against the null) with their floors."
         obs, null = np.atleast_1d(obs), np.atleast_2d(null)
-        tol = _tol(np.abs(obs))
+        tol = tie_tolerance(np.abs(obs))
         hits = (null >= obs - tol).sum(0)
         if self.exact:
             p = hits / len(null)
-            floor = (null >= np.nanmax(null, 0) - _tol(np.nanmax(np.abs(null), 0))).mean(0)
+            floor = (null >= np.nanmax(null, 0) - tie_tolerance(np.nanmax(np.abs(null), 0))).mean(0)
         else:
             p = (1 + hits) / (len(null) + 1)
             floor = np.full(obs.shape, max(1 / (len(null) + 1), math.exp(-self.log_total)))

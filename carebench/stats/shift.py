@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_limits
 from ..core.config import AnalysisConfig
 from ..core.seeds import rng_for
 from .bootstrap import MIN_STUDENTIZED_PATIENTS, BootstrapDraws, cluster_sums, ratio_se
-from .endpoints import MEAN_CONTRASTS, EndpointInput, _sums, direction_counts
+from .endpoints import MEAN_CONTRASTS, EndpointInput, category_sums, direction_counts
 from .measures import effective_epsilon, odds_ratios, row_correlations
 
 # %% auto #0
@@ -165,8 +165,8 @@ def shift_differences(inp_a: EndpointInput, inp_b: EndpointInput, names, setting
         for name in names:
             if name in SHIFT_CONTRASTS:
                 (xa, ma), (xb, mb) = SHIFT_CONTRASTS[name](inp_a, eps), SHIFT_CONTRASTS[name](inp_b, eps)
-                diffs = independent_difference(*_sums(inp_a, xa, ma), *_sums(inp_b, xb, mb), WA, WB, settings.ci_level,
-                                               settings.ci_method)
+                diffs = independent_difference(*category_sums(inp_a, xa, ma), *category_sums(inp_b, xb, mb), WA, WB,
+                                               settings.ci_level, settings.ci_method)
                 out[name] = dict(overall=diffs[-1], per_category=dict(zip(inp_a.categories, diffs[:-1])))
             elif name in DESCRIPTIVE_SHIFT:
                 (ea, ra), (eb, rb) = DESCRIPTIVE_SHIFT[name](inp_a, WA, eps), DESCRIPTIVE_SHIFT[name](inp_b, WB, eps)

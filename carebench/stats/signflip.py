@@ -11,7 +11,7 @@ from statistics import NormalDist
 import numpy as np
 
 # %% auto #0
-__all__ = ['signflip_patterns', 'flip_block', 'SignFlips', 'TestResult', 'signflip_test', 'signflip_lower_bound',
+__all__ = ['signflip_patterns', 'flip_block', 'SignFlips', 'TestResult', 'tie_tolerance', 'signflip_test', 'signflip_lower_bound',
            'signflip_power']
 
 # %% ../../nbs/11_signflip.ipynb #8c424000
@@ -75,7 +75,7 @@ class SignFlips:
         "All patterns as one (patterns × P) matrix of ±1 (small designs, examples)."
         return np.concatenate(list(self.blocks())) if len(self) else np.zeros((0, self.n_clusters))
 
-# %% ../../nbs/11_signflip.ipynb #d041535d
+# %% ../../nbs/11_signflip.ipynb #fcba13d9
 @dataclass(frozen=True)
 class TestResult:
     "One-sided p-values of M statistics with their floors (arrays of length M)."
@@ -85,7 +85,8 @@ class TestResult:
     underpowered: np.ndarray   # min_attainable_p > alpha
     null: np.ndarray           # (B × M) null statistics
 
-def _tol(scale):
+# %% ../../nbs/11_signflip.ipynb #c35bef02
+def tie_tolerance(scale):
     "Tolerance for ties between floating sums of the same numbers in another order."
     return 1e-9 * (np.abs(scale) + 1e-12)
 
@@ -102,7 +103,7 @@ def signflip_test(S, patterns, exact: bool | None = None, alpha: float = 0.05) -
         null = np.concatenate([e @ S for e in patterns.blocks()]) if len(patterns) else np.zeros((0, S.shape[1]))
     else: null = patterns @ S
     obs = S.sum(0)
-    tol = _tol(np.abs(S).sum(0))
+    tol = tie_tolerance(np.abs(S).sum(0))
     hits = (null >= obs - tol).sum(0)
     B = len(patterns)
     p = hits / B if exact else (1 + hits) / (B + 1)
@@ -125,7 +126,7 @@ def signflip_lower_bound(S, n, patterns, exact: bool | None = None, alpha: float
     B = len(null_S)
     flipped_S, flipped_n = (S.sum(0) - null_S) / 2, (n.sum(0) - null_n) / 2     # what the flipped patients hold
     allowed = int(np.floor(alpha * B + 1e-9)) if exact else int(np.floor(alpha * (B + 1) + 1e-9)) - 1
-    tol, out = _tol(np.abs(S).sum(0)), np.full(S.shape[1], np.nan)
+    tol, out = tie_tolerance(np.abs(S).sum(0)), np.full(S.shape[1], np.nan)
     for j in np.flatnonzero(n.sum(0) > 0):
         has = flipped_n[:, j] > 0
         k = allowed - int((~has & (flipped_S[:, j] <= tol[j])).sum())          # hits left for the thresholds

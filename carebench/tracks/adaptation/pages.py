@@ -5,7 +5,8 @@
 # %% ../../../nbs/tracks/adaptation/3s_adaptation_pages.ipynb #16f57da6
 from __future__ import annotations
 import pandas as pd
-from ...evaluation.view import _CORRECT, _DOWN, _SHUF, Figure, RunView, _below, _style
+from ...evaluation.view import (COLOUR_CORRECT, COLOUR_DOWN, COLOUR_SHUFFLED, Figure, RunView, legend_below,
+                                       styled_pyplot)
 
 # %% auto #0
 __all__ = ['learning_curve_table', 'plot_learning_curve', 'fits_table']
@@ -30,7 +31,7 @@ def learning_curve_table(view: RunView) -> pd.DataFrame:
 def plot_learning_curve(view: RunView) -> Figure:
     ("Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training "
      "patients.")
-    plt = _style()
+    plt = styled_pyplot()
     d = _curve(view)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     if len(d) < 2:                       # no track, or the full share alone (`adaptation.learning_curve: []`): no curve
@@ -41,13 +42,13 @@ def plot_learning_curve(view: RunView) -> Figure:
         for ax in axes: ax.text(0.5, 0.5, "no curve", ha="center", va="center"); ax.set_axis_off()
         return Figure(fig, why)
     n = d["n_train_patients"]
-    axes[0].plot(n, d["brier_free"], "o-", color=_SHUF,
-                 label="context-free"); axes[0].plot(n, d["brier_correct"], "o-", color=_CORRECT,
+    axes[0].plot(n, d["brier_free"], "o-", color=COLOUR_SHUFFLED,
+                 label="context-free"); axes[0].plot(n, d["brier_correct"], "o-", color=COLOUR_CORRECT,
                                                      label="with the chart")
     axes[0].set_xlabel("training patients (mean over outer folds)")
     axes[0].set_ylabel("held-out Brier (lower is better)")
-    _below(axes[0], 2)
-    axes[1].plot(n, d["mean_alignment"], "o-", color=_DOWN); axes[1].axhline(0, color="#333", ls="--", lw=1)
+    legend_below(axes[0], 2)
+    axes[1].plot(n, d["mean_alignment"], "o-", color=COLOUR_DOWN); axes[1].axhline(0, color="#333", ls="--", lw=1)
     axes[1].set_xlabel("training patients (mean over outer folds)"); axes[1].set_ylabel("mean sign(Δ_ref)·Δ_model")
     axes[0].set_title("Held-out Brier"); axes[1].set_title("Alignment with the observers' shifts")
     fig.tight_layout()

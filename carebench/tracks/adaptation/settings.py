@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ...models.encoders import EncoderConfig, _num, _whole
+from ...models.encoders import EncoderConfig, shown_number, check_whole
 
 # %% auto #0
 __all__ = ['LoraSettings', 'AdaptationConfig']
@@ -27,13 +27,13 @@ class LoraSettings:
     layers: int | None = 2           # the top layers that carry adapters (1–10,000; None: all, as in protocol 1)
 
     def __post_init__(self):
-        _whole("r", self.r, 1, 4_096, " (and at most the model's hidden size)")
-        _whole("alpha", self.alpha, 1, 65_536)
-        if not 0 <= self.dropout < 1: raise ValueError(f"dropout must be in [0, 1), got {_num(self.dropout)}")
+        check_whole("r", self.r, 1, 4_096, " (and at most the model's hidden size)")
+        check_whole("alpha", self.alpha, 1, 65_536)
+        if not 0 <= self.dropout < 1: raise ValueError(f"dropout must be in [0, 1), got {shown_number(self.dropout)}")
         if self.target_modules is not None and (not self.target_modules
                                                 or not all(str(m).strip() for m in self.target_modules)):
             raise ValueError("target_modules must name at least one module (or be null)")
-        _whole("layers", self.layers, 1, 10_000, null=True)
+        check_whole("layers", self.layers, 1, 10_000, null=True)
 
 # %% ../../../nbs/tracks/adaptation/3q_adaptation_settings.ipynb #80a313f0
 @dataclass(frozen=True)
@@ -57,23 +57,23 @@ class AdaptationConfig:
     max_memory_gb: float = 16.0
 
     def __post_init__(self):
-        _whole("epochs", self.epochs, 1, 1_000)
-        _whole("patience", self.patience, 1, 1_000)
+        check_whole("epochs", self.epochs, 1, 1_000)
+        check_whole("patience", self.patience, 1, 1_000)
         if not 0 < self.learning_rate <= 1:
-            raise ValueError(f"learning_rate must be in (0, 1], got {_num(self.learning_rate)}")
+            raise ValueError(f"learning_rate must be in (0, 1], got {shown_number(self.learning_rate)}")
         if not 0 <= self.weight_decay <= 1:
-            raise ValueError(f"weight_decay must be in [0, 1], got {_num(self.weight_decay)}")
+            raise ValueError(f"weight_decay must be in [0, 1], got {shown_number(self.weight_decay)}")
         if not 0 < self.validation_share < 1: raise ValueError("validation_share must be in (0, 1)")
         # the shuffled-context model leaves the donor's fold out too
         if self.outer_folds is not None and self.outer_folds < 3:
             raise ValueError("outer_folds must be at least 3 (or null): the model that reads a donor's chart is also "
                              "fitted without "
                              "the donor's fold, which leaves nothing to fit on with 2")
-        _whole("outer_folds", self.outer_folds, 3, 10_000, null=True)
+        check_whole("outer_folds", self.outer_folds, 3, 10_000, null=True)
         if any(not 0 < s < 1 for s in self.learning_curve): raise ValueError("learning_curve shares must be in (0, 1)")
         if len(self.learning_curve) > 10 or len(set(self.learning_curve)) != len(self.learning_curve):
             raise ValueError("learning_curve must list at most 10 distinct shares "
                              "(each one more fine-tuning per outer fold)")
-        _whole("threads", self.threads, 1, 1_024, null=True)
+        check_whole("threads", self.threads, 1, 1_024, null=True)
         if not 0 < self.max_memory_gb <= 1e6:
-            raise ValueError(f"max_memory_gb must be positive (at most 1e6), got {_num(self.max_memory_gb)}")
+            raise ValueError(f"max_memory_gb must be positive (at most 1e6), got {shown_number(self.max_memory_gb)}")

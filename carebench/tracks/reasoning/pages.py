@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pandas as pd
 from ...stats.endpoints import ENDPOINTS
-from ...evaluation.view import (_CORRECT, _DOWN, _NULL, _SHUF, Figure, RunView, _estimates_by, _label, _plt,
-                                       _role_rows, _style)
+from ...evaluation.view import (COLOUR_CORRECT, COLOUR_DOWN, COLOUR_NULL, COLOUR_SHUFFLED, Figure, RunView,
+                                       estimates_by, endpoint_label, lazy_pyplot, model_rows, styled_pyplot)
 
 # %% auto #0
 __all__ = ['emulation_summary', 'emulation_cost', 'emulation_agreement', 'emulation_endpoints_table', 'plot_emulation_agreement',
@@ -50,14 +50,14 @@ def emulation_agreement(view: RunView, pooled: bool = True) -> pd.DataFrame:
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #78507334
 def emulation_endpoints_table(view: RunView) -> pd.DataFrame:
     "Every model endpoint against the human and the emulated reference, side by side (empty without model scores)."
-    e, t = _estimates_by(view, "emulation_endpoints", "reference")
+    e, t = estimates_by(view, "emulation_endpoints", "reference")
     return pd.DataFrame() if e is None else t.assign(difference=t.get("emulated") - t.get("human"))
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #b21472c8
 def plot_emulation_agreement(view: RunView):
     ("Sign agreement of Δ per category: emulated vs human reference beside human observer vs human observer, with "
      "intervals.")
-    plt = _plt()
+    plt = lazy_pyplot()
     a = pd.read_csv(view.run.artifact("emulation_agreement"))
     a = a[(a["measure"] == "sign_agreement") & (a["category"] != "all")]
     comps = [c for c in dict.fromkeys(a["comparison"]) if not c.startswith("rater ")]
@@ -85,7 +85,7 @@ def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
     if not view.has("perturbation_effects"): return pd.DataFrame()
     d = view._csv("perturbation_effects")
     d = d[d["model"] == model].drop(columns=["model", "ci_level"])
-    d["endpoint"] = d["endpoint"].map(_label)
+    d["endpoint"] = d["endpoint"].map(endpoint_label)
     return d.rename(columns={"ci_low": "CI low", "ci_high": "CI high", "p_lower": "p (lowers it)",
                              "min_attainable_p": "smallest attainable p",
                              "n_pairs_changed": "pairs changed"}).set_index(["perturbation", "endpoint"])
@@ -94,7 +94,7 @@ def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
 def plot_field_importance(view: RunView, model: str, endpoint: str = "Context specificity") -> Figure | None:
     ("What leaving out each snapshot field (`drop:FIELD`) changes in `endpoint`, most costly first, with "
      "patient-cluster intervals.")
-    plt = _style()
+    plt = styled_pyplot()
     t = perturbation_table(view, model)
     if t.empty: return None
     d = t.xs(endpoint, level="endpoint").reset_index()
@@ -102,7 +102,7 @@ def plot_field_importance(view: RunView, model: str, endpoint: str = "Context sp
     if d.empty: return None
     fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(d) + 1.6))
     y = np.arange(len(d))
-    ax.barh(y, d["change"], color=[_DOWN if hi < 0 else _SHUF for hi in d["CI high"]], height=0.6)
+    ax.barh(y, d["change"], color=[COLOUR_DOWN if hi < 0 else COLOUR_SHUFFLED for hi in d["CI high"]], height=0.6)
     ax.errorbar(d["change"], y, xerr=[d["change"] - d["CI low"], d["CI high"] - d["change"]], fmt="none", ecolor="#333",
                 capsize=3)
     ax.axvline(0, color="#333", lw=1)
@@ -124,9 +124,9 @@ def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
     """Per endpoint of one model: the main estimate, its range over the K prompt formats, the raw between-format SD, the
     SD beyond sampling noise with its patient-cluster interval (mean-contrast endpoints), and whether the effect lies
     within the range."""
-    d = _role_rows(view, "format_spread", model)
+    d = model_rows(view, "format_spread", model)
     if d.empty: return d
-    d["endpoint"] = d["endpoint"].map(_label)
+    d["endpoint"] = d["endpoint"].map(endpoint_label)
     return d.drop(columns=["ci_level"]).rename(columns={
         "estimate": "main format", "n_formats": "formats", "min": "format min", "max": "format max",
         "sd": "between-format SD",
@@ -138,8 +138,8 @@ def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
 def plot_format_spread(view: RunView, model: str) -> Figure | None:
     ("Every endpoint's estimate under each prompt format with its interval (the main format filled), the endpoint's "
      "null dashed.")
-    plt = _style()
-    d = _role_rows(view, "format_endpoints", model)
+    plt = styled_pyplot()
+    d = model_rows(view, "format_endpoints", model)
     if d.empty: return None
     names = list(dict.fromkeys(d["endpoint"]))
     cols = min(3, len(names)); rows = -(-len(names) // cols)          # three panels a row: type a page can show
@@ -151,11 +151,11 @@ def plot_format_spread(view: RunView, model: str) -> Figure | None:
         y = e["format"].to_numpy()
         ax.errorbar(e["estimate"], y, xerr=[e["estimate"] - e["ci_low"], e["ci_high"] - e["estimate"]], fmt="none",
                     ecolor="#777", capsize=2)
-        ax.scatter(e["estimate"], y, c=[_CORRECT if f == 0 else "white" for f in y], edgecolors=_CORRECT, zorder=3,
-                   s=30)
+        ax.scatter(e["estimate"], y, c=[COLOUR_CORRECT if f == 0 else "white" for f in y], edgecolors=COLOUR_CORRECT,
+                   zorder=3, s=30)
         null = ENDPOINTS[name].null_value if name in ENDPOINTS else None
-        if null is not None: ax.axvline(null, color=_NULL, ls="--", lw=1)
-        ax.set_title(_label(name), fontsize=10); ax.tick_params(labelsize=10)
+        if null is not None: ax.axvline(null, color=COLOUR_NULL, ls="--", lw=1)
+        ax.set_title(endpoint_label(name), fontsize=10); ax.tick_params(labelsize=10)
     axes[0][0].set_yticks(sorted(d["format"].unique()))
     axes[0][0].set_yticklabels([f"format {int(k)}" for k in sorted(d["format"].unique())])
     axes[0][0].invert_yaxis()
@@ -171,7 +171,7 @@ def plot_format_spread(view: RunView, model: str) -> Figure | None:
 def replicate_table(view: RunView, model: str) -> pd.DataFrame:
     ("The test–retest null of one model: |Δ| between replicates of the context-free condition, beside the run's "
      "|Δ_model| and |Δ_shuf|.")
-    d = _role_rows(view, "replicate_noise", model)
+    d = model_rows(view, "replicate_noise", model)
     if d.empty: return d
     d = d.drop(columns=["ci_level"]).rename(columns={
         "n_cells": "cells", "n_patients": "patients", "mean_abs": "mean |Δ retest|", "ci_low": "CI low",

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from ...core.vocab import CONTEXT_FREE
-from ...evaluation.view import _CORRECT, _DOWN, _SHUF, Figure, RunView, _below, _plain, _style
+from ...evaluation.view import (COLOUR_CORRECT, COLOUR_DOWN, COLOUR_SHUFFLED, Figure, RunView, legend_below,
+                                       is_missing, styled_pyplot)
 
 # %% auto #0
 __all__ = ['fusion_table', 'plot_fusion', 'secondary_table', 'plot_ablation', 'reliability_table', 'plot_reliability']
@@ -20,7 +21,7 @@ def _secondary(view: RunView) -> dict:
 def _heads(view: RunView) -> pd.DataFrame:
     d = pd.DataFrame(_secondary(view).get("fusion_heads", []))
     if d.empty: return d
-    d["head"] = d["fusion"] + d["rank"].map(lambda r: "" if _plain(r) else f" r={int(r)}")
+    d["head"] = d["fusion"] + d["rank"].map(lambda r: "" if is_missing(r) else f" r={int(r)}")
     return d
 
 
@@ -38,7 +39,7 @@ def fusion_table(view: RunView) -> pd.DataFrame:
 # %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #2fe2d821
 def plot_fusion(view: RunView) -> Figure:
     "Mean inner-fold Brier of every head over the λ grid (lower is better); the heads the outer folds chose are marked."
-    plt = _style()
+    plt = styled_pyplot()
     d = _heads(view)
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     n = max(d["head"].nunique(), 1)
@@ -70,10 +71,10 @@ def secondary_table(view: RunView, key: str) -> pd.DataFrame:
 # %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #d4ad9067
 def plot_ablation(view: RunView) -> Figure:
     "Per snapshot field: mean absolute change of the correct-context score when that field is blanked."
-    plt = _style()
+    plt = styled_pyplot()
     d = secondary_table(view, "ablation").sort_values("mean_abs_change", ascending=False)
     fig, ax = plt.subplots(figsize=(7, 0.34 * len(d) + 1.3))
-    ax.barh(d["field"].str.replace("_", " "), d["mean_abs_change"], color=_DOWN)
+    ax.barh(d["field"].str.replace("_", " "), d["mean_abs_change"], color=COLOUR_DOWN)
     ax.invert_yaxis()
     ax.set_xlabel("mean |score change| when the field is left out")
     ax.set_title("Per-field context ablation")
@@ -126,18 +127,18 @@ def reliability_table(view: RunView, model: str, bins: int = 10, n_boot: int = 5
 def plot_reliability(view: RunView, model: str) -> Figure:
     ("Reliability diagram: observed share of yes against the mean score per bin, both conditions, with patient-cluster "
      "intervals.")
-    plt = _style()
+    plt = styled_pyplot()
     d = reliability_table(view, model)
     fig, ax = plt.subplots(figsize=(5.8, 5))
     ax.plot([0, 1], [0, 1], color="#999", ls="--", lw=1, label="perfect calibration")
-    for (cond, g), color in zip(d.groupby("condition", sort=False), (_SHUF, _CORRECT)):
+    for (cond, g), color in zip(d.groupby("condition", sort=False), (COLOUR_SHUFFLED, COLOUR_CORRECT)):
         ax.errorbar(g["mean_score"], g["observed"], yerr=[g["observed"] - g["ci_low"], g["ci_high"] - g["observed"]],
                     fmt="o-", color=color, capsize=3, label=cond.replace("_", " "))
     ax.set_xlim(-0.03, 1.03)                          # 0 off the corner: the two axes' 0 labels clear of each other
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("mean score in the bin")
     ax.set_ylabel("share of observers saying yes")
-    ax.set_title(f"{model}: reliability"); _below(ax, 3); fig.tight_layout()
+    ax.set_title(f"{model}: reliability"); legend_below(ax, 3); fig.tight_layout()
     return Figure(fig,
                   "Scores binned by tenths: points on the dashed diagonal are calibrated (a score of 0.3 means three "
                   "observers in "

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ...models.encoders import MAX_BATCH, MAX_TOKENS, EncoderConfig, _whole
+from ...models.encoders import MAX_BATCH, MAX_TOKENS, EncoderConfig, check_whole
 
 # %% auto #0
 __all__ = ['RepresentationConfig']
@@ -30,9 +30,9 @@ class RepresentationConfig:
     cache: Path | None = None        # embedding cache (None: beside the response cache)
 
     def __post_init__(self):
-        _whole("pca_dim", self.pca_dim, 2, 4_096, null=True)
-        _whole("inner_folds", self.inner_folds, 2, 100)
-        _whole("outer_folds", self.outer_folds, 2, 10_000, null=True)
+        check_whole("pca_dim", self.pca_dim, 2, 4_096, null=True)
+        check_whole("inner_folds", self.inner_folds, 2, 100)
+        check_whole("outer_folds", self.outer_folds, 2, 10_000, null=True)
         if not self.lambdas or len(self.lambdas) > 50 or not all(0 < x <= 1e12 for x in self.lambdas):
             raise ValueError("lambdas must be positive numbers of at most 1e12 (from 1 to 50 of them)")
         if not self.ranks or len(self.ranks) > 16 or not all(1 <= r <= 1_024 for r in self.ranks):
