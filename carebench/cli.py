@@ -257,8 +257,8 @@ def _configure_run(p):
 
 
 def shift_summary(run) -> str:
-    ("The shift evaluation in a few lines: per model and endpoint, in-distribution → shifted and the difference with "
-     "its interval.")
+    """The shift evaluation in a few lines: per model and endpoint, in-distribution → shifted and the difference with
+    its interval."""
     import pandas as pd
     t = pd.read_csv(run.artifact("shift_endpoints"))
     t = t[t["scope"] == "overall"]
@@ -373,9 +373,8 @@ def _list_endpoints() -> list:
             e in ENDPOINTS.items()]
 
 def _list_backends() -> list:
-    from carebench.models.backends import BACKENDS
-    import carebench.models.hf_backend, carebench.models.vllm_backend, carebench.models.openai_backend  # they register
-    return [dict(name=n, description=summary_line(c)) for n, c in BACKENDS.items()]
+    from carebench.models.backends import registered_backends     # found as tracks are: the modules, entry points
+    return [dict(name=n, description=summary_line(c)) for n, c in registered_backends().items()]
 
 def _list_adapters() -> list:
     from carebench.adapters.base import ADAPTERS

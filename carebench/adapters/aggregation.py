@@ -27,8 +27,8 @@ __all__ = ['AGGREGATIONS', 'ADJUDICATION_COLUMNS', 'Aggregated', 'register_aggre
 # %% ../../nbs/28_aggregation.ipynb #18baf5b9
 @dataclass(frozen=True)
 class Aggregated:
-    ("What a policy made: the reference per labelled condition, each observer's estimated reliability (latent-class "
-     "policies), notes.")
+    """What a policy made: the reference per labelled condition, each observer's estimated reliability (latent-class
+    policies), notes."""
     reference: dict
     reliability: pd.DataFrame | None = None     # observer, category, reliability
     notes: tuple = ()
@@ -84,8 +84,8 @@ class MajorityAggregation(Aggregation):
 ADJUDICATION_COLUMNS = ("patient_id", "item", "condition", "category", "label")
 
 def read_adjudication(path) -> pd.DataFrame:
-    ("The adjudication table as text, with each row's spreadsheet number (`row`); a missing file or column is a typed "
-     "error.")
+    """The adjudication table as text, with each row's spreadsheet number (`row`); a missing file or column is a typed
+    error."""
     p = Path(path)
     if problem := file_problem(p) or head_problem(p):
         raise InputFileError(f"cannot read the adjudication table ({problem})", file=str(p))
@@ -155,8 +155,8 @@ class AdjudicatedAggregation(Aggregation):
 
 # %% ../../nbs/28_aggregation.ipynb #eea2a0e0
 class _LatentClass(Aggregation):
-    ("A crowd-kit latent-class model fitted per category on both labelled conditions; the reference is its most "
-     "probable label.")
+    """A crowd-kit latent-class model fitted per category on both labelled conditions; the reference is its most
+    probable label."""
     package, values = "crowdkit", "0, 1 (the most probable true label)"
 
     def _fit(self, df: pd.DataFrame): raise NotImplementedError

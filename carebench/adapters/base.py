@@ -72,8 +72,8 @@ class Provenance:
 
 # %% ../../nbs/22_adapter.ipynb #2e04c06f
 def load_checked(adapter: DatasetAdapter, options, label_space: LabelSpace) -> Dataset:
-    ("Load with `adapter`, then sanitise every snapshot text, run the contract's leakage check and write its "
-     "provenance record.")
+    """Load with `adapter`, then sanitise every snapshot text, run the contract's leakage check and write its provenance
+    record."""
     ds = adapter.load(options, label_space)
     cleaned = [visible_patient(p) for p in ds.patients]
     if changed := sum((c for _, c in cleaned), Counter()):

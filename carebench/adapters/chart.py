@@ -129,8 +129,8 @@ copyreg.pickle(Entry, lambda e: (Entry, (e.field, e.text, e.when, e.series, e.co
 
 # %% ../../nbs/2i_chart.ipynb #9ba76ad7
 def when_text(last: date | None, index: date | None, style: str = "month") -> str:
-    ("How an entry's last date reads: `2019-05` (`month`), `8 months ago` (`relative`: days to 60, months to 24, then "
-     "years), or nothing (`none`, or no date).")
+    """How an entry's last date reads: `2019-05` (`month`), `8 months ago` (`relative`: days to 60, months to 24, then
+    years), or nothing (`none`, or no date)."""
     if last is None or style == "none": return ""
     if style == "month" or index is None: return f"{last.year:04d}-{last.month:02d}"
     days = (index - last).days
@@ -151,8 +151,8 @@ def entry_text(text: str, count: int, last: date | None, index: date | None, sty
 # %% ../../nbs/2i_chart.ipynb #0d0eaae4
 def series_text(newest: str, count: int, last: date | None, first: date | None, index: date | None,
                 style: str = "month") -> str:
-    ("Dated readings of one test that differ: the newest, then how many earlier ones and since when: "
-     "`Blood pressure 123/82 mmHg (2019-05; 9 earlier readings since 2010-05)`.")
+    """Dated readings of one test that differ: the newest, then how many earlier ones and since when: `Blood pressure
+    123/82 mmHg (2019-05; 9 earlier readings since 2010-05)`."""
     when, since = when_text(last, index, style), when_text(first, index, style)
     earlier = f"{count - 1} earlier reading{'s' * (count > 2)}"
     return f"{newest} ({when}; {earlier} since {since})" if when else f"{newest} ({count} readings)"
@@ -334,8 +334,8 @@ def unit_text(unit: str) -> str:
 
 # %% ../../nbs/2i_chart.ipynb #fffe2c2e
 def age_text(born: date | None, sex: str | None, index: date | None) -> str:
-    ("`62-year-old female`: the age at the index date and the administrative sex, as far as known (an age under one "
-     "in months); empty when neither is known.")
+    """`62-year-old female`: the age at the index date and the administrative sex, as far as known (an age under one in
+    months); empty when neither is known."""
     who = {"female": "female", "male": "male"}.get((sex or "").lower(), "patient")
     if born is None or index is None or index < born or not plausible_date(born): return who if who != "patient" else ""
     years = index.year - born.year - ((index.month, index.day) < (born.month, born.day))

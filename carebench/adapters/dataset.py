@@ -24,8 +24,8 @@ __all__ = ['order_snapshot', 'Patient', 'visible_patient', 'Dataset', 'first_pat
 
 # %% ../../nbs/20_dataset.ipynb #f69ffe00
 def order_snapshot(fields: Mapping) -> tuple:
-    ("Snapshot fields as an ordered tuple of `(field, value)`: canonical fields first, then a record's, others after; "
-     "lists become tuples.")
+    """Snapshot fields as an ordered tuple of `(field, value)`: canonical fields first, then a record's, others after;
+    lists become tuples."""
     def value(name, v):
         if isinstance(v, str): return v
         if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v): return tuple(v)
@@ -93,8 +93,8 @@ def _frozen(a, dtype=None) -> np.ndarray:
 # %% ../../nbs/20_dataset.ipynb #79d86154
 @dataclass(frozen=True, eq=False)
 class Dataset:
-    ("Evaluation pairs with per-observer labels in both labelled conditions, training items, patients and the label "
-     "space.")
+    """Evaluation pairs with per-observer labels in both labelled conditions, training items, patients and the label
+    space."""
     label_space: LabelSpace
     patients: tuple                    # Patient objects: evaluation patients first, then training-only ones
     pair_patient: np.ndarray           # (n_pairs,) patient id of each evaluation pair
@@ -171,8 +171,8 @@ class Dataset:
 
     # --- reference labels
     def y(self, condition: str) -> np.ndarray:
-        ("Reference label per pair × category in a labelled condition: the aggregation policy's, by default the "
-         "observers' mean.")
+        """Reference label per pair × category in a labelled condition: the aggregation policy's, by default the
+        observers' mean."""
         if condition not in self.labels: raise KeyError(f"no reference labels for condition {condition!r}")
         return self.reference[condition] if self.reference is not None else self.labels[condition].mean(axis=1)
     # the dataset never changes: computed once, kept read-only (a loop may read them per pair)
@@ -224,8 +224,8 @@ def nonzero_delta_ref(ds: Dataset) -> dict:
 
 # %% ../../nbs/20_dataset.ipynb #71140831
 def dataset_summary(ds: Dataset) -> dict:
-    ("Counts that describe a dataset: patients, pairs, observers, Δ_ref per category (up, down, non-zero), training "
-     "items.")
+    """Counts that describe a dataset: patients, pairs, observers, Δ_ref per category (up, down, non-zero), training
+    items."""
     d = ds.delta_ref
     partial = lambda c: round(float(((0 < (m := ds.labels[c].mean(1))) & (m < 1)).mean()), 6)
     return dict(n_patients=ds.n_patients, n_pairs=ds.n_pairs, observers_per_pair=ds.observers_per_pair,
@@ -237,8 +237,8 @@ def dataset_summary(ds: Dataset) -> dict:
 
 # %% ../../nbs/20_dataset.ipynb #c84605eb
 def validation_report(ds: Dataset) -> dict:
-    ("What `validate --json` prints: the dataset summary plus the adapter's leakage result, notes, drops, the records "
-     "`on_invalid: skip` left out (FHIR resources, OMOP rows) and inputs.")
+    """What `validate --json` prints: the dataset summary plus the adapter's leakage result, notes, drops, the records
+    `on_invalid: skip` left out (FHIR resources, OMOP rows) and inputs."""
     prov = ds.provenance
     skipped = (prov.get("records") or {}).get("skipped") or {}
     return dict(**dataset_summary(ds), adapter=prov.get("adapter"), leakage=prov.get("leakage"),

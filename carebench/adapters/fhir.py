@@ -35,8 +35,8 @@ FHIR_WORKER_BYTES = 300 << 20
 
 @dataclass(frozen=True)
 class FhirOptions(ChartOptions):
-    ("The `dataset` keys of the FHIR adapter (and the chart keys of `ChartOptions`: `index_date`, `snapshot`; the "
-     "label-table keys of `LabelTableOptions`).")
+    """The `dataset` keys of the FHIR adapter (and the chart keys of `ChartOptions`: `index_date`, `snapshot`; the
+    label-table keys of `LabelTableOptions`)."""
     bundles: Path
     labels: Path
     items: Path | None = None
@@ -160,8 +160,8 @@ class FhirAdapter:
         return {**files, "labels": options.labels, **{k: v for k, v in extra.items() if v is not None}}
 
     def load(self, options: FhirOptions, label_space: LabelSpace) -> Dataset:
-        ("Resources validated and rendered into snapshots; item references resolved; the long table checked and "
-         "assembled.")
+        """Resources validated and rendered into snapshots; item references resolved; the long table checked and
+        assembled."""
         term = Terminology(options.terminology)
         for k in options.routes:                              # a typo would route nothing, silently
             if k.split("/")[0] not in set(FHIR_FIELDS) - {"Basic"}:

@@ -89,8 +89,8 @@ def _line_ranges(name: str, lines: int):
     if pos > start: yield start, pos, first
 
 def _tasks(path: Path, lines: int = 1000):
-    ("The chunks a bulk export is read in: `lines` NDJSON lines at a time (as the byte range they span; a gzipped "
-     "file's, which has no byte ranges, as their text), a Bundle file whole.")
+    """The chunks a bulk export is read in: `lines` NDJSON lines at a time (as the byte range they span; a gzipped
+    file's, which has no byte ranges, as their text), a Bundle file whole."""
     for f in fhir_files(path):
         name, gz = str(f), f.suffix.lower() == ".gz"
         if not gz and (problem := head_problem(f, json=True)):

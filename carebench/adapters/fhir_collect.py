@@ -21,8 +21,8 @@ __all__ = ['Collected', 'first_read', 'resource_outcome', 'keep_outcome', 'finis
 # %% ../../nbs/2o_fhir_collect.ipynb #d7f7da42
 @dataclass
 class Collected:
-    ("What one pass over the resources keeps: Patients and Medications whole; every other resource only as the `Entry` "
-     "it becomes, under the patient reference it names (resolved once every Patient is read); digests of the ids seen.")
+    """What one pass over the resources keeps: Patients and Medications whole; every other resource only as the `Entry`
+    it becomes, under the patient reference it names (resolved once every Patient is read); digests of the ids seen."""
     patients: list = field(default_factory=list)
     meds: dict = field(default_factory=dict)           # Medication/id and fullUrl -> Resource
     by_ref: dict = field(default_factory=dict)         # a subject's reference -> [Entry]

@@ -29,8 +29,8 @@ _GZIPPED = (".json.gz", ".ndjson.gz")                        # as bulk exports a
 NDJSON_SUFFIXES = (".ndjson", ".ndjson.gz")            # read a line at a time; the others are Bundles, whole
 
 def fhir_files(path: Path) -> list[Path]:
-    ("The FHIR files at `path`: the file itself, or a folder's `.json` and `.ndjson` files, gzipped or not "
-     "(`.ndjson.gz`), in name order.")
+    """The FHIR files at `path`: the file itself, or a folder's `.json` and `.ndjson` files, gzipped or not
+    (`.ndjson.gz`), in name order."""
     path = Path(path)
     if path.is_dir():                                        # regular files only: a FIFO is an error
         files = folder_files(path, (".json", ".ndjson", *_GZIPPED), "FHIR file")
@@ -41,8 +41,8 @@ def fhir_files(path: Path) -> list[Path]:
 
 # %% ../../nbs/2j_fhir_read.ipynb #29874e88
 def element_path(loc) -> str:
-    ("A validation error's location as a FHIR element path: `('code', 'coding', 0, 'system')` -> "
-     "`code.coding[0].system`.")
+    """A validation error's location as a FHIR element path: `('code', 'coding', 0, 'system')` ->
+    `code.coding[0].system`."""
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -127,8 +127,8 @@ def resource_model(rtype: str):
 
 # %% ../../nbs/2j_fhir_read.ipynb #391fe8ac
 def validate_resource(data, where: Location):
-    ("A resource (a JSON object) as its `fhir.resources` model; a `FhirError` names the resource and the failing "
-     "element.")
+    """A resource (a JSON object) as its `fhir.resources` model; a `FhirError` names the resource and the failing
+    element."""
     if not isinstance(data, dict):
         raise FhirError(f"expected a resource (a JSON object), got {type(data).__name__}", where)
     rtype, rid = data.get("resourceType"), data.get("id")
@@ -161,8 +161,8 @@ def validate_resource(data, where: Location):
 # %% ../../nbs/2j_fhir_read.ipynb #ec3d16ce
 @dataclass
 class Resource:
-    ("A validated resource, where it was read, its Bundle entry's fullUrl, and a digest of its content as read (two "
-     "resources of one id are compared by it).")
+    """A validated resource, where it was read, its Bundle entry's fullUrl, and a digest of its content as read (two
+    resources of one id are compared by it)."""
     model: object
     where: Location
     full_url: str | None = None

@@ -59,8 +59,8 @@ def quantity_text(q) -> str:
 # %% ../../nbs/2n_fhir_render.ipynb #1983a0fe
 FHIR_FIELDS: dict = {}
 def fhir_field(*types):
-    ("Decorator: register a function `(resource, Resource, terminology, resources) -> (field, text)` for resource "
-     "`types`.")
+    """Decorator: register a function `(resource, Resource, terminology, resources) -> (field, text)` for resource
+    `types`."""
     def deco(fn):
         for t in types: FHIR_FIELDS[t] = fn
         return fn
@@ -407,8 +407,8 @@ def _day(v) -> date:
     return date.min
 
 def record_dates(m, first: bool = False) -> list:
-    ("The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s, the most "
-     "specific first: an entry of the chart is dated by the first (`first`: only it is looked for).")
+    """The dates a resource carries (onset, effective, authored, performed, …; a period's end), as `date`s, the most
+    specific first: an entry of the chart is dated by the first (`first`: only it is looked for)."""
     d = m.__dict__                                      # a model's fields (getattr of an absent one is slow)
     # a period's end, unless it is an open end's placeholder (9999-12-31): then its start
     values = [(v.end if v.end is not None and plausible_date(_day(v.end)) else v.start)

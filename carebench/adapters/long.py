@@ -47,8 +47,8 @@ class LongColumns:
 # %% ../../nbs/29_long.ipynb #bb780454
 @dataclass(frozen=True, kw_only=True)
 class LabelTableOptions:
-    ("The `dataset` keys of every adapter whose labels are a long table (long, fhir, omop): its columns and the pair "
-     "checks.")
+    """The `dataset` keys of every adapter whose labels are a long table (long, fhir, omop): its columns and the pair
+    checks."""
     columns: LongColumns = field(default_factory=LongColumns)
     observers_per_pair: int = 2
     train_observers_per_pair: int | None = None
@@ -79,8 +79,8 @@ def _text(v) -> str:
     return str(v)
 
 def read_long(path: Path, columns: LongColumns, extra: tuple = ()) -> pd.DataFrame:
-    ("The long table as text (CSV or Parquet), stripped, with each row's number (`row`, the header is row 1); `extra` "
-     "columns kept where the table has them (an index date).")
+    """The long table as text (CSV or Parquet), stripped, with each row's number (`row`, the header is row 1); `extra`
+    columns kept where the table has them (an index date)."""
     path = Path(path)
     parquet = path.suffix.lower() in (".parquet", ".pq")
     if problem := file_problem(path) or (head_problem(path) if not parquet else expanded_problem(path)):

@@ -53,8 +53,8 @@ DATE_COLUMNS = {"note": "note_date", "condition_occurrence": "condition_start_da
 
 @dataclass(frozen=True)
 class OmopOptions(ChartOptions):
-    ("The `dataset` keys of the OMOP adapter: `tables` (a folder) or `url` (a database), the long labels table, and "
-     "the chart keys (`index_date`, `snapshot`).")
+    """The `dataset` keys of the OMOP adapter: `tables` (a folder) or `url` (a database), the long labels table, and the
+    chart keys (`index_date`, `snapshot`)."""
     labels: Path
     tables: Path | None = None
     url: DatabaseURL | None = None        # without credentials (a config holding a password is refused) …

@@ -294,8 +294,8 @@ DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensio
 
 
 def _file_engine(sqlalchemy, url, backend: str):
-    ("A read-only engine for a SQLite or DuckDB URL naming a file: the file must exist and be a regular file, "
-     "nothing is created.")
+    """A read-only engine for a SQLite or DuckDB URL naming a file: the file must exist and be a regular file, nothing
+    is created."""
     db, query = url.database or "", dict(url.query)
     # its query parameters would override the settings below (read-only, no extensions)
     if backend == "duckdb" and query:
@@ -386,9 +386,8 @@ class DatabaseSource:
 
 # %% ../../nbs/2k_omop_read.ipynb #7e2b89f0
 def omop_source(options):
-    ("The folder or database an adapter's options name (`tables`, `url`, `url_env`, `schema`, `cdm_version`; "
-     "`url_env`: the URL is read from that environment variable, never "
-     "written anywhere).")
+    """The folder or database an adapter's options name (`tables`, `url`, `url_env`, `schema`, `cdm_version`; `url_env`:
+    the URL is read from that environment variable, never written anywhere)."""
     if options.tables is not None: source = FolderSource(options.tables, options.cdm_version)
     else:
         url = options.url
@@ -452,8 +451,8 @@ def _finish_frame(df, source, name: str, optional: tuple) -> pd.DataFrame:
 _CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"       # C0 controls but tab and line breaks (a note has them), and DEL
 
 def _no_control_characters(df, source, name):
-    ("A cell holding a control character (a NUL, an escape sequence) would reach the snapshot text a model reads: "
-     "an `OmopError` naming it.")
+    """A cell holding a control character (a NUL, an escape sequence) would reach the snapshot text a model reads: an
+    `OmopError` naming it."""
     for col in df.columns.drop("row"):
         hit = df[col].str.contains(_CONTROL, regex=True).to_numpy()
         if hit.any():

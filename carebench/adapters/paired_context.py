@@ -150,8 +150,8 @@ def _label(v: str):
     return {"0": 0, "1": 1, "0.0": 0, "1.0": 1}.get(v.strip())
 
 def _labels(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    ("0/1 labels (uint8) of an array of label cells, and where a cell is no label: `_label` of each distinct text "
-     "other than `0`/`1`.")
+    """0/1 labels (uint8) of an array of label cells, and where a cell is no label: `_label` of each distinct text other
+    than `0`/`1`."""
     ones = cells == "1"
     plain = ones | (cells == "0")
     out, bad = ones.astype(np.uint8), np.zeros(cells.shape, bool)
@@ -282,8 +282,8 @@ def match_conditions(free: ParsedTable, corr: ParsedTable, columns: ColumnNames,
                  corr.labels[where[cf[g]]])
 
 def _mismatches(free: ParsedTable, corr: ParsedTable, bad: dict, columns: ColumnNames, on_mismatch: str, dropped: list):
-    ("For each mismatched pair (first the context-free table's, in row order): a `ConditionMismatchError` naming the "
-     "column, or a drop.")
+    """For each mismatched pair (first the context-free table's, in row order): a `ConditionMismatchError` naming the
+    column, or a drop."""
     near = set(p for p, _ in bad)
     obs_of, items_of, rows_of, has = {}, {}, {}, {}   # per table, over the mismatched patients' rows only
     for t in (free, corr):
@@ -293,8 +293,8 @@ def _mismatches(free: ParsedTable, corr: ParsedTable, bad: dict, columns: Column
             obs_of.setdefault((t.table, p, i), set()).add(o); items_of.setdefault((t.table, p, o), set()).add(i)
             rows_of.setdefault((t.table, p, i), []).append(int(t.row[j]))
     def culprit(a, b, p, o, i):
-        ("The column whose value has no counterpart: another observer on the same item, another item text, or the "
-         "patient.")
+        """The column whose value has no counterpart: another observer on the same item, another item text, or the
+        patient."""
         if obs_of.get((b.table, p, i), set()) - obs_of[(a.table, p, i)]: return columns.observer
         if items_of.get((b.table, p, o), set()) - items_of[(a.table, p, o)]: return columns.item
         return columns.patient if p not in has[b.table] else columns.item

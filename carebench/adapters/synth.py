@@ -225,8 +225,8 @@ _SHORTHAND = ((" three times daily", " TID"), (" twice daily", " BID"), (" at be
               (" daily", " qd"), (" mg", "mg"), (" mcg", "mcg"))
 
 def site_item(text: str) -> str:
-    ("An item in another site's prescription shorthand (`Sertraline 100 mg daily` → `sertraline 100mg qd`); other "
-     "items unchanged.")
+    """An item in another site's prescription shorthand (`Sertraline 100 mg daily` → `sertraline 100mg qd`); other items
+    unchanged."""
     out = text
     for a, b in _SHORTHAND: out = out.replace(a, b)
     return out[:1].lower() + out[1:] if out != text else text
@@ -294,8 +294,8 @@ def _snapshot(rng, age, sex, clinic, cues, items, params: SynthParams = SynthPar
 _LATER = {"observer_noise": (), "vocabulary_shift": 0.0, "length_shift": 1.0, "prevalence_shift": 0.0}
 
 def given_params(params: SynthParams) -> dict:
-    ("The parameters as recorded (truth.json, the config's header): those added later only where they differ from "
-     "their default.")
+    """The parameters as recorded (truth.json, the config's header): those added later only where they differ from their
+    default."""
     return {k: v for k, v in asdict(params).items() if k not in _LATER or v != _LATER[k]}
 
 # %% ../../nbs/24_synth.ipynb #68f57b1a
@@ -560,8 +560,8 @@ DEFAULT_SHIFT = "vocabulary=0.5,length=1.5,prevalence=1"
 
 
 def parse_shift(text: str) -> dict:
-    ("A shift spec `vocabulary=0.5,length=1.5,prevalence=1` as `SynthParams` fields (a `ValueError` names what is "
-     "wrong).")
+    """A shift spec `vocabulary=0.5,length=1.5,prevalence=1` as `SynthParams` fields (a `ValueError` names what is
+    wrong)."""
     out = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, eq, value = part.partition("=")

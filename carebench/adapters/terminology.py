@@ -22,8 +22,8 @@ __all__ = ['CODE_SYSTEMS', 'STANDARD_VOCABULARIES', 'STATUS_WORDS', 'Coding', 'T
 # %% ../../nbs/2a_terminology.ipynb #9437edf4
 @dataclass(frozen=True)
 class Coding:
-    ("One code: its system (a URI, or an OMOP vocabulary id), the code, and the display name the data gives (may be "
-     "empty).")
+    """One code: its system (a URI, or an OMOP vocabulary id), the code, and the display name the data gives (may be
+    empty)."""
     system: str
     code: str
     display: str = ""
@@ -61,8 +61,8 @@ def standard_code(codings) -> tuple | None:
 
 # %% ../../nbs/2a_terminology.ipynb #1664faa2
 def read_code_table(path: Path, columns: tuple, optional: tuple = ()) -> pd.DataFrame:
-    ("A terminology CSV as stripped text, its required `columns` present and filled (typed errors name file, row and "
-     "column).")
+    """A terminology CSV as stripped text, its required `columns` present and filled (typed errors name file, row and
+    column)."""
     path = Path(path)
     if problem := file_problem(path):
         raise InputFileError(f"cannot read the terminology table ({problem})", file=str(path))
@@ -83,8 +83,8 @@ def read_code_table(path: Path, columns: tuple, optional: tuple = ()) -> pd.Data
 
 # %% ../../nbs/2a_terminology.ipynb #6ba22e01
 def read_displays(path: Path) -> dict:
-    ("(system, code) -> display name from a `system, code, display` table (systems as `canonical_system` names them); "
-     "one code named twice differently is an error.")
+    """(system, code) -> display name from a `system, code, display` table (systems as `canonical_system` names them);
+    one code named twice differently is an error."""
     df, out = read_code_table(path, ("system", "code", "display")), {}
     for i, (s, c, d) in enumerate(zip(df["system"].map(canonical_system), df["code"], df["display"])):
         if out.setdefault((s, c), d) != d:
@@ -94,8 +94,8 @@ def read_displays(path: Path) -> dict:
 
 # %% ../../nbs/2a_terminology.ipynb #2c93fe21
 def read_map(path: Path) -> dict:
-    ("(source system, source code) -> [(target system, target code, target display or '')] from a map table, in its "
-     "order.")
+    """(source system, source code) -> [(target system, target code, target display or '')] from a map table, in its
+    order."""
     df, out = read_code_table(path, ("source_system", "source_code", "target_system", "target_code"),
                               ("target_display",)), {}
     disp = df["target_display"] if "target_display" in df else [""] * len(df)
@@ -174,8 +174,8 @@ _PARENTHESIS = re.compile(r"^(.+) \(([^()]+)\)$")
 
 
 def exact_number(s: str):
-    ("The number `s` as an int or a float that is written back as `s` (JSON, a database's REAL column), or None "
-     "(`4.20`).")
+    """The number `s` as an int or a float that is written back as `s` (JSON, a database's REAL column), or None
+    (`4.20`)."""
     if re.fullmatch(r"-?[0-9]+", s): return int(s) if str(int(s)) == s else None
     return float(s) if repr(float(s)) == s else None
 

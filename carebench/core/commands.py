@@ -51,8 +51,8 @@ def _common(top: bool) -> argparse.ArgumentParser:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    ("The `carebench` argument parser with every registered subcommand (`only`: configure that subcommand's arguments "
-     "alone).")
+    """The `carebench` argument parser with every registered subcommand (`only`: configure that subcommand's arguments
+    alone)."""
     p = argparse.ArgumentParser(prog="carebench",
                                 description="CAREBench: do models shift their sensitive-data judgments "
                                 "with patient context the way physicians do?", parents=[_common(True)])
@@ -73,8 +73,8 @@ def _floats(text: str) -> tuple:
 
 
 def settings_flags(p, cls, helps: dict, defaults: bool = True):
-    ("One `--flag` per field of dataclass `cls`, typed by its default, with `helps[field]`; without `defaults` a flag "
-     "not given is None (a value read elsewhere, e.g. from a pilot dataset, stands).")
+    """One `--flag` per field of dataclass `cls`, typed by its default, with `helps[field]`; without `defaults` a flag
+    not given is None (a value read elsewhere, e.g. from a pilot dataset, stands)."""
     for f in fields(cls):
         p.add_argument("--" + f.name.replace("_", "-"), type=_floats if isinstance(f.default, tuple)
                        else type(f.default),

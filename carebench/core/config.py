@@ -109,8 +109,8 @@ _SCALARS = {   # annotation -> (accepts the YAML value?, what the error says was
 
 # %% ../../nbs/03_config.ipynb #d33a97d0
 def parse_section(cls, data, key: str = "", file=None, base_dir=None):
-    ("Build dataclass `cls` from mapping `data`; unknown, missing or mistyped keys raise `ConfigError` naming `file` "
-     "and `key`.")
+    """Build dataclass `cls` from mapping `data`; unknown, missing or mistyped keys raise `ConfigError` naming `file`
+    and `key`."""
     where = lambda k: f"{key}.{k}" if key else k
     if data is None: data = {}
     if not isinstance(data, dict):
@@ -162,8 +162,8 @@ DEFAULT_ENDPOINTS = ("context_sensitivity", "directional_alignment", "class_corr
 
 @dataclass(frozen=True)
 class AnalysisConfig:
-    ("The `analysis` section: ε, α, resampling sizes, CI method, the confirmatory threshold and the endpoints to "
-     "compute.")
+    """The `analysis` section: ε, α, resampling sizes, CI method, the confirmatory threshold and the endpoints to
+    compute."""
     epsilon: float = 0.01                 # |Δ| < epsilon counts as unchanged, in every statistic and report
     alpha: float = 0.05                   # level for flags (min_attainable_p > alpha) and calibration
     n_bootstrap: int = 1000               # cluster-bootstrap resamples
@@ -180,6 +180,8 @@ class AnalysisConfig:
     # run/analyze: a quick simulation at the dataset's design (false-positive rate, power)
     design_validity: bool = True
     validity_datasets: int = 200          # simulated datasets per scenario of that check
+    # from this many effective patients (Kish) the check reads its rates from one population's moments (1d_large_sample)
+    validity_large_sample_from: int = 500
     endpoints: tuple[str, ...] = DEFAULT_ENDPOINTS
     # a pair a model has no score for: stop, or leave it out (counted)
     on_missing_scores: Literal["error", "exclude_pair"] = "error"
@@ -206,6 +208,8 @@ class AnalysisConfig:
             raise ValueError("need power_effect > 0 (each one) and 0 < power_target < 1")
         if not 20 <= self.validity_datasets <= 100_000:
             raise ValueError("validity_datasets must be between 20 and 100,000")
+        if self.validity_large_sample_from < 100:
+            raise ValueError("validity_large_sample_from must be at least 100 (effective patients)")
         if not self.endpoints: raise ValueError("endpoints must name at least one endpoint")
 
 # %% ../../nbs/03_config.ipynb #52447b37
@@ -233,8 +237,8 @@ class SlurmConfig:
 # %% ../../nbs/03_config.ipynb #571d776b
 @dataclass(frozen=True)
 class ExecutorConfig:
-    ("The `executor` section: where a run's jobs (one per model and track) run: in this process, a local process pool, "
-     "or Slurm.")
+    """The `executor` section: where a run's jobs (one per model and track) run: in this process, a local process pool,
+    or Slurm."""
     kind: Literal["inline", "local", "slurm"] = "inline"
     workers: int | None = None        # local: processes (None: one per job, at most the CPU count)
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
@@ -282,8 +286,8 @@ def register_section(name: str, cls: type, run_keys=(), shift: bool = False, exa
 
 # %% ../../nbs/03_config.ipynb #92db65bb
 def section_classes() -> dict:
-    ("Every registered section; the installed tracks (entry points of group `carebench.tracks`) are imported once, on "
-     "first use.")
+    """Every registered section; the installed tracks (entry points of group `carebench.tracks`) are imported once, on
+    first use."""
     if not _DISCOVERED:
         _DISCOVERED.append(True)
         import warnings
@@ -437,8 +441,8 @@ _StrictLoader.add_constructor("tag:yaml.org,2002:int", _int)
 
 # %% ../../nbs/03_config.ipynb #843580ae
 def read_yaml(path) -> dict:
-    ("Read a YAML mapping strictly; a missing or irregular file, bad syntax, a duplicate key or an oversized document "
-     "is a `ConfigError`.")
+    """Read a YAML mapping strictly; a missing or irregular file, bad syntax, a duplicate key or an oversized document
+    is a `ConfigError`."""
     path = Path(path)
     if problem := file_problem(path): raise ConfigError(f"cannot read config ({problem})", path)
     try: text = path.read_text(encoding="utf-8")
@@ -517,8 +521,8 @@ def to_plain(obj):
 
 # %% ../../nbs/03_config.ipynb #1b340f56
 def config_to_dict(config: Config, resolved: dict | None = None) -> dict:
-    ("The resolved config (defaults filled in, label space spelled out, `resolved` sections such as the parsed dataset "
-     "options), secrets redacted.")
+    """The resolved config (defaults filled in, label space spelled out, `resolved` sections such as the parsed dataset
+    options), secrets redacted."""
     # each track's section, its defaults when not configured
     every = sorted({*section_classes(), *config.sections})
     out = to_plain(dataclasses.replace(config, sections={n: getattr(config, n) for n in every}))

@@ -15,8 +15,8 @@ __all__ = ['FAST_ROWS', 'float_text', 'column_text', 'release_arrow_memory', 're
 _LAYOUTS_AGREE = (1e-4, 1e9)
 
 def float_text(x) -> "pyarrow.Array":
-    ("Text of float64 values as pandas writes them in a CSV: Python's `repr` (`1.0`, `0.25`, `1e-05`), NaN as empty "
-     "text.")
+    """Text of float64 values as pandas writes them in a CSV: Python's `repr` (`1.0`, `0.25`, `1e-05`), NaN as empty
+    text."""
     import pyarrow as pa, pyarrow.compute as pc
     x = np.asarray(x, dtype=np.float64)
     s = pc.cast(pa.array(x), pa.string())
@@ -41,8 +41,8 @@ def _quoted(a) -> "pyarrow.Array":
     return pc.if_else(need, pc.binary_join_element_wise('"', pc.replace_substring(a, '"', '""'), '"', ""), a)
 
 def column_text(s) -> "pyarrow.Array | None":
-    ("One column's CSV cells as pandas writes them (`None` for a kind of column left to pandas: categories, mixed "
-     "objects, float32…).")
+    """One column's CSV cells as pandas writes them (`None` for a kind of column left to pandas: categories, mixed
+    objects, float32…)."""
     import pandas as pd, pyarrow as pa, pyarrow.compute as pc
     if pd.api.types.is_bool_dtype(s) and s.dtype == bool:
         return pa.array(np.where(s.to_numpy(bool), "True", "False"), pa.string())
@@ -108,8 +108,8 @@ def csv_blocks(frame, rows: int = 65_536):
 
 # %% ../../nbs/08_csvio.ipynb #9441b059
 def write_csv(path, frame):
-    ("Atomically write a data frame as UTF-8 CSV without its index, as `frame.to_csv(path, index=False)` would, "
-     "streamed to disk.")
+    """Atomically write a data frame as UTF-8 CSV without its index, as `frame.to_csv(path, index=False)` would,
+    streamed to disk."""
     blocks = None
     if len(frame) >= FAST_ROWS:
         try: blocks = csv_blocks(frame)

@@ -79,8 +79,8 @@ class MissingValueError(DataError): "An id cell (patient, observer, item) is emp
 class DuplicateRowError(DataError): "Two rows share patient, observer and item but disagree on labels."
 
 # %% ../../nbs/00_errors.ipynb #b16c1856
-class NearDuplicateIdError(DataError): ("Two spellings of one id differ only by surrounding whitespace or Unicode "
-                                        "normalization.")
+class NearDuplicateIdError(DataError):
+    """Two spellings of one id differ only by surrounding whitespace or Unicode normalization."""
 
 # %% ../../nbs/00_errors.ipynb #c45713af
 class ConditionMismatchError(DataError): "The (patient, observer, item) rows of the two labelled conditions differ."
@@ -98,27 +98,29 @@ class MissingSnapshotError(DataError): "A patient of an evaluation table has no 
 class LeakageError(DataError): "An item's text appears in the snapshot shown with it."
 
 # %% ../../nbs/00_errors.ipynb #d33083b2
-class LongFormatError(DataError): ("A long-format row names an unknown condition, or a (patient, observer, item, "
-                                   "condition) lacks a category.")
+class LongFormatError(DataError):
+    """A long-format row names an unknown condition, or a (patient, observer, item, condition) lacks a category."""
 
 # %% ../../nbs/00_errors.ipynb #4e85ad9f
-class AdjudicationError(DataError): ("An adjudication row names no evaluation pair, condition or category, or a "
-                                     "disagreement has no adjudication.")
+class AdjudicationError(DataError):
+    """An adjudication row names no evaluation pair, condition or category, or a disagreement has no adjudication."""
 
 # %% ../../nbs/00_errors.ipynb #a08ed8cf
-class TerminologyError(DataError): ("A terminology table (display names, or a map between code systems) lacks a "
-                                    "column, a value, or is contradictory.")
+class TerminologyError(DataError):
+    """A terminology table (display names, or a map between code systems) lacks a column, a value, or is
+    contradictory."""
 
 # %% ../../nbs/00_errors.ipynb #ed0c4695
-class FhirError(DataError): ("A FHIR file is not JSON/NDJSON of resources, a resource fails validation, or it names no "
-                             "known patient.")
+class FhirError(DataError):
+    """A FHIR file is not JSON/NDJSON of resources, a resource fails validation, or it names no known patient."""
 
 # %% ../../nbs/00_errors.ipynb #4fb2b6bc
-class OmopError(DataError): ("An OMOP CDM table or column is missing, a value has the wrong type, or a row names an "
-                             "unknown person or concept.")
+class OmopError(DataError):
+    """An OMOP CDM table or column is missing, a value has the wrong type, or a row names an unknown person or
+    concept."""
 
 # %% ../../nbs/00_errors.ipynb #c41ce3a9
 class EndpointError(CareBenchError):
-    ("A model server cannot be reached (nothing listens, the name does not resolve): the run stops; "
-     "the message names the address.")
+    """A model server cannot be reached (nothing listens, the name does not resolve): the run stops; the message names
+    the address."""
 

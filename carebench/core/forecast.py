@@ -24,8 +24,8 @@ def duration_words(seconds: float) -> str:
 
 # %% ../../nbs/0d_forecast.ipynb #c05bd498
 def say_line(line: str | None, quiet: bool = False) -> None:
-    ("A line for the person waiting, on stderr (standard output stays the command's result), above any progress "
-     "bar drawn there (`tqdm.write`), not inside it; none when `quiet` or None.")
+    """A line for the person waiting, on stderr (standard output stays the command's result), above any progress bar
+    drawn there (`tqdm.write`), not inside it; none when `quiet` or None."""
     if not line or quiet: return
     from tqdm.auto import tqdm                          # here, not at import: the core stays light
     tqdm.write(line, file=sys.stderr)

@@ -41,8 +41,8 @@ def sha256_file(path, chunk: int = 1 << 20) -> str:
 
 # %% ../../nbs/04_runs.ipynb #f09c83fc
 def current_umask() -> int:
-    ("The process's umask, read without changing it where Linux tells it (`/proc/self/status`), else set and restored "
-     "at once.")
+    """The process's umask, read without changing it where Linux tells it (`/proc/self/status`), else set and restored
+    at once."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("Umask:"): return int(line.split()[1], 8)
@@ -204,8 +204,8 @@ BOOKKEEPING = ("run_manifest", "artifact_index")  # the folder's own records: re
 
 
 def read_json_file(path) -> dict:
-    ("A JSON object from a run folder's file; a `RunFolderError` naming the file when it is not a regular file or not "
-     "a JSON object.")
+    """A JSON object from a run folder's file; a `RunFolderError` naming the file when it is not a regular file or not a
+    JSON object."""
     if problem := file_problem(path): raise RunFolderError(f"{path}: {problem}")
     try: data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -265,8 +265,8 @@ class RunFolder:
 
     @contextmanager
     def guard(self):
-        ("Mark the run `interrupted` (Ctrl-C) or `failed` (with the error's type) when the block raises; the error "
-         "propagates.")
+        """Mark the run `interrupted` (Ctrl-C) or `failed` (with the error's type) when the block raises; the error
+        propagates."""
         try: yield self
         except BaseException as e:
             try:

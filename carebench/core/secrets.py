@@ -23,8 +23,8 @@ REDACTED = "<redacted>"
 
 
 def register_secret(value) -> None:
-    ("Remember a secret's literal value (a token from an environment variable) so that `redact_text` removes it "
-     "wherever it appears.")
+    """Remember a secret's literal value (a token from an environment variable) so that `redact_text` removes it
+    wherever it appears."""
     if not isinstance(value, str) or len(value.strip()) < MIN_SECRET_LENGTH: return
     global _SECRET_ORDER
     v = value.strip()
@@ -33,8 +33,8 @@ def register_secret(value) -> None:
 
 # %% ../../nbs/0b_secrets.ipynb #15db877d
 def redact_values(text):
-    ("`text` with the literal value of every registered secret replaced by `<redacted>` (longest first); "
-     "other text untouched.")
+    """`text` with the literal value of every registered secret replaced by `<redacted>` (longest first); other text
+    untouched."""
     if not isinstance(text, str) or not _SECRET_ORDER: return text
     for v in _SECRET_ORDER:
         if v in text: text = text.replace(v, REDACTED)
@@ -47,8 +47,8 @@ SECRET_WORDS = {"token", "secret", "password", "passwd", "apikey", "authorizatio
 
 
 def is_secret_key(key) -> bool:
-    ("Whether a config key names a secret: one of its `_`/`-` words is a secret word (or `api key`); `*_env` keys name "
-     "variables.")
+    """Whether a config key names a secret: one of its `_`/`-` words is a secret word (or `api key`); `*_env` keys name
+    variables."""
     if not isinstance(key, str) or key.lower().endswith("_env"): return False
     words = re.split(r"[_\-\s.]+", key.lower())
     return bool(SECRET_WORDS & set(words)) or any(a == "api" and b == "key" for a, b in zip(words, words[1:]))
@@ -72,8 +72,8 @@ _SECRET_PARAM = re.compile(r"(?i)([?&;](?:[a-z_\-]{0,40}(?:key|token|secret|pass
 
 
 def looks_like_token(value) -> bool:
-    ("Whether a text looks like a credential: a known token prefix, `Bearer …`, or an unbroken run of 20+ mixed "
-     "letters and digits.")
+    """Whether a text looks like a credential: a known token prefix, `Bearer …`, or an unbroken run of 20+ mixed letters
+    and digits."""
     if not isinstance(value, str): return False
     v = value.strip()
     if v.lower().startswith("bearer ") or (len(v) >= 12 and _TOKEN_PREFIX.match(v)): return True

@@ -15,8 +15,8 @@ __all__ = ['derive_seed', 'rng_for']
 
 # %% ../../nbs/05_seeds.ipynb #e467aa9d
 def _json_key(k) -> str:
-    ("One key as `json.dumps` writes it in the seed's list: integers (and booleans) as JSON numbers, anything else as "
-     "a JSON string.")
+    """One key as `json.dumps` writes it in the seed's list: integers (and booleans) as JSON numbers, anything else as a
+    JSON string."""
     if isinstance(k, bool): return "true" if k else "false"
     if isinstance(k, int): return int.__repr__(k)
     return encode_basestring(str(k))

@@ -63,8 +63,8 @@ def _cell_text(v) -> str:
 
 # %% ../../nbs/0a_tables.ipynb #ad0b4909
 def _grid(records) -> tuple[np.ndarray, np.ndarray]:
-    ("Records (lists of cells) as one (records × widest record) object array, short records padded with `\"\"`, and "
-     "each record's length.")
+    """Records (lists of cells) as one (records × widest record) object array, short records padded with `""`, and each
+    record's length."""
     if isinstance(records, np.ndarray): return records, np.full(len(records), records.shape[1], dtype=np.int64)
     recs = records if isinstance(records, list) else list(records)
     lengths = np.fromiter(map(len, recs), dtype=np.int64, count=len(recs))
@@ -129,8 +129,8 @@ def _raw_table(file, table, records, texts: bool = False) -> RawTable:
 
 # %% ../../nbs/0a_tables.ipynb #5d29296a
 def _numeric_ids(g: np.ndarray, texts: np.ndarray, text_columns) -> bool:
-    ("Whether an id column of a grid of workbook values `g` (`texts`: their texts) holds a number cell (its display "
-     "format, e.g. `001`, is then needed).")
+    """Whether an id column of a grid of workbook values `g` (`texts`: their texts) holds a number cell (its display
+    format, e.g. `001`, is then needed)."""
     filled = filled_rows(texts)
     if not filled.any(): return False
     h = int(filled.argmax())
@@ -193,8 +193,8 @@ def _read_workbook(path: Path, names, text_columns) -> dict:
 
 # %% ../../nbs/0a_tables.ipynb #8b2d1ddd
 def read_tables(path: Path, names, text_columns=("patient", "observer", "item")) -> dict[str, RawTable]:
-    ("Read tables `names` from a workbook (`.xlsx`) or a folder of `<name>.csv` files; `text_columns` are the id "
-     "columns.")
+    """Read tables `names` from a workbook (`.xlsx`) or a folder of `<name>.csv` files; `text_columns` are the id
+    columns."""
     path = Path(path)
     if path.is_dir():
         out = {}
@@ -223,8 +223,8 @@ def read_tables(path: Path, names, text_columns=("patient", "observer", "item"))
 
 # %% ../../nbs/0a_tables.ipynb #f775a3ed
 def first_fields(path: Path) -> tuple[str, list]:
-    ("The delimiter of a delimited table (whichever of comma, tab, pipe and semicolon its first line holds most of; "
-     "a European export writes semicolons) and that line's fields.")
+    """The delimiter of a delimited table (whichever of comma, tab, pipe and semicolon its first line holds most of; a
+    European export writes semicolons) and that line's fields."""
     with open(path, "rb") as f: head = f.read(1 << 20)          # the first line alone: a later row may not be UTF-8
     try: line = re.split(rb"\r\n|\r|\n", head, maxsplit=1)[0].decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -49,8 +49,8 @@ def model_slug(model: str, taken=()) -> str:
 
 # %% ../../nbs/27_analyze.ipynb #635b014a
 def model_slugs(models, reserved=()) -> dict:
-    ("model → a folder name unique among all of them (and not one of `reserved`), in order: `org/m` and `org_m` get "
-     "two folders.")
+    """model → a folder name unique among all of them (and not one of `reserved`), in order: `org/m` and `org_m` get two
+    folders."""
     taken, out = set(reserved), {}
     for m in models:
         out[m] = model_slug(m, taken); taken.add(out[m])
@@ -174,8 +174,8 @@ def _summary_row(key: str, results: dict, a) -> str:
             f"{decisions.get(key, '–')} | {'; '.join(note)} |")
 
 def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run_info: dict | None = None) -> str:
-    ("A short Markdown summary of one model's overall results (`run_info`: the dry-run flag or the `mocks` among the "
-     "models, and call counts, when the run has them).")
+    """A short Markdown summary of one model's overall results (`run_info`: the dry-run flag or the `mocks` among the
+    models, and call counts, when the run has them)."""
     a, info = config.analysis, run_info or {}
     lines = [f"## {model}", "",
              f"Protocol {PROTOCOL_VERSION} · ε = {a.epsilon} · {ds.n_patients} patients · {ds.n_pairs} pairs · "
@@ -362,7 +362,8 @@ def _power_claims(res: dict, validity: dict | None, target: float) -> None:
             if o.get("p_value") is None: continue
             if scope == "overall" and (sim.get(name) or {}).get("power") is not None:
                 o.update(power_at_effect=sim[name]["power"], underpowered=bool(sim[name]["power"] < target),
-                         power_source=f"simulated at this design ({validity['datasets']} datasets)")
+                         power_source=f"simulated at this design "
+                                      f"({validity.get('basis') or str(validity['datasets']) + ' datasets'})")
             elif (o.get("n_patients") or 0) >= APPROXIMATE_POWER_FROM:
                 o["power_source"] = "normal approximation of the sign-flip test"
             else:

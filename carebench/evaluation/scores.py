@@ -47,8 +47,8 @@ def _text(v) -> str:
 
 
 def _text_column(s: pd.Series) -> pd.Series:
-    ("A Parquet column as text (`_text` of every cell), over whole columns where the type allows: text stays, numbers "
-     "are formatted at once.")
+    """A Parquet column as text (`_text` of every cell), over whole columns where the type allows: text stays, numbers
+    are formatted at once."""
     if pd.api.types.is_string_dtype(s) and not s.isna().any() and (s.dtype != object or s.map(type).eq(str).all()):
         return s
     if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s) and not s.isna().any():
@@ -150,8 +150,8 @@ def read_scores(path) -> pd.DataFrame:
 
 
 def _codes_of(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    ("Integer codes of a text column's cells (−1: missing) and its distinct texts: a categorical's own, else one hash "
-     "pass.")
+    """Integer codes of a text column's cells (−1: missing) and its distinct texts: a categorical's own, else one hash
+    pass."""
     if isinstance(s.dtype, pd.CategoricalDtype):
         return s.cat.codes.to_numpy(np.int64), np.asarray(s.cat.categories, dtype=object)
     codes, values = pd.factorize(s)
@@ -190,8 +190,8 @@ def _problem_rows(df, mask, check, column, message) -> pd.DataFrame:
 # %% ../../nbs/26_scores.ipynb #ad59cef7
 @dataclass(frozen=True)
 class ScoreCells:
-    ("Where each row of a score frame lands: its pair (−1: not a pair of the dataset), its category (−1: not a key) "
-     "and its score (NaN: not a number).")
+    """Where each row of a score frame lands: its pair (−1: not a pair of the dataset), its category (−1: not a key) and
+    its score (NaN: not a number)."""
     pair: np.ndarray
     category: np.ndarray
     score: np.ndarray

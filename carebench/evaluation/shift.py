@@ -45,8 +45,8 @@ def _overlap(va: Counter, vb: Counter) -> dict:
 
 # %% ../../nbs/2e_shift.ipynb #dab19da4
 def dataset_shift(a: Dataset, b: Dataset) -> dict:
-    ("How two datasets differ: sizes, label prevalence and non-zero Δ_ref per category, snapshot length, vocabulary "
-     "overlap (counts only).")
+    """How two datasets differ: sizes, label prevalence and non-zero Δ_ref per category, snapshot length, vocabulary
+    overlap (counts only)."""
     def patients(ds): return [ds.patient(p) for p in dict.fromkeys(ds.pair_patient)]
     def size(ds):
         return dict(patients=len(set(ds.pair_patient)), pairs=ds.n_pairs, observers_per_pair=ds.observers_per_pair,
@@ -104,8 +104,8 @@ def shift_table(model: str, results_a: dict, results_b: dict, diffs: dict) -> pd
 
 # %% ../../nbs/2e_shift.ipynb #73dcd68d
 def _checked_shift_cells(run: RunFolder, b: Dataset, df_b: pd.DataFrame):
-    ("Where the shifted scores land in the shifted dataset, after their validation table is written; a problem stops "
-     "here.")
+    """Where the shifted scores land in the shifted dataset, after their validation table is written; a problem stops
+    here."""
     cells_b = score_cells(df_b, b)
     problems = validate_scores(df_b, b, cells_b)
     atomic_write(run.path/"shift_score_validation.csv", problems.to_csv(index=False))

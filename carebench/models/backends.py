@@ -29,8 +29,8 @@ from .prompts import Prompt
 # %% auto #0
 __all__ = ['BACKENDS', 'WINDOW_KEYS', 'GenerationConfig', 'ModelConfig', 'Request', 'Reply', 'BackendContext', 'Backend',
            'hub_offline', 'local_model_problem', 'in_hub_cache', 'check_local_model', 'register_backend',
-           'model_source', 'model_window', 'backend_options', 'make_backend', 'warm_order', 'DryRunOptions',
-           'DryRunBackend']
+           'registered_backends', 'model_source', 'model_window', 'backend_options', 'make_backend', 'warm_order',
+           'DryRunOptions', 'DryRunBackend']
 
 # %% ../../nbs/34_backends.ipynb #3bdd4701
 @dataclass(frozen=True)
@@ -64,8 +64,8 @@ class ModelConfig:
 # %% ../../nbs/34_backends.ipynb #88a45abf
 @dataclass(frozen=True)
 class Request:
-    ("One call: its cache key, the prompt, and where it comes from (`pair`, `patient_id`, `item`, `condition`, "
-     "`context_patient_id`).")
+    """One call: its cache key, the prompt, and where it comes from (`pair`, `patient_id`, `item`, `condition`,
+    `context_patient_id`)."""
     key: str
     prompt: Prompt
     meta: dict = field(default_factory=dict)
@@ -114,15 +114,15 @@ class Backend:
 
     @classmethod
     def check(cls, options, ctx: BackendContext):
-        ("Checks of the options that need no model (a `ConfigError` whose key is the option); run before anything is "
-         "asked.")
+        """Checks of the options that need no model (a `ConfigError` whose key is the option); run before anything is
+        asked."""
 
     def generate(self, requests: list, mode: str) -> list:
         raise NotImplementedError
 
     def seed_for(self, meta: dict) -> int:
-        ("The sampling seed of one request: the generation seed, moved by its replicate number (a retest draws anew "
-         "when sampling).")
+        """The sampling seed of one request: the generation seed, moved by its replicate number (a retest draws anew
+        when sampling)."""
         return self.generation.seed + int(meta.get("replicate") or 0)
 
     def device_name(self) -> str:
@@ -194,6 +194,23 @@ def register_backend(cls):
     register_into(BACKENDS, cls.name, cls)
     return cls
 
+# %% ../../nbs/34_backends.ipynb #d40e2f19
+_DISCOVERED: list = []
+
+def registered_backends() -> dict:
+    """Every backend: the built-in ones (each `carebench.models` module whose name ends in `_backend`, imported so
+    that its class registers itself) and those of installed packages (entry points of the group `carebench.backends`,
+    each loaded), found on first use. A new built-in backend is its module and nothing else."""
+    if not _DISCOVERED:
+        import importlib, pkgutil
+        from importlib.metadata import entry_points
+        import carebench.models as pkg
+        for m in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+            if m.name.endswith("_backend"): importlib.import_module(f"{pkg.__name__}.{m.name}")
+        for ep in entry_points(group="carebench.backends"): ep.load()
+        _DISCOVERED.append(True)
+    return BACKENDS
+
 # %% ../../nbs/34_backends.ipynb #355a0c6c
 def model_source(model: ModelConfig, opts) -> str:
     "Where a local model is read from: the entry's `path`, else the folder of a catalog id, else the id itself."
@@ -220,7 +237,7 @@ def backend_options(model: ModelConfig, ctx: BackendContext, index: int = 0, con
     loaded): what `carebench validate` and the start of `carebench run` check. Errors name
     `reasoning.models[i].<key>`."""
     key = f"reasoning.models[{index}]"
-    if model.backend not in BACKENDS:
+    if model.backend not in registered_backends():
         raise ConfigError(f"unknown backend {quote_value(model.backend)} (known: {', '.join(sorted(BACKENDS))})",
                           config_file, f"{key}.backend")
     cls = BACKENDS[model.backend]
@@ -323,8 +340,8 @@ class DryRunBackend(Backend):
                                   f"(fields: {', '.join(fields)})", key="field_dependence")
 
     def key_extra(self, meta: dict):
-        ("The mock's answer depends on the pair, the condition, the context patient, the repair flag and the pair's "
-         "Δ_ref.")
+        """The mock's answer depends on the pair, the condition, the context patient, the repair flag and the pair's
+        Δ_ref."""
         extra = {k: meta.get(k) for k in ("patient_id", "item", "condition", "context_patient_id", "repair")}
         # only when set: older keys stay as they were
         for k in ("perturbation", "format", "replicate"):
@@ -341,14 +358,14 @@ class DryRunBackend(Backend):
         return {**extra, "delta_ref": self._dref[(meta["patient_id"], meta["item"])].tolist()}
 
     def format_offset(self, k: int) -> float:
-        ("The planted format effect of prompt format `k` (0 for the main format): `format_noise`·z_k, z_k a seeded "
-         "standard normal.")
+        """The planted format effect of prompt format `k` (0 for the main format): `format_noise`·z_k, z_k a seeded
+        standard normal."""
         return (0.0 if not k or not self.options.format_noise
                 else float(self.options.format_noise * rng_for(self.options.seed, self.model.id, "format", k).normal()))
 
     def scores(self, meta: dict) -> dict:
-        ("The mock's scores for one request, a function of (seed, model, condition, patient, item, context patient, "
-         "variant) only.")
+        """The mock's scores for one request, a function of (seed, model, condition, patient, item, context patient,
+        variant) only."""
         o, keys, m = self.options, self.ctx.label_space.keys, self.model.id
         p, item, cond, ctxp = meta["patient_id"], meta["item"], meta["condition"], meta.get("context_patient_id") or ""
         # rater mode: a human observer's labels, each flipped with rater_noise

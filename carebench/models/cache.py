@@ -93,8 +93,8 @@ def _owner_alive(owner: str | None, updated: float | None = None, window: float 
     return True
 
 class ResponseCache:
-    ("A SQLite response cache (WAL) shared by runs and processes; `readonly` opens it for reading only (no WAL switch, "
-     "no table).")
+    """A SQLite response cache (WAL) shared by runs and processes; `readonly` opens it for reading only (no WAL switch,
+    no table)."""
     def __init__(self, path=None, readonly: bool = False, lease_s: float = 300.0):
         self.path = Path(path) if path else default_cache_path()
         self.readonly, self.lease_s = readonly, lease_s
@@ -124,8 +124,8 @@ class ResponseCache:
         if not readonly: self._prepare()
 
     def _prepare(self):
-        ("WAL journal, the table and its newer columns; switching to WAL and creating the table ignore the busy "
-         "timeout: retry.")
+        """WAL journal, the table and its newer columns; switching to WAL and creating the table ignore the busy
+        timeout: retry."""
         for attempt in range(200):
             try:
                 self.db.execute("PRAGMA journal_mode=WAL")

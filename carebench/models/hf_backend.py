@@ -92,8 +92,8 @@ class PrefixStore:
     def __len__(self): return len(self.items)
 
     def get(self, tokens, lo: int, hi: int):
-        ("The longest prefix of `tokens[:hi]` that the store can serve, as (length, states), if at least `lo` long; "
-         "else None.")
+        """The longest prefix of `tokens[:hi]` that the store can serve, as (length, states), if at least `lo` long;
+        else None."""
         if lo > hi or not self.items: return None
         q, best, arg = np.asarray(tokens[:hi]), 0, None
         for key, (arr, _, _) in reversed(self.items.items()):
@@ -104,8 +104,8 @@ class PrefixStore:
         return best, [(k[..., :best, :], v[..., :best, :]) for k, v in self.items[arg][1]]
 
     def put(self, tokens, states):
-        ("Keep `states` for `tokens` (not if a stored sequence starts with them; stored ones they extend are dropped), "
-         "evicting the oldest.")
+        """Keep `states` for `tokens` (not if a stored sequence starts with them; stored ones they extend are dropped),
+        evicting the oldest."""
         q, size = np.asarray(tokens), _nbytes(states)
         if size > self.max_bytes: return
         for key, (arr, _, n) in list(self.items.items()):
@@ -162,8 +162,8 @@ def _states(cache) -> list:
     return [tuple(kv[:2]) for kv in cache]
 
 def _plain_cache(cache) -> bool:
-    ("Whether a cache keeps every layer's keys and values whole (no sliding window, no recurrent state): reuse needs "
-     "that.")
+    """Whether a cache keeps every layer's keys and values whole (no sliding window, no recurrent state): reuse needs
+    that."""
     layers = getattr(cache, "layers", None)
     if layers is None: return hasattr(cache, "key_cache")
     return all(type(l).__name__ == "DynamicLayer" and not getattr(l, "is_sliding", False) for l in layers)
@@ -257,8 +257,8 @@ class TransformersBackend(Backend):
         self.store = PrefixStore(o.prefix_cache_mb * 2**20 if self.reuse else 0)
 
     def identity(self) -> dict:
-        ("Name, model path, dtype, and for a local folder a fingerprint of its files (a model rebuilt in place gets "
-         "new keys).")
+        """Name, model path, dtype, and for a local folder a fingerprint of its files (a model rebuilt in place gets new
+        keys)."""
         src = model_source(self.model, self.options)
         return {"name": self.name, "path": src, "dtype": self.options.dtype, "files": model_fingerprint(src),
                 "json_batching": self.options.json_batching}

@@ -121,8 +121,8 @@ def _opener(direct: bool):
                                        *([urllib.request.ProxyHandler({})] if direct else []))
 
 def read_capped(resp, limit: int) -> bytes:
-    ("An answer's body, refused (not retried) as soon as it is known to exceed `limit` bytes: "
-     "an endless body never fills memory.")
+    """An answer's body, refused (not retried) as soon as it is known to exceed `limit` bytes: an endless body never
+    fills memory."""
     declared = resp.headers.get("Content-Length") if resp.headers else None
     if declared and declared.strip().isdigit() and int(declared) > limit:
         raise _Failed(f"the answer is larger than max_answer_bytes ({limit:,} bytes)", False)
@@ -260,8 +260,8 @@ class OpenAIBackend(Backend):
 
     def _where(self) -> str: return redirect_target(self.options.base_url, self.options.base_url)
     def _unreachable(self, e) -> EndpointError | None:
-        ("The run-stopping error when a connection failure means nothing can answer at the address "
-         "(refused, unknown host).")
+        """The run-stopping error when a connection failure means nothing can answer at the address (refused, unknown
+        host)."""
         reason = getattr(e, "reason", e)
         if isinstance(reason, ConnectionRefusedError):
             why = "connection refused (nothing listens there: is the server running?)"

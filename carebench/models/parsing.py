@@ -36,8 +36,8 @@ def _unfence(t: str) -> str:
     return body[4:].lstrip() if body[:4].lower() == "json" else body.lstrip()
 
 def strip_wrappers(text: str) -> str:
-    ("Remove thinking traces (closed, or an unclosed one before `</think>`) and unwrap the first code fence if any; "
-     "linear time.")
+    """Remove thinking traces (closed, or an unclosed one before `</think>`) and unwrap the first code fence if any;
+    linear time."""
     parts, pos = [], 0
     while (m := _OPEN.search(text, pos)):
         close = _CLOSE[m.group(1).lower()].search(text, m.end())
@@ -75,8 +75,8 @@ def first_json_object(text: str) -> str:
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")      # ASCII digits only, as JSON
 
 def _number(value, key):
-    ("A score from a JSON value: numbers, numeric text in JSON's number grammar, and booleans; anything else is "
-     "`not_a_number`.")
+    """A score from a JSON value: numbers, numeric text in JSON's number grammar, and booleans; anything else is
+    `not_a_number`."""
     if isinstance(value, bool): return float(value)
     if isinstance(value, (int, float)): return float(value)
     if isinstance(value, str) and len(value) <= 64 and _JSON_NUMBER.fullmatch(value.strip()):
@@ -110,8 +110,8 @@ _LINE = re.compile(r"^[ \t]*(?:[-*•][ \t]*)?[`\"']?([^:=`\"'\n]{1,80}?)[`\"']?
                    r"\t]*[,;]?[ \t]*$", re.M)
 
 def _line_pairs(text: str, label_space: LabelSpace) -> list:
-    ("`key: value` lines (a bullet, quotes and a trailing comma tolerated) naming a category; none: the answer's JSON "
-     "object.")
+    """`key: value` lines (a bullet, quotes and a trailing comma tolerated) naming a category; none: the answer's JSON
+    object."""
     pairs = [(k, v.rstrip(".") or v) for k, v in _LINE.findall(strip_wrappers(text)) if label_space.lookup(k.strip())]
     return pairs or _json_pairs(text, label_space)        # a repaired answer is JSON whatever the layout asked
 

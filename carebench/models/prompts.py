@@ -66,8 +66,8 @@ FORMAT_WORDINGS = (
 
 # %% ../../nbs/30_prompts.ipynb #d9b815c8
 def category_block(label_space: LabelSpace, include_definitions: bool = True, order: tuple | None = None) -> str:
-    ("The category list shown to the model: `key (display name): definition`, one per line, in `order` (keys) or the "
-     "label space's.")
+    """The category list shown to the model: `key (display name): definition`, one per line, in `order` (keys) or the
+    label space's."""
     cats = [label_space[k] for k in order] if order else list(label_space)
     return "Categories:\n" + "\n".join(f"- {c.key} ({c.name})" + (f": {c.definition}" if include_definitions else "")
                                        for c in cats)
@@ -77,8 +77,8 @@ def category_block(label_space: LabelSpace, include_definitions: bool = True, or
 SEPARATORS = ("blocks", "colon", "markdown")
 
 def render_snapshot(patient: Patient, separator: str = "blocks") -> str:
-    ("A snapshot as labelled fields in field order (list fields as bullet lines, or joined by `; `); empty fields left "
-     "out.")
+    """A snapshot as labelled fields in field order (list fields as bullet lines, or joined by `; `); empty fields left
+    out."""
     if separator not in SEPARATORS: raise ValueError(f"unknown separator {separator!r} ({', '.join(SEPARATORS)})")
     blocks = []
     for field, value in patient.snapshot:
@@ -188,8 +188,8 @@ def build_prompt(item: str, patient: Patient | None, label_space: LabelSpace, se
 
 # %% ../../nbs/30_prompts.ipynb #f63221a5
 class PromptRecipe:
-    ("The arguments of `build_prompt`, standing for the prompt they build: every attribute of a `Prompt`, built when "
-     "read.")
+    """The arguments of `build_prompt`, standing for the prompt they build: every attribute of a `Prompt`, built when
+    read."""
     __slots__ = ("args", "layout")
 
     def __init__(self, item: str, patient: Patient | None, label_space: LabelSpace,

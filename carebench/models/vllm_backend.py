@@ -39,8 +39,8 @@ def score_schema(keys) -> dict:
 
 # %% ../../nbs/37_vllm.ipynb #3d23a1d2
 def yes_probability(top: dict) -> float:
-    ("P(yes)/(P(yes)+P(no)) from a {token text: logprob} mapping of the next token's top candidates (NaN if neither "
-     "appears).")
+    """P(yes)/(P(yes)+P(no)) from a {token text: logprob} mapping of the next token's top candidates (NaN if neither
+    appears)."""
     py = sum(np.exp(lp) for t, lp in top.items() if t.strip().lower() == "yes")
     pn = sum(np.exp(lp) for t, lp in top.items() if t.strip().lower() == "no")
     return float(py / (py + pn)) if py + pn > 0 else float("nan")
@@ -90,8 +90,8 @@ class VLLMBackend(Backend):
             return {"guided_decoding": GuidedDecodingParams(json=schema)}
 
     def _waves(self, run, items: list, leaders: list) -> list:
-        ("`run` over `items`, the `leaders` (indices) first when prefix warm-up is on, so the engine caches their "
-         "prefixes.")
+        """`run` over `items`, the `leaders` (indices) first when prefix warm-up is on, so the engine caches their
+        prefixes."""
         if not self.options.prefix_warmup or not leaders or len(leaders) == len(items): return run(items)
         rest = [i for i in range(len(items)) if i not in set(leaders)]
         out = [None] * len(items)

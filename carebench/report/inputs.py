@@ -70,8 +70,8 @@ def plot_label_distribution(view: RunView) -> Figure:
 
 # %% ../../nbs/43_input.ipynb #6570beb0
 def cooccurrence(view: RunView, condition: str = CORRECT_CONTEXT) -> pd.DataFrame:
-    ("Categories × categories: pairs where both have a reference label of at least ½ in `condition` (diagonal: the "
-     "category's pairs).")
+    """Categories × categories: pairs where both have a reference label of at least ½ in `condition` (diagonal: the
+    category's pairs)."""
     ds = view.dataset
     on = (ds.labels[condition].mean(axis=1) >= 0.5 - 1e-9).astype(int)
     m = pd.DataFrame(on.T @ on, index=ds.categories, columns=ds.categories)
@@ -113,8 +113,8 @@ def disagreement_table(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/43_input.ipynb #ff55f800
 def delta_ref_pairs(view: RunView) -> pd.DataFrame:
-    ("Every (pair, category) whose reference label moved: patient, item, category, both labels, Δ_ref, observers who "
-     "changed and which.")
+    """Every (pair, category) whose reference label moved: patient, item, category, both labels, Δ_ref, observers who
+    changed and which."""
     ds = view.dataset
     free, corr = ds.labels[CONTEXT_FREE], ds.labels[CORRECT_CONTEXT]
     moved = free != corr                                                   # pairs × observers × categories
@@ -134,8 +134,8 @@ def delta_ref_pairs(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/43_input.ipynb #cad711bc
 def delta_ref_audit(view: RunView) -> pd.DataFrame:
-    ("Per category: shifts up and down by how many observers, and changes that cancel (Δ_ref = 0 although observers "
-     "changed).")
+    """Per category: shifts up and down by how many observers, and changes that cancel (Δ_ref = 0 although observers
+    changed)."""
     d = delta_ref_pairs(view)
     K = view.dataset.observers_per_pair
     d["kind"] = np.where(d["delta_ref"] > 0, "up", np.where(d["delta_ref"] < 0, "down", "cancelling"))
@@ -147,8 +147,8 @@ def delta_ref_audit(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/43_input.ipynb #4076b36a
 def repeated_items(view: RunView) -> pd.DataFrame:
-    ("Items found for two or more patients: patients, pairs, and whether their reference labels differ between pairs, "
-     "per condition.")
+    """Items found for two or more patients: patients, pairs, and whether their reference labels differ between pairs,
+    per condition."""
     ds = view.dataset
     key = pd.Series([normalize_text(str(i)) for i in ds.pair_item])
     rows = []

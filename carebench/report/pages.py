@@ -95,8 +95,8 @@ def banner(view: RunView, models=None) -> str:
 
 # %% ../../nbs/40_report.ipynb #09ebe933
 def by_category(view: RunView, df: pd.DataFrame) -> pd.DataFrame:
-    ("Rows indexed by category key → the label space's order and display names (index `category`); unknown keys last, "
-     "as they come.")
+    """Rows indexed by category key → the label space's order and display names (index `category`); unknown keys last,
+    as they come."""
     names = category_names(view)
     order = [k for k in names if k in df.index] + [k for k in df.index if k not in names]
     out = df.reindex(order)
@@ -140,8 +140,8 @@ def answer_table(view: RunView, model: str) -> pd.DataFrame:
 
 # %% ../../nbs/40_report.ipynb #51c983d2
 def delta_ref_table(view: RunView) -> pd.DataFrame:
-    ("Per category (display names, label-space order): pairs whose reference label went up, down, and either (non-zero "
-     "Δ_ref).")
+    """Per category (display names, label-space order): pairs whose reference label went up, down, and either (non-zero
+    Δ_ref)."""
     c = view.adapter.get("counts", {})
     d = pd.DataFrame({"up": c.get("delta_ref_up"), "down": c.get("delta_ref_down"),
                       "non-zero": c.get("nonzero_delta_ref")})
@@ -163,8 +163,8 @@ def observer_agreement(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/40_report.ipynb #67d5f7b4
 def aggregation_table(view: RunView) -> pd.DataFrame:
-    ("How the reference was made (the adapter manifest's aggregation): policy, what a reference label is, its values, "
-     "notes.")
+    """How the reference was made (the adapter manifest's aggregation): policy, what a reference label is, its values,
+    notes."""
     a = view.adapter.get("aggregation") or {}
     rows = [("policy", a.get("policy", "mean")), ("reference label", a.get("reference_label", "")),
             ("values", a.get("values") if isinstance(a.get("values"), str)
@@ -224,15 +224,15 @@ def _endpoints(view, model) -> dict:
 
 
 def _validity(view, model, name) -> dict:
-    ("The design-matched simulation's worst null rejection rate (with its binomial interval and the number of datasets "
-     "it rests on) and power for one endpoint (empty when none was run).")
+    """The design-matched simulation's worst null rejection rate (with its binomial interval and the number of datasets
+    it rests on) and power for one endpoint (empty when none was run)."""
     doc = view.endpoints["models"][model].get("validity") or {}
     v = doc.get("endpoints", {}).get(name)
     if not v: return {}
     fp = v["false_positive_rate"]
     if v.get("false_positive_rate_low") is not None:     # a rate from a few hundred datasets: its interval, how sure
         lo, hi = v["false_positive_rate_low"], v["false_positive_rate_high"]
-        fp = f"{fp:.3f} [{lo:.3f}, {hi:.3f}], {doc['datasets']} datasets"
+        fp = f"{fp:.3f} [{lo:.3f}, {hi:.3f}], {doc.get('basis') or str(doc['datasets']) + ' datasets'}"
     out = {"simulated false-positive rate": fp, "simulated power": v["power"]}
     if v.get("coverage") is not None:                 # the interval's lowest simulated coverage at this design
         low = " (below 0.93)" if v.get("coverage_below_goal") else ""
@@ -337,15 +337,15 @@ def endpoint_table(view: RunView, model: str, part: str | None = None) -> pd.Dat
 
 # %% ../../nbs/40_report.ipynb #632166dc
 def endpoint_definitions(view: RunView, model: str) -> str:
-    ("Markdown: what each endpoint of the table estimates (the registry's statistic), one line each, with why an "
-     "estimate or its interval is degenerate where it is (`degenerate_note`).")
+    """Markdown: what each endpoint of the table estimates (the registry's statistic), one line each, with why an
+    estimate or its interval is degenerate where it is (`degenerate_note`)."""
     return "\n".join(f"- **{endpoint_label(n)}** ({r.get('role')}): {r.get('statistic')}"
                      f"{degenerate_note(r.get('overall') or {})}" for n, r in _endpoints(view, model).items())
 
 # %% ../../nbs/40_report.ipynb #c1f43bf2
 def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame:
-    ("One endpoint per category (display names, label-space order): estimate, the interval beside it (a tested "
-     "category's one-sided bound, the test inverted), p, BH-adjusted p, cells, confirmatory flag.")
+    """One endpoint per category (display names, label-space order): estimate, the interval beside it (a tested
+    category's one-sided bound, the test inverted), p, BH-adjusted p, cells, confirmatory flag."""
     rows = {}
     for k, o in _endpoints(view, model)[endpoint]["per_category"].items():
         rows[k] = {"estimate": estimate_text(o), "interval": interval_words(o, *_alpha(view)), "p": o.get("p_value"),
@@ -354,8 +354,8 @@ def per_category_table(view: RunView, model: str, endpoint: str) -> pd.DataFrame
 
 # %% ../../nbs/40_report.ipynb #e2154ba2
 def condition_table(view: RunView, model: str, condition: str) -> pd.DataFrame:
-    ("For one model and condition, per category (display names, label-space order): scores, mean, SD and (with "
-     "context) the unchanged rate.")
+    """For one model and condition, per category (display names, label-space order): scores, mean, SD and (with context)
+    the unchanged rate."""
     eps = view.manifest.get("epsilon", 0.01)
     s = view.scores[(view.scores["model"] == model) & (view.scores["condition"] == condition)]
     cats = s.groupby("category")["score"].agg(["count", "mean",
@@ -371,8 +371,8 @@ def condition_table(view: RunView, model: str, condition: str) -> pd.DataFrame:
 
 # %% ../../nbs/40_report.ipynb #8df7c019
 def call_table(view: RunView, model: str) -> pd.DataFrame:
-    ("Calls per condition with failures by kind (from call_summary.csv); empty for a model that makes no calls (Tracks "
-     "1 and 2).")
+    """Calls per condition with failures by kind (from call_summary.csv); empty for a model that makes no calls (Tracks
+    1 and 2)."""
     c = view.calls
     if not len(c) or not (c["model"] == model).any(): return pd.DataFrame()
     c = c[c["model"] == model].drop(columns="model").assign(condition=lambda d: d["condition"].str.replace("_", " "))
@@ -387,8 +387,8 @@ NO_CALLS = ("This model makes no language-model calls: its scores are prediction
 
 # %% ../../nbs/40_report.ipynb #114c5707
 def plot_delta_ref(view: RunView) -> Figure:
-    ("Stacked bars: per category (label-space order), pairs whose reference label went up and down; the confirmatory "
-     "threshold dotted.")
+    """Stacked bars: per category (label-space order), pairs whose reference label went up and down; the confirmatory
+    threshold dotted."""
     plt = styled_pyplot()
     t = delta_ref_table(view)
     need = (view.config.get("analysis") or {}).get("confirmatory_min_nonzero", 15)
@@ -476,8 +476,8 @@ def _category_means(view: RunView, model: str) -> pd.DataFrame:
     return by_category(view, d)
 
 def plot_heatmap(view: RunView, model: str) -> Figure:
-    ("Heatmap per category of mean Δ_ref, mean Δ_model and mean Δ_shuf: do the model's shifts line up with the "
-     "observers'?")
+    """Heatmap per category of mean Δ_ref, mean Δ_model and mean Δ_shuf: do the model's shifts line up with the
+    observers'?"""
     plt = styled_pyplot()
     d = _category_means(view,
                         model).rename(columns={"delta_ref": "Δ_ref\n(observers)", "delta_model": "Δ_model\n(own chart)",
@@ -520,8 +520,8 @@ def plot_class_scatter(view: RunView, model: str) -> Figure:
 
 # %% ../../nbs/40_report.ipynb #ffa11e19
 def plot_agreement(view: RunView, model: str) -> Figure:
-    ("Per category (and overall): sign-agreement rate with correct and shuffled context against its within-patient "
-     "permutation chance level.")
+    """Per category (and overall): sign-agreement rate with correct and shuffled context against its within-patient
+    permutation chance level."""
     plt = styled_pyplot()
     r = _endpoints(view, model)["directional_alignment"]
     names = category_names(view)
@@ -637,8 +637,8 @@ def plot_contrasts(view: RunView) -> Figure | None:
 
 # %% ../../nbs/40_report.ipynb #3a4b8b08
 def failure_table(view: RunView) -> pd.DataFrame:
-    ("Per model of the reasoning track: backend, requests, unique calls, failed calls and their share, and the "
-     "failures by kind.")
+    """Per model of the reasoning track: backend, requests, unique calls, failed calls and their share, and the failures
+    by kind."""
     calls = pd.DataFrame(view.manifest.get("calls", []))
     if calls.empty: return pd.DataFrame()
     t = calls.set_index("model")[["backend", "n_requests", "n_unique", "n_failed"]].rename(
@@ -688,8 +688,8 @@ def models_table(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/40_report.ipynb #7ac832d6
 def plot_comparison(view: RunView) -> Figure | None:
-    ("Every endpoint some model reports (the family in its order, then the registry's), every model side by side with "
-     "its interval.")
+    """Every endpoint some model reports (the family in its order, then the registry's), every model side by side with
+    its interval."""
     plt = styled_pyplot()
     present = {n for m in view.models for n in _endpoints(view, m)}
     names = [n for n in dict.fromkeys([*FAMILY, *ENDPOINTS]) if n in present and ENDPOINTS[n].null_value is not None]

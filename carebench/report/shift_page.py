@@ -34,8 +34,8 @@ def shift_sizes_table(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/45_shift_page.ipynb #f19c5688
 def shift_prevalence_table(view: RunView) -> pd.DataFrame:
-    ("Per category: the reference's mean label context-free and with the chart, and the share of non-zero Δ_ref, in "
-     "both datasets.")
+    """Per category: the reference's mean label context-free and with the chart, and the share of non-zero Δ_ref, in
+    both datasets."""
     rows = _shift(view).get("prevalence") or []
     if not rows: return pd.DataFrame()
     names = category_names(view)
@@ -53,8 +53,8 @@ def shift_prevalence_table(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/45_shift_page.ipynb #e78154cd
 def shift_length_table(view: RunView) -> pd.DataFrame:
-    ("Snapshot length per patient (entries, words, fields): mean and median in both datasets, and the ratio of the "
-     "means.")
+    """Snapshot length per patient (entries, words, fields): mean and median in both datasets, and the ratio of the
+    means."""
     rows = _shift(view).get("snapshot_length") or []
     return (
         pd.DataFrame(rows)
@@ -70,8 +70,8 @@ def shift_length_table(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/45_shift_page.ipynb #9db20668
 def shift_vocabulary_table(view: RunView) -> pd.DataFrame:
-    ("Word types of the evaluation items and of the snapshots in both datasets, their Jaccard overlap and the shifted "
-     "words' coverage.")
+    """Word types of the evaluation items and of the snapshots in both datasets, their Jaccard overlap and the shifted
+    words' coverage."""
     v = _shift(view).get("vocabulary")
     if not v: return pd.DataFrame()
     rows = [dict(texts=k, **{"word types, in-distribution": v[k]["types_in_distribution"],
@@ -82,8 +82,8 @@ def shift_vocabulary_table(view: RunView) -> pd.DataFrame:
 
 # %% ../../nbs/45_shift_page.ipynb #f0a5db35
 def shift_endpoint_table(view: RunView, per_category: bool = False) -> pd.DataFrame:
-    ("Per model and endpoint (overall, or per category): in-distribution, shifted, and the difference with its "
-     "interval and p-value.")
+    """Per model and endpoint (overall, or per category): in-distribution, shifted, and the difference with its interval
+    and p-value."""
     if not view.has("shift_endpoints"): return pd.DataFrame()
     d = view._csv("shift_endpoints")
     d = d[d["scope"] != "overall"] if per_category else d[d["scope"] == "overall"]
@@ -147,8 +147,8 @@ def plot_shift(view: RunView) -> Figure | None:
 
 # %% ../../nbs/45_shift_page.ipynb #e764169f
 def plot_prevalence_shift(view: RunView) -> Figure | None:
-    ("Per category, the reference's mean label with the chart in both datasets (bars), the categories in the label "
-     "space's order.")
+    """Per category, the reference's mean label with the chart in both datasets (bars), the categories in the label
+    space's order."""
     plt = styled_pyplot()
     t = shift_prevalence_table(view)
     if t.empty: return None

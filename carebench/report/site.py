@@ -139,8 +139,8 @@ def execute_page(template: Path, dest: Path, parameters: dict, cwd: Path, attemp
 
 # %% ../../nbs/41_site.ipynb #8a9fba01
 def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
-    ("Run every page's template with papermill into `RUN/report/pages/` (a few kernels at a time); page name → (path, "
-     "error or None).")
+    """Run every page's template with papermill into `RUN/report/pages/` (a few kernels at a time); page name → (path,
+    error or None)."""
     tdir, out = templates_dir(), output_folder(view.path/"report"/"pages", root=view.path)
     out.mkdir(parents=True, exist_ok=True)
     def run(page):
@@ -266,8 +266,8 @@ _STATUS = {"running": "it is still running, or was killed before it finished", "
            "failed": "it failed"}
 
 def check_finished(view: RunView):
-    ("A `ReportError` (one line) for a run folder that did not finish: a report of half a run would look like a whole "
-     "one.")
+    """A `ReportError` (one line) for a run folder that did not finish: a report of half a run would look like a whole
+    one."""
     m = view.manifest
     status = m.get("status") or ("completed" if m.get("completed") else "running")
     if status == "completed" and view.has("endpoints"): return

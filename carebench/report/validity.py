@@ -27,8 +27,8 @@ __all__ = ['PART_LABELS', 'COVERAGE_FLOOR', 'FLOOR_FROM', 'quick_study', 'quanti
 
 # %% ../../nbs/42_validity.ipynb #6b43a307
 def quick_study(folder=None) -> Path:
-    ("A quick study (`StudySettings.quick()`), made once in the user's cache and reused while protocol and version are "
-     "the same.")
+    """A quick study (`StudySettings.quick()`), made once in the user's cache and reused while protocol and version are
+    the same."""
     folder = Path(folder or os.environ.get("CAREBENCH_QUICK_STUDY") or Path.home()/".cache"/"carebench"/"quick_study")
     meta = folder/"simulation.json"
     if meta.exists():
@@ -46,8 +46,8 @@ def quantity_label(q: str) -> str:
 
 # %% ../../nbs/42_validity.ipynb #0abadfd9
 def null_rates(study: dict) -> pd.DataFrame:
-    ("Rejection rates under the null scenarios: one row per scenario and number of patients, one column per tested "
-     "endpoint.")
+    """Rejection rates under the null scenarios: one row per scenario and number of patients, one column per tested
+    endpoint."""
     rj = study["rejections"]
     t = rj[rj["null"]].pivot_table(index=["scenario", "n_patients"], columns="quantity", values="rate")
     return t[[q for q in FAMILY if q in t.columns]]
@@ -129,8 +129,8 @@ def plot_power(study: dict):
 
 # %% ../../nbs/42_validity.ipynb #f42ff195
 def plot_coverage(study: dict):
-    ("Coverage of every interval against the scenario's population value: the smallest over scenarios, by number of "
-     "patients.")
+    """Coverage of every interval against the scenario's population value: the smallest over scenarios, by number of
+    patients."""
     plt = lazy_pyplot()
     t = coverage_table(study).drop(columns=f"below {COVERAGE_FLOOR}")
     fig, ax = plt.subplots(figsize=(7, 3.8))
@@ -153,8 +153,8 @@ def plot_coverage(study: dict):
 
 # %% ../../nbs/42_validity.ipynb #4b3bcfb0
 def build_validity_page(folder, quiet: bool = True) -> Path:
-    ("Execute `reports/validity.ipynb` on a study folder with papermill and write `FOLDER/validity.html` (offline: "
-     "figures inline).")
+    """Execute `reports/validity.ipynb` on a study folder with papermill and write `FOLDER/validity.html` (offline:
+    figures inline)."""
     import papermill as pm
     import nbformat
     from nbconvert import HTMLExporter

@@ -211,8 +211,8 @@ def t_quantile(df, p):
 
 # %% ../../nbs/10_bootstrap.ipynb #c6f0e602
 def ratio_se(S, n, theta=None) -> np.ndarray:
-    ("Cluster-robust standard error of the ratio sum(S)/sum(n) (columns), with the P/(P−1) small-sample factor; P = "
-     "contributing patients.")
+    """Cluster-robust standard error of the ratio sum(S)/sum(n) (columns), with the P/(P−1) small-sample factor; P =
+    contributing patients."""
     S, n = np.asarray(S, float), np.asarray(n, float)
     P = (n > 0).sum(0)
     with np.errstate(invalid="ignore", divide="ignore"):

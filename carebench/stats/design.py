@@ -23,6 +23,7 @@ from ..core.runs import write_json
 from ..core.vocab import PROTOCOL_VERSION
 from .bootstrap import cluster_sums
 from .endpoints import FAMILY, EndpointInput, Resampling, run_endpoints, stated_effect
+from .large_sample import LARGE_SAMPLE_POPULATION, large_sample_study, use_large_sample
 from .measures import effective_epsilon
 from .signflip import SignFlips, signflip_test
 from .simulate import (RECORD, SCENARIOS, VALIDITY_NULLS, Scenario, block_records, coverage_cells,
@@ -72,14 +73,16 @@ def score_grid(*scores) -> float:
 
 # %% ../../nbs/1c_design.ipynb #8a7156c3
 COVERAGE_GOAL = 0.93     # an interval whose simulated coverage at the design is lower says so on the model page
-VALIDITY_FORMAT = 4      # in a cached answer's key: it holds power, coverage, matched nulls, stratified populations
+VALIDITY_FORMAT = 5      # in a cached answer's key: power, coverage, matched nulls, stratified populations, its method
 
 def design_validity(n_patients: int, items: int, n_categories: int, observers: int, donors: int,
                     settings: AnalysisConfig, seed: int = 0, cache_dir=None, sizes=(), delta_ref_rate=None,
                     grid: float = 0.0, progress: bool = False, executor=None) -> dict:
     """Simulated false-positive rate (the largest over `VALIDITY_NULLS`, with its binomial interval) and power (at its
     stated effect, `shift_power`) and lowest interval coverage of each confirmatory test at a design, with
-    `settings.validity_datasets` datasets per scenario; `sizes`: the dataset's own items per patient (simulated as they
+    `settings.validity_datasets` datasets per scenario, or, from `settings.validity_large_sample_from` effective
+    patients, from one population's moments per scenario (`large_sample_study`; `method` and `basis` say which);
+    `sizes`: the dataset's own items per patient (simulated as they
     are; without them every patient has `items`). Cached in `cache_dir` (default ~/.cache/carebench/validity), keyed by
     the design, the settings, the stated effects and the scenarios' definitions. `delta_ref_rate` (the data's share of
     cells with Δ_ref ≠ 0, `matched_to`) and `grid` (the model's `score_grid`) make the scenarios the data's;
@@ -89,21 +92,31 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
                   observers=int(max(observers, 1)), donors=int(max(donors, 1)))
     sizes = tuple(int(max(m, 1)) for m in sizes) if len(sizes) == design["n_patients"] else ()
     small = dataclasses.replace(settings, n_bootstrap=200, n_permutations=min(settings.n_permutations, 1000))
+    n_datasets = small.validity_datasets
     scen = _validity_scenarios(design, sizes, delta_ref_rate, grid, seed)
     effects = {q: stated_effect(settings, q) for q in FAMILY}
+    large = use_large_sample(sizes or (design["items"],) * design["n_patients"], settings)
     path = _validity_path(cache_dir, {**design, "alpha": small.alpha, "epsilon": small.epsilon, "effects": effects,
                                       "n": small.validity_datasets, "flips": small.n_permutations, "seed": seed,
-                                      "scenarios": [repr(s) for s in scen.values()]})
+                                      "scenarios": [repr(s) for s in scen.values()], "level": small.ci_level,
+                                      "method": f"large_sample:{LARGE_SAMPLE_POPULATION}" if large else "datasets"})
     if path.is_file():
         try: return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError): pass
     t0 = time.time()
-    recs, power, truths = _simulate(scen, design["n_patients"], small, effects, seed, progress, executor)
-    out = _validity_endpoints(summarise(recs, small.alpha, small.epsilon, seed, scen, truths), power)
+    if large:                               # many patients: the rates from one population's moments per scenario
+        study, power = large_sample_study(scen, design["n_patients"], small.alpha, small.ci_level, small.epsilon,
+                                          effects, seed, after=_say_rest if progress else None)
+        basis = f"large-sample, {len(scen)} populations of {LARGE_SAMPLE_POPULATION:,} simulated patients"
+    else:
+        recs, power, truths = _simulate(scen, design["n_patients"], small, effects, seed, progress, executor)
+        study, basis = summarise(recs, small.alpha, small.epsilon, seed, scen, truths), f"{n_datasets} datasets"
+    out = _validity_endpoints(study, power)
     if sizes: design["items_per_patient"] = [min(sizes), max(sizes)]     # simulated with the dataset's own counts
     design.update(delta_ref_rate=None if delta_ref_rate is None else round(float(delta_ref_rate), 4),
                   score_grid=float(grid))
-    doc = {"design": design, "datasets": small.validity_datasets, "alpha": small.alpha,
+    doc = {"design": design, "datasets": None if large else n_datasets,
+           "method": "large_sample" if large else "datasets", "basis": basis, "alpha": small.alpha,
            "power_effects": effects, "power_scenario": "baseline", "null_scenarios": list(VALIDITY_NULLS),
            "endpoints": out, "seconds": round(time.time() - t0, 1)}
     try:
@@ -141,6 +154,13 @@ def _simulate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: in
             {k: p[1] for k, p in pops.items()})
 
 LONG_WAIT_S = 10                   # a simulation expected to take longer says so before it starts
+
+def _say_rest(done: int, total: int, seconds: float) -> None:
+    "After the first scenario's population (large-sample): about how long the others take, when longer than a wait."
+    if done == 1 and seconds * (total - 1) >= LONG_WAIT_S:
+        say_line(f"design validity, the first time at this design: {total} populations of {LARGE_SAMPLE_POPULATION:,} "
+                 f"simulated patients (large-sample), about {duration_words(seconds * (total - 1))} more (the first "
+                 f"took {seconds:.0f} s); the answer is cached for every later analysis of this design")
 
 def _say_estimate(scen: dict, P: int, small: AnalysisConfig, effects: dict, seed: int, alignment: float, n: int,
                   workers: int, population_s: float) -> None:

@@ -32,8 +32,8 @@ __all__ = ['ENDPOINTS', 'MEAN_CONTRASTS', 'CONTRASTS', 'FAMILY', 'PRIMARY', 'NON
 
 # %% ../../nbs/15_endpoints.ipynb #42ca019e
 def _canonical_order(cluster, *mats) -> np.ndarray:
-    ("A pair order that depends only on the data: patients by a hash of their sorted pair hashes, pairs by their own "
-     "hash.")
+    """A pair order that depends only on the data: patients by a hash of their sorted pair hashes, pairs by their own
+    hash."""
     rows = np.ascontiguousarray(np.hstack([np.asarray(m, float).reshape(len(cluster), -1) for m in mats]))
     h = [hashlib.blake2b(r.tobytes(), digest_size=16).hexdigest() for r in rows]
     pk = {}
@@ -157,8 +157,8 @@ class Estimate:
 # %% ../../nbs/15_endpoints.ipynb #53d83183
 @dataclass(frozen=True)
 class EndpointResult:
-    ("An endpoint's results: overall and per category key, with the statistic, the null hypothesis in words and its "
-     "role.")
+    """An endpoint's results: overall and per category key, with the statistic, the null hypothesis in words and its
+    role."""
     name: str
     statistic: str
     null_hypothesis: str
@@ -409,8 +409,8 @@ def context_sensitivity(inp: EndpointInput, rs: Resampling) -> EndpointResult:
                    role="descriptive", bounds=(-1, 1),
                    part_bounds={"pearson_r_shuffled": (-1, 1), "difference": (-2, 2)})
 def class_correspondence(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    ("Pearson r (and Spearman ρ) of per-category mean Δ_ref and mean Δ_model, and for Δ_shuf; bootstrap intervals; no "
-     "test.")
+    """Pearson r (and Spearman ρ) of per-category mean Δ_ref and mean Δ_model, and for Δ_shuf; bootstrap intervals; no
+    test."""
     C, lvl = len(inp.categories), rs.settings.ci_level
     ds = inp.donor_mean(lambda d: d)
     xr, ym, ys = inp.delta_ref.mean(0), inp.delta_model.mean(0), ds.mean(0)
@@ -464,8 +464,8 @@ def brier_contrast_cells(inp: EndpointInput, eps: float) -> Cells:
                    part_bounds={**dict.fromkeys(("brier_free", "brier_correct", "brier_shuffled"), (0, 1)),
                                 "improvement_over_free": (-1, 1)})
 def brier_improvement(inp: EndpointInput, rs: Resampling) -> EndpointResult:
-    ("Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster "
-     "sign-flip test.")
+    """Brier(shuffled) − Brier(correct) vs correct-context labels on cells with observer agreement; interval; cluster
+    sign-flip test."""
     c = brier_contrast_cells(inp, effective_epsilon(rs.settings.epsilon))
     excluded = np.append((~c.mask).sum(0), (~c.mask).sum())
     est = tested_estimates(inp, rs, c.values, c.mask, lambda j: {"n_excluded_disagreement": int(excluded[j])},
@@ -602,8 +602,8 @@ def results_to_dict(results: dict) -> dict:
 # %% ../../nbs/15_endpoints.ipynb #fe2830b5
 def demo_input(n_patients=12, n_items=8, n_categories=4, alignment=0.3, noise=0.05, seed=0,
                donors: int = 1) -> EndpointInput:
-    ("A small random input with a planted alignment: Δ_model = alignment · Δ_ref + noise; `donors` shuffled scores per "
-     "pair (examples, tests).")
+    """A small random input with a planted alignment: Δ_model = alignment · Δ_ref + noise; `donors` shuffled scores per
+    pair (examples, tests)."""
     rng = np.random.default_rng(seed)
     N = n_patients * n_items
     dref = rng.choice([-1, -.5, 0, 0, 0, 0, .5, 1], size=(N, n_categories))

@@ -28,8 +28,8 @@ def sign_eps(x, eps: float) -> np.ndarray:
 
 # %% ../../nbs/14_measures.ipynb #78e4a10e
 def direction_tables(ref_sign, model_delta, strata, n_strata: int, eps: float) -> np.ndarray:
-    ("(n_strata × 2 × 2) tables [[up/up, up/down], [down/up, down/down]] of reference sign × model ε-sign, over cells "
-     "where both move.")
+    """(n_strata × 2 × 2) tables [[up/up, up/down], [down/up, down/down]] of reference sign × model ε-sign, over cells
+    where both move."""
     r, m, k = np.asarray(ref_sign), sign_eps(model_delta, eps), np.asarray(strata)
     t = np.zeros((n_strata, 2, 2))
     for i, rv in enumerate((1, -1)):

@@ -91,8 +91,8 @@ class WithinPatientPermutation:
         self.log_total = sum(math.lgamma(int(s) + 1) for s in sizes)
 
     def null(self, values, rows, cols, reducer) -> tuple:
-        ("Observed and null statistics: `reducer` maps gathered values (b × cells) of `values[row, col]` under each "
-         "arrangement to (b × M).")
+        """Observed and null statistics: `reducer` maps gathered values (b × cells) of `values[row, col]` under each
+        arrangement to (b × M)."""
         lay, width = self.layout, self.layout.slots.shape[1]
         values = np.asarray(values)
         padded = np.zeros((len(lay.sizes), width, values.shape[1]), dtype=values.dtype)

@@ -72,8 +72,8 @@ def plan_effects(settings: AnalysisConfig, effect: float) -> dict:
 # %% ../../nbs/1b_plan.ipynb #10c97e1e
 def power_curve(design: PlanDesign, effect: float = 0.05, sizes=(6, 12, 24, 48, 96), datasets: int = 200,
                 settings: AnalysisConfig | None = None, seed: int = 0, quiet: bool = True) -> pd.DataFrame:
-    ("Per number of patients and endpoint: its effect, datasets, rejections, power and its 95% interval "
-     "(`plan_effects`, `shift_power`).")
+    """Per number of patients and endpoint: its effect, datasets, rejections, power and its 95% interval
+    (`plan_effects`, `shift_power`)."""
     settings = settings or AnalysisConfig()
     small = dataclasses.replace(settings, n_permutations=min(settings.n_permutations, 2000))
     s, effects, rows = plan_scenario(design, seed), plan_effects(settings, effect), []

@@ -23,8 +23,8 @@ __all__ = ['SHIFT_CONTRASTS', 'DESCRIPTIVE_SHIFT', 'Difference', 'replicate_mome
 # %% ../../nbs/18_shift.ipynb #ca58f343
 @dataclass(frozen=True)
 class Difference:
-    ("θ_B − θ_A of one quantity: estimate, two-sided interval, two-sided p-value, its standard error and how it was "
-     "computed.")
+    """θ_B − θ_A of one quantity: estimate, two-sided interval, two-sided p-value, its standard error and how it was
+    computed."""
     estimate: float
     ci: tuple
     p_value: float
@@ -46,8 +46,8 @@ class Difference:
 
 # %% ../../nbs/18_shift.ipynb #0ea94e22
 def replicate_moments(W, S, n, P) -> tuple:
-    ("Per resample (rows of `W`) and column: the ratio θ* and its cluster-robust standard error (the P/(P−1) factor of "
-     "the sample).")
+    """Per resample (rows of `W`) and column: the ratio θ* and its cluster-robust standard error (the P/(P−1) factor of
+    the sample)."""
     S, n = np.asarray(S, float), np.asarray(n, float)
     M = S.shape[1]
     Q = W @ np.hstack([S, n, S ** 2, S * n, n ** 2])
@@ -135,8 +135,8 @@ def _correspondence(inp: EndpointInput, W) -> tuple:
         return r, row_correlations((W @ Sr) / Wn, (W @ Sm) / Wn)
 
 def _mantel_haenszel(inp: EndpointInput, W, eps) -> tuple:
-    ("The log of the Mantel–Haenszel odds ratio over categories and its resampled values (the difference is taken on "
-     "the log scale).")
+    """The log of the Mantel–Haenszel odds ratio over categories and its resampled values (the difference is taken on
+    the log scale)."""
     cnt = direction_counts(inp, eps)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(odds_ratios(*[x.sum(0) for x in cnt],

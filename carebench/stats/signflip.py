@@ -40,8 +40,8 @@ class SignFlips:
     @classmethod
     def draw(cls, n_clusters: int, n_flips: int, rng: np.random.Generator | None = None,
              block: int | None = None) -> SignFlips:
-        ("The patterns of `signflip_patterns(n_clusters, n_flips, rng)`, drawn `block` at a time (default: about a "
-         "million signs) and kept as bits.")
+        """The patterns of `signflip_patterns(n_clusters, n_flips, rng)`, drawn `block` at a time (default: about a
+        million signs) and kept as bits."""
         if n_clusters < 63 and 2 ** n_clusters <= n_flips:
             codes = np.arange(2 ** n_clusters)[:, None] >> np.arange(n_clusters)[None, :]
             return cls(n_clusters, np.packbits((codes & 1).astype(bool), axis=1), True)
@@ -63,8 +63,8 @@ class SignFlips:
         )
 
     def blocks(self, rows: int | None = None):
-        ("The patterns as ±1 floats, `rows` patterns at a time (default: about a million signs, all of them for a "
-         "small design), in order.")
+        """The patterns as ±1 floats, `rows` patterns at a time (default: about a million signs, all of them for a small
+        design), in order."""
         rows = rows or (len(self.bits) if self.keep_dense else flip_block(self.n_clusters))
         if rows >= len(self.bits) and self._dense is not None: yield self._dense; return
         for s in range(0, len(self.bits), rows):

@@ -38,8 +38,8 @@ __all__ = ['SCENARIOS', 'VALIDITY_NULLS', 'COVERAGE', 'PART_OF', 'POPULATION_CHU
 # %% ../../nbs/16_simulate.ipynb #fb7a04e4
 @dataclass(frozen=True)
 class Scenario:
-    ("One data-generating process of the study (see the model above); `alignment` 0 with `alignment_sd` symmetric "
-     "makes it a null.")
+    """One data-generating process of the study (see the model above); `alignment` 0 with `alignment_sd` symmetric makes
+    it a null."""
     name: str
     description: str
     alignment: float = 0.0          # planted response to the own chart's true shifts (latent scale)
@@ -268,12 +268,12 @@ def truth(s: Scenario, eps: float = 0.01, seed: int = 0) -> dict:
     return out
 
 # %% ../../nbs/16_simulate.ipynb #bfd1002f
-def planted_alignment(s: Scenario, eps: float = 0.01, seed: int = 0) -> float:
-    ("The mean alignment that plants the scenario's `gap` in `gap_of` in the population, to 1e-4 (it grows with the "
-     "alignment: regula falsi, Illinois variant, from −0.5 … 0.5 widened up to −2 … 3, on the population's first "
-     "chunk; a larger population then corrects it by one secant step).")
+def planted_alignment(s: Scenario, eps: float = 0.01, seed: int = 0, patients: int | None = None) -> float:
+    """The mean alignment that plants the scenario's `gap` in `gap_of` in the population (of `patients`; default
+    `population_patients`), to 1e-4 (it grows with the alignment: regula falsi, Illinois variant, from −0.5 … 0.5
+    widened up to −2 … 3, on the population's first chunk; a larger population then corrects it by one secant step)."""
     if s.gap is None: return s.alignment
-    N = population_patients(s)
+    N = patients or population_patients(s)
     a = _planted_on(s, eps, seed, min(N, POPULATION_CHUNK))
     if N <= POPULATION_CHUNK: return a
     g = lambda x: dict(_population(s, x, eps, seed, N))[s.gap_of] - s.gap
@@ -362,8 +362,8 @@ def block_records(scenario: str, n_patients: int, indices: list, results: dict) 
 # %% ../../nbs/16_simulate.ipynb #cf1e1254
 def run_batch(scenario: str, n_patients: int, start: int, count: int, settings: AnalysisConfig, seed: int = 0,
               names=FAMILY) -> list:
-    ("Endpoints of datasets `start … start+count−1` of one scenario (a name or a `Scenario`) and size: one record per "
-     "dataset × quantity (one draw of resamples for all, without the one-sided bounds that no record holds).")
+    """Endpoints of datasets `start … start+count−1` of one scenario (a name or a `Scenario`) and size: one record per
+    dataset × quantity (one draw of resamples for all, without the one-sided bounds that no record holds)."""
     s, P = scenario if isinstance(scenario, Scenario) else SCENARIOS[scenario], n_patients
     a, rows = planted_alignment(s, settings.epsilon, seed), []
     rs = Resampling.build(settings, resample_seed(s.name, P, seed), "simulation", P, lower_bounds=False)
@@ -416,8 +416,8 @@ CI_METHODS = ("percentile", "bca", "t", "studentized")
 
 def interval_coverage(scenario: str, n_patients: int, n_datasets: int, n_boot: int = 1000, level: float = 0.95,
                       eps: float = 0.01, seed: int = 0) -> pd.DataFrame:
-    ("Coverage of every interval method for mean |Δ_model|, the agreement rate and the primary contrast, on one "
-     "scenario and size.")
+    """Coverage of every interval method for mean |Δ_model|, the agreement rate and the primary contrast, on one
+    scenario and size."""
     s = SCENARIOS[scenario]
     t = truth(s, eps, seed)
     a = planted_alignment(s, eps, seed)
@@ -492,8 +492,8 @@ def _study_job(scenario, n_patients, start, count, settings_dict, seed):
     return run_batch(scenario, n_patients, start, count, AnalysisConfig(**settings_dict), seed)
 
 def simulation_study(study: StudySettings = StudySettings(), executor=None, folder=None, quiet: bool = True) -> dict:
-    ("Run the grid on an executor (default inline) and summarise: records, rejection rates, coverage, the settings and "
-     "the wall time.")
+    """Run the grid on an executor (default inline) and summarise: records, rejection rates, coverage, the settings and
+    the wall time."""
     from carebench.core.config import ExecutorConfig
     unknown = [s for s in study.scenarios if s not in SCENARIOS]
     if unknown: raise ValueError(f"unknown scenario {unknown[0]!r} (known: {', '.join(SCENARIOS)})")

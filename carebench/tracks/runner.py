@@ -52,8 +52,8 @@ def check_shift(config: Config, shifted, endpoint_names) -> None:
 # %% ../../nbs/3f_runner.ipynb #c9563275
 @dataclass
 class Preflight:
-    ("What the checks before a run settled: the tracks (names in output order, and their checked instances) and the "
-     "donor map.")
+    """What the checks before a run settled: the tracks (names in output order, and their checked instances) and the
+    donor map."""
     tracks: list
     instances: dict
     donors: pd.DataFrame
@@ -170,8 +170,8 @@ def run_shift(run, config: Config, ds, shifted, tracks: list, scores, analysis: 
 def run_tracks(config: Config | str | Path, tracks=None, out=None, model_ids=None, backend: str | None = None,
                quiet: bool = True, command=None, cache_path=None, executor: str | None = None, embed_cache=None,
                validity: bool = True, manifest: dict | None = None) -> Analysis:
-    ("Run the selected (default: configured) tracks into a new run folder, the tracks' jobs on the executor, then the "
-     "analysis. `manifest`: fields the caller adds to the run's manifest from its first write (a stamp of its own).")
+    """Run the selected (default: configured) tracks into a new run folder, the tracks' jobs on the executor, then the
+    analysis. `manifest`: fields the caller adds to the run's manifest from its first write (a stamp of its own)."""
     config = config if isinstance(config, Config) else load_config(config)
     if executor: config = dataclasses.replace(config, executor=dataclasses.replace(config.executor, kind=executor))
     log = logging.getLogger("carebench.run")

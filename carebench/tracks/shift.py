@@ -59,16 +59,16 @@ class ShiftData:
 
 # %% ../../nbs/3e_shift.ipynb #07d775e7
 def shift_fold(data: ShiftData, inner: int, seed: int = 0) -> list:
-    ("The one outer fold (train: A's evaluation patients, test: B's) with inner folds over A's, as `crossfit` takes "
-     "`nested`.")
+    """The one outer fold (train: A's evaluation patients, test: B's) with inner folds over A's, as `crossfit` takes
+    `nested`."""
     train = tuple(sorted(dict.fromkeys(data.pair_patient[:data.a.n_pairs])))
     test = tuple(sorted(dict.fromkeys(data.pair_patient[data.a.n_pairs:])))
     return [(Fold(train, test), grouped_folds(train, min(inner, len(train)), seed, "inner-shift"))]
 
 # %% ../../nbs/3e_shift.ipynb #db2740e9
 def shift_donors(data: ShiftData, donor_map: pd.DataFrame) -> list:
-    ("Per pair of the union: donor ids per slot; A's pairs get none (they are not predicted), B's their own donors, "
-     "tagged.")
+    """Per pair of the union: donor ids per slot; A's pairs get none (they are not predicted), B's their own donors,
+    tagged."""
     by_pair = {k: list(g.sort_values("slot")["donor_patient_id"]) for k,
                g in donor_map.groupby(["patient_id", "item"], sort=False)}
     k = max(len(v) for v in by_pair.values())

@@ -41,8 +41,8 @@ def nested_folds(patients, outer: int | None, inner: int, seed: int = 0) -> list
 
 # %% ../../nbs/3c_splits.ipynb #10e08c8e
 def check_folds(nested) -> None:
-    ("Assert that no patient is on both sides of any outer or inner fold, and inner folds use outer-training patients "
-     "only.")
+    """Assert that no patient is on both sides of any outer or inner fold, and inner folds use outer-training patients
+    only."""
     for o, inners in nested:
         assert not set(o.train) & set(o.test), "outer fold leaks a patient"
         for f in inners:

@@ -77,12 +77,12 @@ class Track:
         return bool(getattr(getattr(config, cls.name, None), "enabled", False))
     def check(self) -> None: pass
     def reach(self) -> list:
-        ("After `check`: what answers for each served model (`Backend.reach`), or an `EndpointError`; "
-         "[] for a track without servers.")
+        """After `check`: what answers for each served model (`Backend.reach`), or an `EndpointError`; [] for a track
+        without servers."""
         return []
     def snapshot_window(self) -> int | None:
-        ("After `check`: the most estimated tokens of snapshot its models can read (their smallest context window "
-         "less the prompt's and the answer's room), where known without loading them; None: no limit known.")
+        """After `check`: the most estimated tokens of snapshot its models can read (their smallest context window less
+        the prompt's and the answer's room), where known without loading them; None: no limit known."""
         return None
     def start(self) -> None: pass
     def key_of(self, model: str) -> str: return self.name
@@ -100,9 +100,8 @@ class Track:
         "The shifted dataset's scores (its own patient ids) from the shift jobs' outputs."
         raise NotImplementedError(f"track {self.name!r} has no distribution-shift evaluation")
     def analyse(self, run, analysis) -> None:
-        ("After the run's analysis: the track's own analyses of its outputs (e.g. the reasoning track's perturbation "
-         "suite); "
-         "nothing by default.")
+        """After the run's analysis: the track's own analyses of its outputs (e.g. the reasoning track's perturbation
+        suite); nothing by default."""
 
     @classmethod
     def serves(cls, endpoint: str) -> bool:
@@ -121,8 +120,8 @@ class Track:
 
     @classmethod
     def summary(cls, manifest: dict) -> list:
-        ("For `carebench run`, from a finished run's manifest: (model, lines) per model; the CLI prints the endpoints "
-         "under them.")
+        """For `carebench run`, from a finished run's manifest: (model, lines) per model; the CLI prints the endpoints
+        under them."""
         return [(m["id"], []) for m in manifest.get("models", []) if m.get("track") == cls.name]
 
 # %% ../../nbs/3a_track.ipynb #846e7c4f
@@ -171,8 +170,8 @@ def builtin_rooms() -> list:
 
 # %% ../../nbs/3a_track.ipynb #e3e02b34
 def registered_tracks() -> dict:
-    ("Every registered track: the built-in rooms, then the installed ones (entry points of other packages), imported "
-     "on first use.")
+    """Every registered track: the built-in rooms, then the installed ones (entry points of other packages), imported on
+    first use."""
     if not _ROOMS: _ROOMS.extend(builtin_rooms() or [""])
     section_classes()
     return TRACKS

@@ -13,8 +13,8 @@ __all__ = ['learning_curve_table', 'plot_learning_curve', 'fits_table']
 
 # %% ../../../nbs/tracks/adaptation/3s_adaptation_pages.ipynb #d256bac6
 def _curve(view: RunView) -> pd.DataFrame:
-    ("The learning curve as written (`adaptation_learning_curve.csv`), one row per share; empty without the adaptation "
-     "track.")
+    """The learning curve as written (`adaptation_learning_curve.csv`), one row per share; empty without the adaptation
+    track."""
     return (view._csv("adaptation_learning_curve").set_index("share") if view.has("adaptation_learning_curve")
             else pd.DataFrame())
 
@@ -29,8 +29,8 @@ def learning_curve_table(view: RunView) -> pd.DataFrame:
 
 # %% ../../../nbs/tracks/adaptation/3s_adaptation_pages.ipynb #5603808b
 def plot_learning_curve(view: RunView) -> Figure:
-    ("Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training "
-     "patients.")
+    """Held-out Brier with and without the chart, and the mean alignment with Δ_ref, against the number of training
+    patients."""
     plt = styled_pyplot()
     d = _curve(view)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
@@ -61,8 +61,8 @@ def plot_learning_curve(view: RunView) -> Figure:
 
 # %% ../../../nbs/tracks/adaptation/3s_adaptation_pages.ipynb #40a4bc1d
 def fits_table(view: RunView) -> pd.DataFrame:
-    ("Every model the adaptation track fitted: training and validation patients, epochs, validation losses, adapter "
-     "and its sha256.")
+    """Every model the adaptation track fitted: training and validation patients, epochs, validation losses, adapter and
+    its sha256."""
     if not view.has("adaptation_fits"): return pd.DataFrame()
     d = pd.DataFrame(view._json("adaptation_fits")["fits"])
     # the adapter folder is named by its key

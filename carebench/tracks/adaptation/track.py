@@ -310,9 +310,8 @@ def fine_tune(base: BaseModel, texts: list, Y: np.ndarray, valid: list, Yv: np.n
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #9e54300e
 class _Track2Learner:
-    ("The adaptation track as a `Learner` of `crossfit`: no candidates to choose on inner folds (early stopping "
-     "happens inside each "
-     "fit).")
+    """The adaptation track as a `Learner` of `crossfit`: no candidates to choose on inner folds (early stopping happens
+    inside each fit)."""
     def __init__(self, ds: Dataset, s: AdaptationConfig, base: BaseModel, seed: int, adapters: Path | None = None,
                  quiet: bool = True):
         self.ds, self.s, self.base, self.seed, self.adapters, self.quiet = ds, s, base, seed, adapters, quiet
@@ -325,8 +324,8 @@ class _Track2Learner:
     def inner_losses(self, inner) -> dict: return {}
 
     def cases(self, patients) -> tuple:
-        ("Training cases of `patients`: pairs and training items without a chart (context-free labels), pairs with "
-         "their own chart.")
+        """Training cases of `patients`: pairs and training items without a chart (context-free labels), pairs with
+        their own chart."""
         ds, P = self.ds, list(patients)
         pr, ti = np.isin(ds.pair_patient, P), np.isin(ds.train_patient, P)
         texts = [(i, None) for i in ds.pair_item[pr]] + [(i, None) for i in ds.train_item[ti]]
@@ -451,8 +450,8 @@ def _curve_row(ds, share, n_train, free, correct, rows, eps) -> dict:
 
 def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: float = 0.01, adapters=None,
           quiet: bool = True, base: BaseModel | None = None) -> AdaptationResult:
-    ("The adaptation track's cross-fitting, with a learning curve fitted on shares of each outer fold's training "
-     "patients.")
+    """The adaptation track's cross-fitting, with a learning curve fitted on shares of each outer fold's training
+    patients."""
     base = base or BaseModel(s)
     learner = _Track2Learner(ds, s, base, seed, Path(adapters) if adapters else None, quiet)
     if not quiet:                                  # a person waits: the plan and an estimate before the first fit
@@ -483,17 +482,16 @@ def adapt(ds: Dataset, donors: list, s: AdaptationConfig, seed: int = 0, eps: fl
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #17be2e5d
 def model_name(s: AdaptationConfig) -> str:
-    ("The `model` of the adaptation track's scores: the base model (its name, or the last part of its path) + LoRA + "
-     "the family.")
+    """The `model` of the adaptation track's scores: the base model (its name, or the last part of its path) + LoRA +
+    the family."""
     m = s.model
     name = m.name if m.name != "all-MiniLM-L6-v2" or not m.path else m.path.rstrip("/").split("/")[-1]
     return f"{name}+lora_{s.family}"
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #2f061510
 def adaptation_job(config, run_path, quiet: bool = True) -> dict:
-    ("The adaptation track as one job of a run: scores, learning curve, fits and adapters under RUN/jobs/adaptation/; "
-     "returns its "
-     "statistics.")
+    """The adaptation track as one job of a run: scores, learning curve, fits and adapters under RUN/jobs/adaptation/;
+    returns its statistics."""
     from carebench.adapters.load import load_dataset
     from carebench.core.runs import atomic_write, write_json
     from carebench.stats.endpoints import to_jsonable
@@ -528,8 +526,8 @@ def adaptation_job(config, run_path, quiet: bool = True) -> dict:
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #0406f8e5
 def adapt_shift(union, donors: list, s: AdaptationConfig, seed: int = 0, adapters=None, quiet: bool = True,
                 base: BaseModel | None = None) -> AdaptationResult:
-    ("The adaptation track fitted on the main dataset of `union` (a `ShiftData`) and scored on its shifted pairs (rows "
-     "of the union).")
+    """The adaptation track fitted on the main dataset of `union` (a `ShiftData`) and scored on its shifted pairs (rows
+    of the union)."""
     from carebench.tracks.shift import shift_fold
     learner = _Track2Learner(union, s, base or BaseModel(s), seed, Path(adapters) if adapters else None, quiet)
     cf = crossfit(learner, union.pair_patient, donors, len(union.categories), None, 2, seed, "fold", quiet,
@@ -539,8 +537,8 @@ def adapt_shift(union, donors: list, s: AdaptationConfig, seed: int = 0, adapter
 
 # %% ../../../nbs/tracks/adaptation/3r_adaptation.ipynb #c1e78c94
 def adaptation_shift_job(config, run_path, quiet: bool = True) -> dict:
-    ("The adaptation track fitted on the main dataset and scored on the `shift` dataset, as one job; returns its "
-     "statistics.")
+    """The adaptation track fitted on the main dataset and scored on the `shift` dataset, as one job; returns its
+    statistics."""
     from carebench.adapters.load import load_dataset, load_shifted
     from carebench.core.runs import atomic_write, write_json
     from carebench.stats.endpoints import to_jsonable

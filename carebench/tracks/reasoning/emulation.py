@@ -168,8 +168,8 @@ class Emulation:
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #7e20377f
 def _ask(reqs: list, backend, model: ModelConfig, config: Config, cache, quiet: bool, desc: str) -> tuple:
-    ("Ask what the cache does not hold yet (the reasoning track's `ask_missing`); the final records, token usage and "
-     "keys asked.")
+    """Ask what the cache does not hold yet (the reasoning track's `ask_missing`); the final records, token usage and
+    keys asked."""
     unique = {r.key: r for r in reqs}
     cache.register(list(unique), model.id, backend.name, model.scoring_mode)
     known = cache.statuses(list(unique))
@@ -305,8 +305,8 @@ def judge_emulation(ds: Dataset, emu: Emulation, config: Config) -> dict:
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #115152df
 def emulation_endpoints(ds: Dataset, ref: dict, ok: np.ndarray, scores: pd.DataFrame, config: Config) -> pd.DataFrame:
-    ("Every configured endpoint of every model against the human and the emulated reference, on pairs both cover, same "
-     "resamples.")
+    """Every configured endpoint of every model against the human and the emulated reference, on pairs both cover, same
+    resamples."""
     cells = score_cells(scores, ds)
     problems = validate_scores(scores, ds, cells)
     fatal = problems[~problems["check"].isin(("missing_cells", "missing_condition"))]

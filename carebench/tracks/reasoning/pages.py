@@ -18,8 +18,8 @@ __all__ = ['emulation_summary', 'emulation_cost', 'emulation_agreement', 'emulat
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #125270d5
 def emulation_summary(view: RunView) -> pd.DataFrame:
-    ("Per rater of `carebench emulate`: persona, the alternative-annotator test's winning rate, mean advantage and "
-     "verdict.")
+    """Per rater of `carebench emulate`: persona, the alternative-annotator test's winning rate, mean advantage and
+    verdict."""
     s = json.loads(view.run.artifact("emulation").read_text())
     rows = [dict(rater=r["id"], persona=r["persona"], **{"winning rate": s["verdicts"][r["id"]]["winning_rate"],
                  "mean advantage": s["verdicts"][r["id"]]["mean_advantage"],
@@ -55,8 +55,8 @@ def emulation_endpoints_table(view: RunView) -> pd.DataFrame:
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #b21472c8
 def plot_emulation_agreement(view: RunView):
-    ("Sign agreement of Δ per category: emulated vs human reference beside human observer vs human observer, with "
-     "intervals.")
+    """Sign agreement of Δ per category: emulated vs human reference beside human observer vs human observer, with
+    intervals."""
     plt = lazy_pyplot()
     a = pd.read_csv(view.run.artifact("emulation_agreement"))
     a = a[(a["measure"] == "sign_agreement") & (a["category"] != "all")]
@@ -92,8 +92,8 @@ def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #69ca2c10
 def plot_field_importance(view: RunView, model: str, endpoint: str = "Context specificity") -> Figure | None:
-    ("What leaving out each snapshot field (`drop:FIELD`) changes in `endpoint`, most costly first, with "
-     "patient-cluster intervals.")
+    """What leaving out each snapshot field (`drop:FIELD`) changes in `endpoint`, most costly first, with
+    patient-cluster intervals."""
     plt = styled_pyplot()
     t = perturbation_table(view, model)
     if t.empty: return None
@@ -136,8 +136,8 @@ def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #887993c2
 def plot_format_spread(view: RunView, model: str) -> Figure | None:
-    ("Every endpoint's estimate under each prompt format with its interval (the main format filled), the endpoint's "
-     "null dashed.")
+    """Every endpoint's estimate under each prompt format with its interval (the main format filled), the endpoint's
+    null dashed."""
     plt = styled_pyplot()
     d = model_rows(view, "format_endpoints", model)
     if d.empty: return None
@@ -169,8 +169,8 @@ def plot_format_spread(view: RunView, model: str) -> Figure | None:
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #63e10e82
 def replicate_table(view: RunView, model: str) -> pd.DataFrame:
-    ("The test–retest null of one model: |Δ| between replicates of the context-free condition, beside the run's "
-     "|Δ_model| and |Δ_shuf|.")
+    """The test–retest null of one model: |Δ| between replicates of the context-free condition, beside the run's
+    |Δ_model| and |Δ_shuf|."""
     d = model_rows(view, "replicate_noise", model)
     if d.empty: return d
     d = d.drop(columns=["ci_level"]).rename(columns={

@@ -30,8 +30,8 @@ __all__ = ['PERTURBATIONS', 'Shown', 'Perturbation', 'register_perturbation', 'D
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #eef8fc27
 @dataclass(frozen=True)
 class Shown:
-    ("The context a prompt shows: the patient it comes from and its `(field, value)` pairs in the order shown (values: "
-     "text or tuple).")
+    """The context a prompt shows: the patient it comes from and its `(field, value)` pairs in the order shown (values:
+    text or tuple)."""
     id: str
     snapshot: tuple
 
@@ -86,8 +86,8 @@ def _has(shown: Shown, field: str) -> bool:
 
 
 class _FieldFilter(Perturbation):
-    ("The chart with some fields kept (`keep(name)`); not applicable when the patient's chart has no text in the named "
-     "field.")
+    """The chart with some fields kept (`keep(name)`); not applicable when the patient's chart has no text in the named
+    field."""
     takes_field = True
     def keep(self, name: str) -> bool: raise NotImplementedError
     def apply(self, item, shown, rng, pool=()):
@@ -168,8 +168,8 @@ _ABBREVIATIONS = {"mg": "milligrams", "mcg": "micrograms", "ml": "millilitres", 
 
 @register_perturbation
 class ItemCase(Perturbation):
-    ("The item lower-cased, upper-cased or title-cased (the seed chooses one that differs; not applicable when none "
-     "does).")
+    """The item lower-cased, upper-cased or title-cased (the seed chooses one that differs; not applicable when none
+    does)."""
     name, target = "item_case", "item"
     def apply(self, item, shown, rng, pool=()):
         forms = [f for f in dict.fromkeys((item.lower(), item.upper(), item.title())) if f != item]
@@ -188,8 +188,8 @@ class ItemPunctuation(Perturbation):
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #22664297
 @register_perturbation
 class ItemAbbreviation(Perturbation):
-    ("Abbreviations in the item expanded (mg → milligrams, HIV → human immunodeficiency virus, …), or contracted when "
-     "it has none.")
+    """Abbreviations in the item expanded (mg → milligrams, HIV → human immunodeficiency virus, …), or contracted when
+    it has none."""
     name, target = "item_abbreviation", "item"
     def apply(self, item, shown, rng, pool=()):
         pattern = lambda words: re.compile(
@@ -203,8 +203,8 @@ class ItemAbbreviation(Perturbation):
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #fe6c69ac
 def parse_perturbations(specs, fields) -> list:
-    ("Perturbations from specs (`name` or `name:FIELD`, `*` for every field in `fields`); an unknown name or field is "
-     "a `ValueError`.")
+    """Perturbations from specs (`name` or `name:FIELD`, `*` for every field in `fields`); an unknown name or field is a
+    `ValueError`."""
     out = []
     for spec in specs:
         name, _, arg = str(spec).partition(":")

@@ -28,8 +28,8 @@ DEFAULT_PERSONAS = (
 
 @dataclass(frozen=True)
 class RaterConfig:
-    ("One emulated observer: an `id` and a `persona` (who the rater is: specialty, role), put before the task's system "
-     "text.")
+    """One emulated observer: an `id` and a `persona` (who the rater is: specialty, role), put before the task's system
+    text."""
     id: str
     persona: str
 

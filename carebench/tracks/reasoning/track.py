@@ -35,7 +35,6 @@ from ...models.backends import ModelConfig
 from .settings import ReasoningConfig
 from ..track import Merged, Track, register_track
 from ...stats.endpoints import ENDPOINTS
-import carebench.models.hf_backend, carebench.models.vllm_backend, carebench.models.openai_backend  # the backends
 
 # %% auto #0
 __all__ = ['PROMPT_ROOM', 'snapshot_field_names', 'plan_requests', 'ModelScores', 'score_model', 'select_models', 'score_job',
@@ -245,8 +244,8 @@ def score_model(ds: Dataset, donors: pd.DataFrame, model: ModelConfig, backend: 
 
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #f86f528d
 def select_models(config: Config, ids=None, backend: str | None = None) -> list:
-    ("The models to run: all configured, or those named by `ids` (an unconfigured id needs `backend`); `backend` "
-     "overrides.")
+    """The models to run: all configured, or those named by `ids` (an unconfigured id needs `backend`); `backend`
+    overrides."""
     configured = {m.id: m for m in config.reasoning.models}
     if not ids:
         if not configured:
@@ -266,8 +265,8 @@ def select_models(config: Config, ids=None, backend: str | None = None) -> list:
 # %% ../../../nbs/tracks/reasoning/3i_reasoning.ipynb #bb1f9ef2
 def score_job(config: Config, model: ModelConfig, index: int, run_path, cache_path=None, quiet: bool = True,
               slug: str | None = None) -> dict:
-    ("One model's scoring as a job: writes `RUN/jobs/<slug>/` (scores, errors, calls, stats; the slug is unique in the "
-     "run) and returns the stats.")
+    """One model's scoring as a job: writes `RUN/jobs/<slug>/` (scores, errors, calls, stats; the slug is unique in the
+    run) and returns the stats."""
     run_path = Path(run_path)
     ds = load_dataset(config)
     donors = assign_donors(ds, config.donors_per_patient, config.seed)

@@ -12,8 +12,8 @@ __all__ = ['FUSIONS', 'pca_basis', 'project', 'fuse', 'RidgeStats', 'fit_stack',
 
 # %% ../../../nbs/tracks/representation/3n_heads.ipynb #ac3f1521
 def pca_basis(X: np.ndarray, k: int | None):
-    ("Mean and the top-k principal axes (d × k) of the rows of X; all axes, sorted by variance, when k is None or too "
-     "large.")
+    """Mean and the top-k principal axes (d × k) of the rows of X; all axes, sorted by variance, when k is None or too
+    large."""
     mean = X.mean(0)
     _, _, vt = np.linalg.svd(X - mean, full_matrices=False)
     k = vt.shape[0] if k is None else min(k, vt.shape[0])
@@ -56,8 +56,8 @@ class RidgeStats:
         return sel[self.row_group]
 
     def _sums(self, groups):
-        ("n, Σx, Σy, XᵀX, XᵀY of the rows of `groups`: directly, or as the totals minus the rows left out when they "
-         "are fewer.")
+        """n, Σx, Σy, XᵀX, XᵀY of the rows of `groups`: directly, or as the totals minus the rows left out when they are
+        fewer."""
         m = self.rows(groups)
         if m.sum() <= len(m) / 2:
             X, Y = self.X[m], self.Y[m]
@@ -67,8 +67,8 @@ class RidgeStats:
         return n - len(X), sx - X.sum(0), sy - Y.sum(0), G - X.T @ X, B - X.T @ Y
 
     def fit_stack(self, groups, lambdas):
-        ("Ridge solutions for every penalty at once: weights (K × p × C) and intercepts (K × C), from one "
-         "eigendecomposition.")
+        """Ridge solutions for every penalty at once: weights (K × p × C) and intercepts (K × C), from one
+        eigendecomposition."""
         n, sx, sy, G, B = self._sums(groups)
         mx, my = sx / n, sy / n
         s, V = np.linalg.eigh(G - n * np.outer(mx, mx))

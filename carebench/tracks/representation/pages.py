@@ -63,8 +63,8 @@ def plot_fusion(view: RunView) -> Figure:
 
 # %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #d12b8622
 def secondary_table(view: RunView, key: str) -> pd.DataFrame:
-    ("One of the representation track's secondary tables: `agreement`, `repeated_vs_novel`, `ablation`, or "
-     "`calibration` (one row).")
+    """One of the representation track's secondary tables: `agreement`, `repeated_vs_novel`, `ablation`, or
+    `calibration` (one row)."""
     v = _secondary(view).get(key)
     return pd.DataFrame([v] if isinstance(v, dict) else (v or []))
 
@@ -125,8 +125,8 @@ def reliability_table(view: RunView, model: str, bins: int = 10, n_boot: int = 5
 
 # %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #4ddf5dae
 def plot_reliability(view: RunView, model: str) -> Figure:
-    ("Reliability diagram: observed share of yes against the mean score per bin, both conditions, with patient-cluster "
-     "intervals.")
+    """Reliability diagram: observed share of yes against the mean score per bin, both conditions, with patient-cluster
+    intervals."""
     plt = styled_pyplot()
     d = reliability_table(view, model)
     fig, ax = plt.subplots(figsize=(5.8, 5))

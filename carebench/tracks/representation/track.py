@@ -35,8 +35,8 @@ __all__ = ['Track1Inputs', 'track1_inputs', 'head_configs', 'CVResult', 'nested_
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #54c9012c
 @dataclass
 class Track1Inputs:
-    ("What the nested cross-validation needs, embeddings included (so it can run, and be benchmarked, without an "
-     "encoder).")
+    """What the nested cross-validation needs, embeddings included (so it can run, and be benchmarked, without an
+    encoder)."""
     pair_patient: np.ndarray
     pair_item: np.ndarray
     y_free: np.ndarray
@@ -187,9 +187,8 @@ def nested_cv(data: Track1Inputs, s: RepresentationConfig, seed: int = 0, quiet:
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #128c21c6
 def model_name(s: RepresentationConfig) -> str:
-    ("The `model` of the representation track's scores: the encoder (its name, or the last part of its path when only "
-     "a path is set) + "
-     "the head family.")
+    """The `model` of the representation track's scores: the encoder (its name, or the last part of its path when only a
+    path is set) + the head family."""
     e = s.encoder
     name = e.name if e.name != "all-MiniLM-L6-v2" or not e.path else e.path.rstrip("/").split("/")[-1]
     return f"{name}+ridge_fusion"
@@ -217,8 +216,8 @@ def _agreement_rows(ds: Dataset, res: CVResult) -> list:
     return rows
 
 def secondary_outputs(ds: Dataset, res: CVResult, eps: float) -> dict:
-    ("Descriptive outputs: agreement with each observer, calibration, entropy change, repeated vs novel, per-field "
-     "ablation, head choices.")
+    """Descriptive outputs: agreement with each observer, calibration, entropy change, repeated vs novel, per-field
+    ablation, head choices."""
     out = {}
     dm, nz = res.s_correct - res.s_free, ds.delta_ref != 0
     R = np.sign(ds.delta_ref)
@@ -256,8 +255,8 @@ def secondary_outputs(ds: Dataset, res: CVResult, eps: float) -> dict:
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #3f095e0c
 def representation_job(config, run_path, embed_cache=None, quiet: bool = True) -> dict:
-    ("The representation track as one job of a run; returns its statistics (pairs, encoder passes, truncated texts, "
-     "seconds).")
+    """The representation track as one job of a run; returns its statistics (pairs, encoder passes, truncated texts,
+    seconds)."""
     import time
     from pathlib import Path
     from carebench.adapters.load import load_dataset
@@ -288,8 +287,8 @@ def representation_job(config, run_path, embed_cache=None, quiet: bool = True) -
 
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #2ca97d13
 def representation_shift_job(config, run_path, embed_cache=None, quiet: bool = True) -> dict:
-    ("The representation track fitted on the main dataset and scored on the `shift` dataset, as one job; returns its "
-     "statistics.")
+    """The representation track fitted on the main dataset and scored on the `shift` dataset, as one job; returns its
+    statistics."""
     import time
     from pathlib import Path
     from carebench.adapters.load import load_dataset, load_shifted
@@ -343,8 +342,8 @@ def grid_extension(edge: dict) -> str:
 # %% ../../../nbs/tracks/representation/3o_representation.ipynb #402f2ad5
 @register_track
 class RepresentationTrack(Track):
-    ("The representation track: a frozen encoder and a fusion head in nested patient-grouped cross-validation; one job "
-     "for the track.")
+    """The representation track: a frozen encoder and a fusion head in nested patient-grouped cross-validation; one job
+    for the track."""
     name, title, section, order = "representation", "Representation (Track 1)", RepresentationConfig, 20
     pages = (("representation", "Representation (Track 1)", "carebench.tracks.representation:representation.ipynb"),)
     shift_capable = True
