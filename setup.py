@@ -6,6 +6,7 @@ from configparser import ConfigParser
 from pathlib import Path
 
 import setuptools
+from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
 cfg = ConfigParser(delimiters=["="])
@@ -23,6 +24,20 @@ def builtin_tracks():
     "One entry point per room of carebench/tracks/ (a folder holding track.py): a new built-in track is its folder."
     return [f"{p.parent.name}=carebench.tracks.{p.parent.name}.track"
             for p in sorted((HERE / "carebench" / "tracks").glob("*/track.py"))]
+
+
+SHIPPED = ["reports/*.ipynb", "_quarto.yml", "data/example/*"]   # checkout files a wheel carries in carebench/_shipped
+
+
+class build_py_with_shipped(build_py):
+    "build_py that also copies the shared report templates, the site settings and the bundled example into the package."
+    def run(self):
+        super().run()
+        for pattern in SHIPPED:
+            for f in sorted(HERE.glob(pattern)):
+                if not f.is_file(): continue
+                dest = Path(self.build_lib) / "carebench" / "_shipped" / f.relative_to(HERE)
+                self.mkpath(str(dest.parent)); self.copy_file(str(f), str(dest))
 
 
 def reqs(key):
@@ -62,5 +77,6 @@ setuptools.setup(
     entry_points={"console_scripts": cfg["console_scripts"].split(),
                   "carebench.tracks": builtin_tracks(),
                   "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
+    cmdclass={"build_py": build_py_with_shipped},
     zip_safe=False,
 )

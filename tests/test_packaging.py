@@ -1,5 +1,6 @@
 """Install smoke tests: the built wheel holds every subpackage, and nbdev keeps papermill's `parameters` tag."""
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,17 @@ def test_wheel_contains_every_subpackage_and_the_console_script(tmp_path):
     assert sources and all(s in names for s in sources), set(sources) - set(names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "carebench = carebench.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    # the shared report templates, the site settings and the bundled example ship inside the package
+    shipped = [f"carebench/_shipped/{p.relative_to(ROOT).as_posix()}" for p in
+               [*(ROOT / "reports").glob("*.ipynb"), ROOT / "_quarto.yml", *(ROOT / "data" / "example").iterdir()] if p.is_file()]
+    assert all(s in names for s in shipped), set(shipped) - set(names)
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)              # installed without a checkout beside it: the shipped copies are found
+    code = ("from carebench.report.site import templates_dir, source_root; "
+            "print(templates_dir()); print((source_root() / 'data' / 'example' / 'config.yaml').is_file())")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                       env={**os.environ, "PYTHONPATH": str(site)})
+    assert r.returncode == 0 and r.stdout.split() == [str(site / "carebench" / "_shipped" / "reports"), "True"], r.stdout + r.stderr
 
 
 def test_import_is_light():

@@ -16,7 +16,7 @@ from ..core.errors import CareBenchError
 from ..core.runs import write_json
 
 # %% auto #0
-__all__ = ['EXAMPLE_RUNS', 'source_digest', 'ExampleRunError', 'made_by_carebench', 'example_run']
+__all__ = ['EXAMPLE_RUNS', 'source_digest', 'source_root', 'ExampleRunError', 'made_by_carebench', 'example_run']
 
 # %% ../../nbs/40_example_run.ipynb #b8bacf7f
 def source_digest() -> str:
@@ -25,6 +25,14 @@ def source_digest() -> str:
     for f in sorted(root.rglob("*.py")) + sorted(root.rglob("*.ipynb")):
         h.update(f.relative_to(root).as_posix().encode()); h.update(f.read_bytes())
     return h.hexdigest()[:16]
+
+# %% ../../nbs/40_example_run.ipynb #e5c5d52f
+def source_root() -> Path:
+    """Where the shared report templates (`reports/`), the site settings (`_quarto.yml`) and the bundled example
+    (`data/example/`) are: the source checkout the package runs from, else the copies an installed wheel ships inside the
+    package (`carebench/_shipped/`, written by `setup.py`)."""
+    pkg = Path(carebench.__file__).resolve().parent
+    return pkg.parent if (pkg.parent/"reports"/"overview.ipynb").is_file() else pkg/"_shipped"
 
 # %% ../../nbs/40_example_run.ipynb #ae314a32
 class ExampleRunError(CareBenchError):
@@ -106,7 +114,7 @@ def example_run(folder=None) -> Path:
     removes ones unused for 30 days); processes asking at the same time (report pages, notebooks under test) wait for
     one to make it. A folder holding a finished run of this code is used as it is, read-only; only a folder CAREBench
     filled is ever emptied for a new run (`_claim`)."""
-    ex = Path(carebench.__file__).resolve().parents[1]/"data"/"example"
+    ex = source_root()/"data"/"example"
     files = [f"{f.name}:{hashlib.sha256(f.read_bytes()).hexdigest()[:16]}" for f in sorted(ex.iterdir()) if f.is_file()]
     digest = json.dumps([source_digest(), str(ex), *files])
     own = EXAMPLE_RUNS/hashlib.sha256(digest.encode()).hexdigest()[:16]

@@ -24,11 +24,12 @@ from ..core.errors import CareBenchError
 from ..core.runs import atomic_write, output_folder, verify_artifacts
 from ..core.vocab import CONDITIONS
 from ..evaluation.view import breakable
+from .example import source_root
 from .pages import RunView, load_run
 from ..tracks.track import page_problem, registered_tracks
 
 # %% auto #0
-__all__ = ['ReportError', 'Page', 'page_plan', 'source_root', 'templates_dir', 'template_path', 'page_templates', 'execute_page',
+__all__ = ['ReportError', 'Page', 'page_plan', 'templates_dir', 'template_path', 'page_templates', 'execute_page',
            'execute_pages', 'navigation', 'quarto_project', 'page_html', 'build_offline_site', 'check_finished',
            'build_report']
 
@@ -73,18 +74,13 @@ def page_plan(view: RunView) -> list:
               Page("tripod", "TRIPOD-LLM checklist", "tripod")]
     return pages
 
-# %% ../../nbs/41_site.ipynb #cef82b8b
-def source_root() -> Path:
-    "The source checkout holding `reports/` and `_quarto.yml` (`$CAREBENCH_REPORTS` names another `reports/` folder)."
-    return Path(carebench.__file__).resolve().parents[1]
-
 # %% ../../nbs/41_site.ipynb #6c50933d
 def templates_dir() -> Path:
     "Where the report templates are."
     d = Path(os.environ.get("CAREBENCH_REPORTS") or source_root()/"reports")
     if not (d/"overview.ipynb").is_file():
-        raise ReportError(f"no report templates in {d}: the templates ship with the source checkout (reports/); set "
-                          f"CAREBENCH_REPORTS")
+        raise ReportError(f"no report templates in {d}: they ship with the package (reports/ in a checkout, "
+                          f"carebench/_shipped/reports in a wheel); set CAREBENCH_REPORTS to a folder of them")
     return d
 
 # %% ../../nbs/41_site.ipynb #7b039962
