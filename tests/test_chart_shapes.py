@@ -115,7 +115,7 @@ def test_a_chart_with_nothing_to_show_is_an_error_naming_the_patient(tmp_path):
 
 def test_the_input_page_flags_what_a_clinician_would(tmp_path):
     "A woman's chart with a prostate finding and a note addressing her as Mr., a temperature in kg: reported, unchanged."
-    from carebench.adapters.chart_checks import chart_warnings
+    from carebench.adapters.chart.checks import chart_warnings
     from carebench.adapters.load import load_dataset
     folder = shutil.copytree(SHAPES / "chart_fhir", tmp_path / "fhir")
     bundle = json.loads((folder / "fhir" / "c03.json").read_text())

@@ -133,7 +133,7 @@ def test_convert_keeps_the_standard_codes_and_every_field(tmp_path):
 def test_omop_files_read_in_frames_give_the_same_dataset(shape, tmp_path, monkeypatch):
     """A table file read in frames (as files from 32 MiB are; here every file, in frames of 3 rows) gives the dataset
     the whole-file reading gives: Eunomia's CSVs (a repeated id skipped), SynPUF's headerless TSVs, Parquet."""
-    import carebench.adapters.omop_read as omop_read
+    import carebench.adapters.omop.read as omop_read
     from carebench.adapters.convert import convert
     from carebench.adapters.load import load_dataset
     config = FIXTURES / "real_shapes" / shape / "config.yaml"

@@ -21,8 +21,8 @@ from .base import ADAPTERS
 from .dataset import Dataset
 from .load import load_dataset
 from .long import write_long
-from .fhir_writer import write_fhir
-from .omop_writer import write_omop
+from .fhir.writer import write_fhir
+from .omop.writer import write_omop
 
 # %% auto #0
 __all__ = ['CONVERTERS', 'PORTABLE_KEYS', 'write_snapshots', 'convert']

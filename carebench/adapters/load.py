@@ -16,8 +16,8 @@ from .dataset import first_patients
 from .dataset import Dataset
 from .paired_context import PairedContextAdapter
 from .long import LongAdapter
-from .fhir import FhirAdapter
-from .omop import OmopAdapter
+from .fhir.adapter import FhirAdapter
+from .omop.adapter import OmopAdapter
 from .aggregation import aggregate, read_adjudication
 
 # %% auto #0

@@ -29,8 +29,8 @@ def source_digest() -> str:
 # %% ../../nbs/40_example_run.ipynb #e5c5d52f
 def source_root() -> Path:
     """Where the shared report templates (`reports/`), the site settings (`_quarto.yml`) and the bundled example
-    (`data/example/`) are: the source checkout the package runs from, else the copies an installed wheel ships inside the
-    package (`carebench/_shipped/`, written by `setup.py`)."""
+    (`data/example/`) are: the source checkout the package runs from, else the copies an installed wheel ships inside
+    the package (`carebench/_shipped/`, written by `setup.py`)."""
     pkg = Path(carebench.__file__).resolve().parent
     return pkg.parent if (pkg.parent/"reports"/"overview.ipynb").is_file() else pkg/"_shipped"
 

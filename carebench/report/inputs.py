@@ -10,8 +10,8 @@ import pandas as pd
 from ..core.text import normalize_text
 from ..core.vocab import CONTEXT_FREE, CORRECT_CONTEXT
 from ..stats.measures import cohens_kappa
-from ..adapters.chart import snapshot_tokens
-from ..adapters.chart_checks import chart_warnings
+from ..adapters.chart.compose import snapshot_tokens
+from ..adapters.chart.checks import chart_warnings
 from ..evaluation.view import Figure, RunView, legend_below, draw_heatmap, styled_pyplot, category_names
 from .pages import by_category
 

@@ -18,7 +18,7 @@ from ..core.executors import run_jobs
 from ..core.csvio import write_csv
 from ..core.runs import atomic_write, create_run, write_json
 from ..adapters.dataset import adapter_manifest
-from ..adapters.chart import default_budget
+from ..adapters.chart.compose import default_budget
 from ..adapters.load import load_dataset, load_shifted, run_inputs
 from ..evaluation.analyze import Analysis, check_sensitivity, write_analysis
 from ..evaluation.shift import write_shift
