@@ -17,24 +17,28 @@ from carebench.core.config import AnalysisConfig
 from carebench.stats.design import design_validity
 from carebench.stats.endpoints import FAMILY
 
-DESIGNS = [(500, 10, 10), (600, 20, 5), (1000, 8, 10)]       # patients, items per patient, categories
+DESIGNS = [(500, 10, 10, None), (600, 20, 5, None), (1000, 8, 10, None),      # patients, items per patient, categories,
+           (500, 10, 10, {"context_specificity": 0.002, "directional_alignment": 0.015,   # and effects small enough that
+                          "context_sensitivity": 0.0005, "brier_improvement": 0.0005})]   # power is between 0 and 1
 
 
-def both(P: int, items: int, C: int, datasets: int) -> dict:
+def both(P: int, items: int, C: int, datasets: int, effects=None) -> dict:
     "The check at one design, as the datasets give it and as the moments give it (fresh caches, this process)."
     out = {}
-    for way, settings in (("datasets", AnalysisConfig(validity_datasets=datasets, validity_large_sample_from=10 ** 9)),
-                          ("large_sample", AnalysisConfig(validity_datasets=datasets))):
+    for way, settings in (("datasets", AnalysisConfig(validity_datasets=datasets, validity_large_sample_from=10 ** 9,
+                                                      power_effect=effects)),
+                          ("large_sample", AnalysisConfig(validity_datasets=datasets, power_effect=effects))):
         t0 = time.perf_counter()
         doc = design_validity(P, items, C, 2, 1, settings, cache_dir=Path(tempfile.mkdtemp()))
         out[way] = {"seconds": round(time.perf_counter() - t0, 1), "method": doc["method"], "basis": doc["basis"],
+                    "power_effects": doc["power_effects"], "edgeworth_term": doc.get("edgeworth_term"),
                     "endpoints": doc["endpoints"]}
     return out
 
 
 def show(P, items, C, r):
-    print(f"\n{P} patients x {items} items x {C} categories: datasets {r['datasets']['seconds']} s, "
-          f"large-sample {r['large_sample']['seconds']} s")
+    print(f"\n{P} patients x {items} items x {C} categories, power at {r['large_sample']['power_effects']}: datasets "
+          f"{r['datasets']['seconds']} s, large-sample {r['large_sample']['seconds']} s")
     print(f"{'endpoint':24} {'worst null rate (datasets | moments)':44} {'power':16} {'lowest coverage':16}")
     for q in FAMILY:
         d, m = r["datasets"]["endpoints"].get(q, {}), r["large_sample"]["endpoints"].get(q, {})
@@ -50,8 +54,8 @@ def main():
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     fig = {"cpus": os.cpu_count(), "load_before": os.getloadavg(), "datasets": args.datasets, "designs": []}
-    for P, items, C in DESIGNS:
-        r = both(P, items, C, args.datasets)
+    for P, items, C, effects in DESIGNS:
+        r = both(P, items, C, args.datasets, effects)
         fig["designs"].append({"patients": P, "items": items, "categories": C, **r})
         show(P, items, C, r)
     t0 = time.perf_counter()

@@ -23,7 +23,8 @@ from ..core.runs import write_json
 from ..core.vocab import PROTOCOL_VERSION
 from .bootstrap import cluster_sums
 from .endpoints import FAMILY, EndpointInput, Resampling, run_endpoints, stated_effect
-from .large_sample import LARGE_SAMPLE_POPULATION, large_sample_study, use_large_sample
+from .large_sample import (LARGE_SAMPLE_MAX_CORRECTION, LARGE_SAMPLE_POPULATION, large_sample_study,
+                                          use_large_sample)
 from .measures import effective_epsilon
 from .signflip import SignFlips, signflip_test
 from .simulate import (RECORD, SCENARIOS, VALIDITY_NULLS, Scenario, block_records, coverage_cells,
@@ -108,7 +109,8 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
         study, power = large_sample_study(scen, design["n_patients"], small.alpha, small.ci_level, small.epsilon,
                                           effects, seed, after=_say_rest if progress else None)
         basis = f"large-sample, {len(scen)} populations of {LARGE_SAMPLE_POPULATION:,} simulated patients"
-    else:
+        large = study["largest_correction"] <= LARGE_SAMPLE_MAX_CORRECTION     # else the approximation is not enough
+    if not large:
         recs, power, truths = _simulate(scen, design["n_patients"], small, effects, seed, progress, executor)
         study, basis = summarise(recs, small.alpha, small.epsilon, seed, scen, truths), f"{n_datasets} datasets"
     out = _validity_endpoints(study, power)
@@ -119,6 +121,7 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
            "method": "large_sample" if large else "datasets", "basis": basis, "alpha": small.alpha,
            "power_effects": effects, "power_scenario": "baseline", "null_scenarios": list(VALIDITY_NULLS),
            "endpoints": out, "seconds": round(time.time() - t0, 1)}
+    if "largest_correction" in study: doc["edgeworth_term"] = round(float(study["largest_correction"]), 5)
     try:
         path.parent.mkdir(parents=True, exist_ok=True); write_json(path, doc)
     except OSError: pass                      # a read-only cache folder costs a recomputation, nothing else
