@@ -197,7 +197,7 @@ class Table:
     def _repr_html_(self) -> str:
         esc = html.escape
         cap = f'<p class="cb-caption">{esc(self.caption)}</p>' if self.caption else ""
-        if self.frame.empty: return f'<p class="cb-empty"><em>{esc(self.empty)}</em></p>'
+        if self.frame.empty: return f'<p class="cb-empty"><em>{esc(self.empty)}</em></p>' if self.empty else ""
         formats = self._formats()                                   # once per column, for the cells and their alignment
         numeric = [n for _, n in formats]
         head, *body = self.rows(formats, self.max_rows)
@@ -347,11 +347,12 @@ def styled_pyplot():
 # %% ../../nbs/2f_view.ipynb #929a0789
 class Figure:
     """A figure as a page shows it: one PNG and, under it, the caption that says what to read from it (the same in
-    JupyterLab, papermill outputs and the site). The matplotlib figure stays available as `.fig`."""
-    def __init__(self, fig, caption: str = ""):
-        self.fig, self.caption = fig, caption
+    JupyterLab, papermill outputs and the site). The matplotlib figure stays available as `.fig`; a figure function
+    with nothing to draw returns None, and `empty` is said instead (as `Table` does)."""
+    def __init__(self, fig, caption: str = "", empty: str = "nothing to show"):
+        self.fig, self.caption, self.empty = fig, caption, empty
         # shown once, by this object, not again by the inline backend
-        lazy_pyplot().close(fig)
+        if fig is not None: lazy_pyplot().close(fig)
 
     @property
     def axes(self): return self.fig.axes
@@ -374,6 +375,7 @@ class Figure:
 
     def _repr_html_(self) -> str:
         import base64
+        if self.fig is None: return f'<p class="cb-empty"><em>{html.escape(self.empty)}</em></p>'
         img = base64.b64encode(self.png()).decode()
         return (f'<figure class="cb-figure" style="margin:8px 0"><img style="max-width:100%" '
                 f'alt="{html.escape(self.caption)}" data-min-font-px="{self.min_font_px():.1f}" '
