@@ -14,8 +14,8 @@ from ..stats.endpoints import ENDPOINTS, FAMILY, NON_ENDPOINT_KEYS
 from ..stats.measures import cohens_kappa
 from ..evaluation.analyze import degenerate_note, interval_words
 from ..evaluation.view import (COLOUR_CORRECT, COLOUR_DOWN, COLOUR_NULL, COLOUR_SHUFFLED, COLOUR_UP, Figure,
-                                       RunView, legend_below, draw_heatmap, endpoint_label, model_rows, step_histogram,
-                                       styled_pyplot, category_names)
+                                       RunView, legend_below, draw_heatmap, endpoint_label, estimates_by, model_rows,
+                                       step_histogram, styled_pyplot, category_names)
 # the toolkit the report templates import from this module (`from carebench.report.pages import load_run, table`)
 from .example import example_run, source_digest  # noqa: F401
 _all_ = ["example_run", "source_digest"]
@@ -205,9 +205,8 @@ def aggregation_sensitivity_table(view: RunView) -> pd.DataFrame:
     """Per model and endpoint (named as on the model page): the estimate under each aggregation policy, written to the
     precision its interval supports (`estimate_text`), and the largest move from the run's own to as many decimals;
     empty if none."""
-    if not view.has("aggregation_sensitivity"): return pd.DataFrame()
-    s = pd.read_csv(view.run.artifact("aggregation_sensitivity"), dtype={"model": str})
-    if s.empty: return pd.DataFrame()
+    s, _ = estimates_by(view, "aggregation_sensitivity", "policy")
+    if s is None: return pd.DataFrame()
     s = s.assign(text=[estimate_text({"estimate": e, "ci": [lo, hi]}) for e, lo, hi in
                        zip(s["estimate"], s["ci_low"], s["ci_high"])],
                  endpoint=s["endpoint"].map(lambda q: ENDPOINTS[q].label if q in ENDPOINTS else q))
