@@ -26,7 +26,7 @@ def three_tracks(tmp_path_factory):
                                                 {"id": "psychiatrist", "persona": "You are a psychiatrist."}]}
     config.write_text(yaml.safe_dump(doc))                 # one thread: the other test worker has the second core
     env = {"CAREBENCH_EMBEDDINGS": str(folder / "emb.sqlite"), "CAREBENCH_CACHE": str(folder / "cache.sqlite")}
-    r = run_cli("run", config, "--out", folder / "run", "--quiet", "--no-validity", env=env)
+    r = run_cli("run", config, "--out", folder / "run", "--quiet", "--no-validity", "--no-report", env=env)   # reported below
     assert r.returncode == 0, r.stderr[-3000:]
     return folder / "run", r
 

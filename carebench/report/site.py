@@ -8,6 +8,7 @@ import html
 import importlib.resources
 import logging
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -29,9 +30,9 @@ from .pages import RunView, load_run
 from ..tracks.track import page_problem, registered_tracks
 
 # %% auto #0
-__all__ = ['ReportError', 'Page', 'page_plan', 'templates_dir', 'template_path', 'page_templates', 'execute_page',
-           'execute_pages', 'navigation', 'quarto_project', 'page_html', 'build_offline_site', 'check_finished',
-           'build_report']
+__all__ = ['FRESH_PAGE', 'ReportError', 'Page', 'page_plan', 'templates_dir', 'template_path', 'page_templates', 'execute_page',
+           'PageKernel', 'execute_pages', 'navigation', 'quarto_project', 'page_html', 'build_offline_site',
+           'check_finished', 'build_report']
 
 # %% ../../nbs/41_site.ipynb #822bd2be
 class ReportError(CareBenchError):
@@ -114,13 +115,17 @@ class _InjectedPath(logging.Filter):
     "papermill's warning that a template does not declare `PAPERMILL_INPUT_PATH`: it is meant to be injected."
     def filter(self, record): return "unknown parameter: PAPERMILL_INPUT_PATH" not in record.getMessage()
 
+def _papermill():
+    "papermill's `execute_notebook`, its log without the warning about the injected path."
+    import papermill as pm
+    log = logging.getLogger("papermill")
+    if not any(isinstance(f, _InjectedPath) for f in log.filters): log.addFilter(_InjectedPath())
+    return pm.execute_notebook
+
 def execute_page(template: Path, dest: Path, parameters: dict, cwd: Path, attempts: int = 3, execute=None):
-    "Execute one page's template with papermill into `dest`, starting its kernel again when it died before answering."
-    if execute is None:
-        import papermill as pm
-        execute = pm.execute_notebook
-        log = logging.getLogger("papermill")
-        if not any(isinstance(f, _InjectedPath) for f in log.filters): log.addFilter(_InjectedPath())
+    """Execute one page's template with papermill into `dest` (a kernel of its own, or `execute=PageKernel(…).execute`),
+    starting its kernel again when it died before answering."""
+    execute = execute or _papermill()
     for attempt in range(1, attempts + 1):
         try:
             # the template's path, as `papermill --inject-paths` gives it: a run made on the page records it
@@ -133,27 +138,95 @@ def execute_page(template: Path, dest: Path, parameters: dict, cwd: Path, attemp
                                                           Path(dest).stem, e)
             time.sleep(0.5 * attempt)
 
+# %% ../../nbs/41_site.ipynb #adbf04bd
+FRESH_PAGE = """
+def _carebench_fresh_page():
+    import os, sys, types, warnings
+    import matplotlib, matplotlib.pyplot as plt
+    first = sys.modules.get("_carebench_kernel")
+    if first is None:
+        first = sys.modules["_carebench_kernel"] = types.ModuleType("_carebench_kernel")
+        first.filters, first.cwd = list(warnings.filters), os.getcwd()
+        first.rc = {k: v for k, v in matplotlib.rcParams.items() if k != "backend"}
+    plt.close("all")
+    matplotlib.rcParams.update(first.rc)
+    warnings.resetwarnings()
+    warnings.filters[:] = first.filters
+    os.chdir(first.cwd)
+    get_ipython().reset(new_session=True)
+_carebench_fresh_page()
+"""
+
+class PageKernel:
+    """One kernel that executes page after page (`execute` has papermill's signature, for `execute_page`): started on
+    the first page, made fresh (`FRESH_PAGE`) before each, started again when a page killed it; `close` shuts it down.
+    Each page talks to it through a client of its own, so no answer of one page can reach the next."""
+    def __init__(self, cwd: Path):
+        self.cwd, self.km = Path(cwd), None
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.close()
+
+    def _client(self):
+        from jupyter_core.utils import run_sync
+        kc = self.km.client()
+        kc.start_channels()
+        try: run_sync(kc.wait_for_ready)(timeout=60)      # a kernel that died: "Kernel died before replying…"
+        except BaseException: kc.stop_channels(); raise
+        return kc
+
+    def _ready(self):
+        "A live kernel, made fresh for the next page."
+        from jupyter_client.manager import AsyncKernelManager
+        from jupyter_core.utils import run_sync
+        if self.km is not None and not run_sync(self.km.is_alive)(): self.close()
+        if self.km is None:
+            self.km = AsyncKernelManager(kernel_name="python3")
+            run_sync(self.km.start_kernel)(cwd=str(self.cwd), extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
+        kc = self._client()
+        try: reply = run_sync(kc.execute_interactive)(FRESH_PAGE, silent=True, store_history=False, timeout=60)
+        finally: kc.stop_channels()
+        if reply["content"]["status"] != "ok":
+            raise RuntimeError(f"the kernel could not be made fresh: {reply['content'].get('evalue')}")
+
+    def execute(self, template: str, dest: str, parameters: dict, **kw):
+        "papermill's `execute_notebook` in this kernel (`kernel_name`, `cwd` and kernel arguments are the kernel's own)."
+        for k in ("kernel_name", "cwd", "extra_arguments"): kw.pop(k, None)
+        try: self._ready()
+        except BaseException: self.close(); raise
+        kc = self._client()
+        try: return _papermill()(template, dest, parameters=parameters, kernel_name="python3", km=self.km, kc=kc, **kw)
+        finally: kc.stop_channels()
+
+    def close(self):
+        from jupyter_core.utils import run_sync
+        km, self.km = self.km, None
+        if km is not None and km.has_kernel: run_sync(km.shutdown_kernel)(now=False)
+
 # %% ../../nbs/41_site.ipynb #8a9fba01
 def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
-    """Run every page's template with papermill into `RUN/report/pages/` (a few kernels at a time); page name → (path,
-    error or None)."""
+    """Run every page's template with papermill into `RUN/report/pages/`, a few kernels at a time, each kept for page
+    after page (`PageKernel`); page name → (path, error or None), in the plan's order."""
     tdir, out = templates_dir(), output_folder(view.path/"report"/"pages", root=view.path)
     out.mkdir(parents=True, exist_ok=True)
-    def run(page):
-        dest = out/f"{page.name}.ipynb"
-        try:
-            execute_page(template_path(tdir, page.template), dest, {"run_dir": str(view.path), **page.params}, tdir)
-            return page.name, (dest, None)
-        except Exception as e:
-            last = str(e).strip().splitlines()[-1][:200] if str(e).strip() else ""
-            return page.name, (dest, f"{type(e).__name__}: {last}")
-    done, log = {}, logging.getLogger("carebench.report")
-    with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as ex, \
-         tqdm(total=len(plan), desc="report pages", unit="page", disable=quiet) as bar:
-        for name, res in ex.map(run, plan):
-            done[name] = res; bar.update()
-            log.info("page %s: %s", name, "failed: " + res[1] if res[1] else "done")
-    return done
+    todo, done, log = queue.SimpleQueue(), {}, logging.getLogger("carebench.report")
+    for page in plan: todo.put(page)
+    def work(bar):
+        with PageKernel(tdir) as kernel:
+            while True:
+                try: page = todo.get_nowait()
+                except queue.Empty: return
+                dest, error = out/f"{page.name}.ipynb", None
+                try: execute_page(template_path(tdir, page.template), dest, {"run_dir": str(view.path), **page.params},
+                                  tdir, execute=kernel.execute)
+                except Exception as e:
+                    last = str(e).strip().splitlines()[-1][:200] if str(e).strip() else ""
+                    error = f"{type(e).__name__}: {last}"
+                done[page.name] = (dest, error); bar.update()
+                log.info("page %s: %s", page.name, "failed: " + error if error else "done")
+    workers = max(1, min(4, os.cpu_count() or 1, len(plan)))
+    with ThreadPoolExecutor(workers) as ex, tqdm(total=len(plan), desc="report pages", unit="page", disable=quiet) as bar:
+        for f in [ex.submit(work, bar) for _ in range(workers)]: f.result()
+    return {page.name: done[page.name] for page in plan}
 
 # %% ../../nbs/41_site.ipynb #0d9a5d6c
 def navigation(plan: list, ext: str = ".html", prefix: str = "") -> list:
