@@ -189,7 +189,7 @@ class PageKernel:
             raise RuntimeError(f"the kernel could not be made fresh: {reply['content'].get('evalue')}")
 
     def execute(self, template: str, dest: str, parameters: dict, **kw):
-        "papermill's `execute_notebook` in this kernel (`kernel_name`, `cwd` and kernel arguments are the kernel's own)."
+        "papermill's `execute_notebook` in this kernel (whose name, folder and arguments stand for the page's)."
         for k in ("kernel_name", "cwd", "extra_arguments"): kw.pop(k, None)
         try: self._ready()
         except BaseException: self.close(); raise
@@ -224,7 +224,8 @@ def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
                 done[page.name] = (dest, error); bar.update()
                 log.info("page %s: %s", page.name, "failed: " + error if error else "done")
     workers = max(1, min(4, os.cpu_count() or 1, len(plan)))
-    with ThreadPoolExecutor(workers) as ex, tqdm(total=len(plan), desc="report pages", unit="page", disable=quiet) as bar:
+    bar = tqdm(total=len(plan), desc="report pages", unit="page", disable=quiet)
+    with ThreadPoolExecutor(workers) as ex, bar:
         for f in [ex.submit(work, bar) for _ in range(workers)]: f.result()
     return {page.name: done[page.name] for page in plan}
 
