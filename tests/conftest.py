@@ -101,13 +101,13 @@ def look(page, shot, width=1300):
     overlapping (measured in the browser)."""
     profile = tempfile.mkdtemp(prefix="chromium-")
     base = [BROWSER, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},5000", "--hide-scrollbars", "--virtual-time-budget=5000"]
-    if shot is not None:
-        r = subprocess.run(base + [f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True, timeout=120)
-        assert shot.is_file() and shot.stat().st_size > 10_000, r.stderr[-500:]
-    probe = page.with_name(f".measure-{page.name}")
-    probe.write_text(page.read_text().replace("</body>", _MEASURE + "</body>"))
-    dom = subprocess.run(base + ["--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    probe = page.with_name(f".measure-{page.name}")      # the page and the measuring script, which only sets an attribute:
+    probe.write_text(page.read_text().replace("</body>", _MEASURE + "</body>"))   # one browser start both shoots and measures
+    r = subprocess.run(base + ([f"--screenshot={shot}"] if shot is not None else []) + ["--dump-dom", probe.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    dom = r.stdout
     probe.unlink(); shutil.rmtree(profile, ignore_errors=True)
+    if shot is not None: assert shot.is_file() and shot.stat().st_size > 10_000, r.stderr[-500:]
     m = re.search(r'data-clipped="([^"]*)"', dom)
     assert m, "the measuring script did not run"
     return json.loads(html.unescape(m.group(1)))
