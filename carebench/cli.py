@@ -4,7 +4,6 @@
 
 # %% ../nbs/50_cli.ipynb #4a13d202
 from __future__ import annotations
-import argparse
 import dataclasses
 import inspect
 import json
@@ -13,16 +12,13 @@ import shutil
 import signal
 import sys
 import textwrap
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
-from typing import Callable
 
-import carebench
-from .core.config import redact_text
+from .core.secrets import redact_text
 from .core.errors import CareBenchError
 from .core.config import load_config
-from .core.commands import (COMMANDS, Command, UsageError, build_parser, register_command,
-                                     settings_flags)  # noqa: F401
+from .core.commands import COMMANDS, UsageError, build_parser, register_command, settings_flags
 # Everything heavier (numpy, pandas, the tracks, the report) is imported inside the command that needs it, and only the
 # subcommand being run configures its arguments: `carebench --help` and `carebench list` start in a fraction of a
 # second.
@@ -378,7 +374,7 @@ def _list_backends() -> list:
 
 def _list_adapters() -> list:
     from carebench.adapters.base import ADAPTERS
-    import carebench.adapters.load                                 # the built-in adapters register themselves
+    import carebench.adapters.load  # noqa: F401                   # the built-in adapters register themselves
     return [dict(name=n, description=summary_line(c)) for n, c in ADAPTERS.items()]
 
 def _list_tracks() -> list:

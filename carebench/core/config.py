@@ -17,9 +17,7 @@ import yaml
 
 from .errors import ConfigError
 from .inputs import file_problem
-# the secrets' rules (they can be imported from here too)
-from .secrets import (REDACTED, is_secret_key, looks_like_token, quote_value, redact_secrets, redact_text,
-                                    redact_values, register_secret, url_userinfo)
+from .secrets import looks_like_token, quote_value, redact_secrets, register_secret, url_userinfo
 from .vocab import SHARES, Category, LabelSpace
 
 # %% auto #0

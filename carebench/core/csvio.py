@@ -4,9 +4,11 @@
 
 # %% ../../nbs/08_csvio.ipynb #ea37f527
 from __future__ import annotations
+from typing import TYPE_CHECKING
 import numpy as np
 
 from .runs import atomic_write
+if TYPE_CHECKING: import pyarrow          # named in annotations only: imported where it is used
 
 # %% auto #0
 __all__ = ['FAST_ROWS', 'float_text', 'column_text', 'release_arrow_memory', 'release_memory', 'csv_blocks', 'write_csv']

@@ -19,10 +19,10 @@ from importlib import metadata
 from pathlib import Path
 
 import carebench
-from .config import REDACTED, Config, is_secret_key, redact_secrets, resolved_config_yaml
+from .config import Config, resolved_config_yaml
 from .errors import CareBenchError
 from .inputs import file_problem
-from .secrets import redact_text
+from .secrets import REDACTED, is_secret_key, redact_secrets, redact_text
 from .vocab import PROTOCOL_VERSION
 
 # %% auto #0

@@ -5,7 +5,6 @@
 # %% ../../nbs/05_seeds.ipynb #15e94a9e
 from __future__ import annotations
 import hashlib
-import json
 from json.encoder import encode_basestring           # the string encoder json.dumps uses with ensure_ascii=False
 
 import numpy as np

@@ -9,7 +9,7 @@ import hashlib
 import time
 from contextlib import closing
 
-from ..core.config import redact_text, redact_values
+from ..core.secrets import redact_text, redact_values
 from ..core.errors import CareBenchError
 from ..core.forecast import Remaining, say_line
 from .backends import Backend, ModelConfig, Reply, Request

@@ -16,7 +16,7 @@ import weakref
 from pathlib import Path
 from urllib.parse import quote
 
-from ..core.config import redact_text, redact_values
+from ..core.secrets import redact_text, redact_values
 from ..core.errors import CareBenchError
 from ..core.inputs import file_problem
 

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlparse
 
-from ..core.config import redact_text, register_secret, url_userinfo
+from ..core.secrets import redact_text, register_secret, url_userinfo
 from ..core.errors import ConfigError, EndpointError
 from .backends import Backend, Reply, register_backend, warm_order
 from .vllm_backend import yes_probability

@@ -20,7 +20,6 @@ from pathlib import Path
 import yaml
 from tqdm.auto import tqdm
 
-import carebench
 from ..core.errors import CareBenchError
 from ..core.runs import atomic_write, output_folder, verify_artifacts
 from ..core.vocab import CONDITIONS

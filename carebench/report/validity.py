@@ -17,7 +17,7 @@ import carebench
 from ..core.runs import atomic_write
 from ..core.vocab import PROTOCOL_VERSION
 from ..stats.endpoints import ENDPOINTS, FAMILY
-from ..stats.simulate import SCENARIOS, StudySettings, read_study, simulation_study, write_study
+from ..stats.simulate import SCENARIOS, StudySettings, simulation_study, write_study
 from .pages import lazy_pyplot
 from .site import ReportError, page_html, templates_dir
 

@@ -16,7 +16,6 @@ import pandas as pd
 
 from ..core.config import Config, register_into, register_section, section_classes
 from ..core.errors import ConfigError
-from ..core.executors import Job
 from ..adapters.dataset import Dataset
 from ..stats.endpoints import ENDPOINTS
 

@@ -62,7 +62,7 @@ def note_warnings(patient: Patient, others: set) -> list:
         if "note" not in f: continue
         for t in (v,) if isinstance(v, str) else v:
             words = set(re.findall(r"[\w-]+", t))
-            if hit := sorted(words & named)[:1]: out.append(ChartWarning(patient.id, f, "a note naming another patient",
+            if words & named: out.append(ChartWarning(patient.id, f, "a note naming another patient",
                                                                       "another patient's id"))
             elif sex and (title := next((w for w in TITLES[sex] if re.search(rf"\b{w}\.? [A-Z]", t, re.I)), None)):
                 out.append(ChartWarning(patient.id, f, f"a note addressing a {sex} patient as {title.title()}.", title))

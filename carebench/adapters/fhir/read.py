@@ -272,7 +272,7 @@ def iter_resources(path: Path, keep=None, skips: Skips | None = None):
 def nothing_read(path, skips: Skips) -> FhirError:
     "The error of an input that held no resource (or none a snapshot uses), saying what happened to the ones read."
     if skips.counts and not skips.unused:
-        return FhirError(f"no FHIR resource left: every one was invalid and left out (on_invalid: skip): "
+        return FhirError("no FHIR resource left: every one was invalid and left out (on_invalid: skip): "
                          + "; ".join(f"{n} {r} (the first: {skips.first[r][:200]})" for r, n in skips.counts.items()),
                          file=str(path))
     return FhirError("no FHIR resource found" + (f" that a snapshot uses ({'; '.join(skips.notes('FHIR'))})"

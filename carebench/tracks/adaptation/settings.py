@@ -5,7 +5,6 @@
 # %% ../../../nbs/tracks/adaptation/3q_adaptation_settings.ipynb #9c400ae5
 from __future__ import annotations
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 from ...models.encoders import EncoderConfig, shown_number, check_whole

@@ -28,7 +28,7 @@ from ...stats.annotators import alternative_annotator_test, delta_agreement
 from ...stats.endpoints import ENDPOINTS, run_endpoints
 from ...models.backends import BackendContext, Request, make_backend
 from ...models.cache import ResponseCache, cache_key
-from ...models.prompts import DEFAULT_SYSTEM, Prompt, PromptRecipe, build_prompt
+from ...models.prompts import DEFAULT_SYSTEM, Prompt, PromptConfig, PromptRecipe, build_prompt
 from ...models.ask import ask_missing, repair_key
 from ...models.backends import ModelConfig
 

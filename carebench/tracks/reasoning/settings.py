@@ -6,7 +6,6 @@
 from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 # %% auto #0
 __all__ = ['DEFAULT_PERSONAS', 'RaterConfig', 'EmulationConfig', 'ReasoningConfig']

@@ -6,9 +6,8 @@
 from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-from ...models.encoders import MAX_BATCH, MAX_TOKENS, EncoderConfig, check_whole
+from ...models.encoders import EncoderConfig, check_whole
 
 # %% auto #0
 __all__ = ['RepresentationConfig']

@@ -14,7 +14,7 @@ import pandas as pd
 from ...core.config import to_plain
 from ...core.errors import ConfigError
 from ...core.inputs import file_problem
-from ...core.vocab import CONTEXT_FREE, CORRECT_CONTEXT, SHUFFLED_CONTEXT
+from ...core.vocab import CONTEXT_FREE, CORRECT_CONTEXT
 from ...stats.measures import binary_entropy, ece, icc2_1, lins_ccc, sign_eps
 from ...adapters.dataset import Dataset
 from ...models.encoders import (TextEncoder, check_encoder, context_vector, default_embedding_cache,
