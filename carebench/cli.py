@@ -242,7 +242,7 @@ def _configure_run(p):
     p.add_argument("--out",
                    help="the run folder to create (default: a new folder under run.out, or runs/ beside the config)")
     p.add_argument("--cache", help="response cache file (default: reasoning.cache, $CAREBENCH_CACHE or "
-                        "~/.cache/carebench/responses.sqlite)")
+                        "responses.sqlite in the user cache folder, ~/.cache/carebench on Linux)")
     p.add_argument("--no-report", action="store_true", help="skip the report site")
     p.add_argument("--executor", choices=("inline", "local", "slurm"),
                    help="where the jobs (one per model) run (default: executor.kind)")
@@ -315,7 +315,7 @@ def _configure_emulate(p):
                             "report gains the page")
     where.add_argument("--out", help="a new folder for the emulation alone")
     p.add_argument("--cache", help="response cache file (default: reasoning.cache, $CAREBENCH_CACHE or "
-                        "~/.cache/carebench/responses.sqlite)")
+                        "responses.sqlite in the user cache folder, ~/.cache/carebench on Linux)")
     p.add_argument("--no-report", action="store_true", help="with --run: do not rebuild the run's report")
 
 @register_command("emulate", "LLM raters with personas as observers: emulated reference, agreement, the "

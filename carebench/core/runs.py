@@ -29,7 +29,7 @@ from .vocab import PROTOCOL_VERSION
 __all__ = ['DEFAULT_PACKAGES', 'ROLE', 'BOOKKEEPING', 'sha256_file', 'current_umask', 'atomic_write', 'write_json',
            'package_versions', 'git_info', 'new_run_id', 'redact_argv', 'papermill_command', 'kernel_command',
            'RunFolderError', 'confined_path', 'output_folder', 'read_json_file', 'RunFolder', 'create_run',
-           'verify_artifacts', 'RunInputsError', 'check_run_inputs']
+           'verify_artifacts', 'RunInputsError', 'check_run_inputs', 'cache_home']
 
 # %% ../../nbs/04_runs.ipynb #9a204c90
 def sha256_file(path, chunk: int = 1 << 20) -> str:
@@ -360,3 +360,9 @@ def check_run_inputs(run: RunFolder, inputs: dict) -> list:
                                  f"the run read {rec.get('path')} with {str(rec.get('sha256'))[:12]}…: the run was "
                                  "made from another dataset")
     return roles
+
+# %% ../../nbs/04_runs.ipynb #8553ea26
+def cache_home() -> Path:
+    "The user's cache folder for CAREBench (`platformdirs.user_cache_path`); nothing is created here."
+    import platformdirs
+    return platformdirs.user_cache_path("carebench", appauthor=False)

@@ -19,6 +19,7 @@ from urllib.parse import quote
 from ..core.secrets import redact_text, redact_values
 from ..core.errors import CareBenchError
 from ..core.inputs import file_problem
+from ..core.runs import cache_home
 
 # %% auto #0
 __all__ = ['APPLICATION_ID', 'cache_key', 'default_cache_path', 'CacheError', 'ResponseCache']
@@ -31,9 +32,9 @@ def cache_key(**parts) -> str:
 
 # %% ../../nbs/33_cache.ipynb #bb9e20c2
 def default_cache_path() -> Path:
-    "`$CAREBENCH_CACHE`, else `~/.cache/carebench/responses.sqlite`."
+    "`$CAREBENCH_CACHE`, else `responses.sqlite` in `cache_home()`."
     env = os.environ.get("CAREBENCH_CACHE")
-    return Path(env) if env else Path.home()/".cache"/"carebench"/"responses.sqlite"
+    return Path(env) if env else cache_home()/"responses.sqlite"
 
 # %% ../../nbs/33_cache.ipynb #386fee5b
 class CacheError(CareBenchError):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..core.config import ConfigError
 from ..core.errors import CareBenchError
+from ..core.runs import cache_home
 
 # %% auto #0
 __all__ = ['CATALOG', 'SMOLLM2', 'RECORD', 'CatalogModel', 'register_model', 'model_home', 'model_folder', 'catalog_path',
@@ -59,8 +60,8 @@ SMOLLM2 = register_model(CatalogModel(
 RECORD = "carebench-model.json"
 
 def model_home() -> Path:
-    "Where fetched models live: `$CAREBENCH_MODELS`, else `~/.cache/carebench/models`."
-    return Path(os.environ.get("CAREBENCH_MODELS") or Path.home()/".cache"/"carebench"/"models").expanduser()
+    "Where fetched models live: `$CAREBENCH_MODELS`, else `models` in `cache_home()`."
+    return Path(os.environ.get("CAREBENCH_MODELS") or cache_home()/"models").expanduser()
 
 # %% ../../nbs/31_catalog.ipynb #00a13dad
 def model_folder(model_id: str) -> Path | None:

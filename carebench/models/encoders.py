@@ -18,6 +18,7 @@ import numpy as np
 from ..core.config import quote_value
 from ..core.errors import CareBenchError, ConfigError
 from ..core.inputs import file_problem
+from ..core.runs import cache_home
 from ..adapters.dataset import Patient
 from .backends import hub_offline, in_hub_cache, local_model_problem
 from .hf_backend import model_fingerprint
@@ -73,8 +74,8 @@ def default_encoder_path() -> str:
 
 # %% ../../nbs/39_encoders.ipynb #741010bb
 def default_embedding_cache() -> Path:
-    "`$CAREBENCH_EMBEDDINGS`, else `~/.cache/carebench/embeddings.sqlite`."
-    return Path(os.environ.get("CAREBENCH_EMBEDDINGS") or Path.home()/".cache"/"carebench"/"embeddings.sqlite")
+    "`$CAREBENCH_EMBEDDINGS`, else `embeddings.sqlite` in `cache_home()`."
+    return Path(os.environ.get("CAREBENCH_EMBEDDINGS") or cache_home()/"embeddings.sqlite")
 
 # %% ../../nbs/39_encoders.ipynb #747b5c53
 _SIZE_KEYS = dict(hidden=("hidden_size", "n_embd", "d_model", "dim"),

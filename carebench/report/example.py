@@ -13,7 +13,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 import carebench
 from ..core.errors import CareBenchError
-from ..core.runs import write_json
+from ..core.runs import cache_home, write_json
 
 # %% auto #0
 __all__ = ['EXAMPLE_RUNS', 'source_digest', 'source_root', 'ExampleRunError', 'made_by_carebench', 'example_run']
@@ -39,7 +39,7 @@ class ExampleRunError(CareBenchError):
     "A folder named for the example run holds files CAREBench did not put there: it is neither written nor deleted."
 
 # %% ../../nbs/40_example_run.ipynb #5ead9801
-EXAMPLE_RUNS = Path.home()/".cache"/"carebench"/"example_runs"
+EXAMPLE_RUNS = cache_home()/"example_runs"
 
 def _key(folder: Path) -> str: return hashlib.sha256(str(folder).encode()).hexdigest()[:16]
 def _record(home: Path, folder: Path) -> Path: return home/".made"/f"{_key(folder)}.json"

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 import carebench
-from ..core.runs import atomic_write
+from ..core.runs import atomic_write, cache_home
 from ..core.vocab import PROTOCOL_VERSION
 from ..stats.endpoints import ENDPOINTS, FAMILY
 from ..stats.simulate import SCENARIOS, StudySettings, simulation_study, write_study
@@ -29,7 +29,7 @@ __all__ = ['PART_LABELS', 'COVERAGE_FLOOR', 'FLOOR_FROM', 'quick_study', 'quanti
 def quick_study(folder=None) -> Path:
     """A quick study (`StudySettings.quick()`), made once in the user's cache and reused while protocol and version are
     the same."""
-    folder = Path(folder or os.environ.get("CAREBENCH_QUICK_STUDY") or Path.home()/".cache"/"carebench"/"quick_study")
+    folder = Path(folder or os.environ.get("CAREBENCH_QUICK_STUDY") or cache_home()/"quick_study")
     meta = folder/"simulation.json"
     if meta.exists():
         m = json.loads(meta.read_text(encoding="utf-8"))

@@ -19,7 +19,7 @@ import carebench
 from ..core.config import AnalysisConfig
 from ..core.executors import Job, run_jobs
 from ..core.forecast import duration_words, say_line
-from ..core.runs import write_json
+from ..core.runs import cache_home, write_json
 from ..core.vocab import PROTOCOL_VERSION
 from .bootstrap import cluster_sums
 from .endpoints import FAMILY, EndpointInput, Resampling, run_endpoints, stated_effect
@@ -84,7 +84,7 @@ def design_validity(n_patients: int, items: int, n_categories: int, observers: i
     `settings.validity_datasets` datasets per scenario, or, from `settings.validity_large_sample_from` effective
     patients, from one population's moments per scenario (`large_sample_study`; `method` and `basis` say which);
     `sizes`: the dataset's own items per patient (simulated as they
-    are; without them every patient has `items`). Cached in `cache_dir` (default ~/.cache/carebench/validity), keyed by
+    are; without them every patient has `items`). Cached in `cache_dir` (default `validity` in `cache_home()`), keyed by
     the design, the settings, the stated effects and the scenarios' definitions. `delta_ref_rate` (the data's share of
     cells with Δ_ref ≠ 0, `matched_to`) and `grid` (the model's `score_grid`) make the scenarios the data's;
     `progress`: a progress bar over the simulated datasets (minutes at hospital scale the first time); `executor` (an
@@ -222,7 +222,7 @@ def _validity_path(cache_dir, key: dict) -> Path:
     "Where the answer for `key` (with the protocol, the package version and the answer's format) is cached."
     key_src = json.dumps({**key, "protocol": PROTOCOL_VERSION, "version": carebench.__version__,
                           "format": VALIDITY_FORMAT}, sort_keys=True)
-    cache = Path(cache_dir or os.environ.get("CAREBENCH_VALIDITY_CACHE") or Path.home()/".cache"/"carebench"/"validity")
+    cache = Path(cache_dir or os.environ.get("CAREBENCH_VALIDITY_CACHE") or cache_home()/"validity")
     return cache/f"{hashlib.sha256(key_src.encode()).hexdigest()[:20]}.json"
 
 def _validity_endpoints(study: dict, power: dict) -> dict:
