@@ -4,6 +4,7 @@
 
 # %% ../../nbs/41_site.ipynb #6343aeee
 from __future__ import annotations
+import contextlib
 import html
 import importlib.resources
 import logging
@@ -225,7 +226,13 @@ def execute_pages(view: RunView, plan: list, quiet: bool = True) -> dict:
     workers = max(1, min(4, os.cpu_count() or 1, len(plan)))
     bar = tqdm(total=len(plan), desc="report pages", unit="page", disable=quiet)
     with ThreadPoolExecutor(workers) as ex, bar:
-        for f in [ex.submit(work, bar) for _ in range(workers)]: f.result()
+        futures = [ex.submit(work, bar) for _ in range(workers)]
+        try:
+            for f in futures: f.result()
+        except BaseException:              # interrupted: the pages under way finish, no other one starts
+            with contextlib.suppress(queue.Empty):
+                while True: todo.get_nowait()
+            raise
     return {page.name: done[page.name] for page in plan}
 
 # %% ../../nbs/41_site.ipynb #0d9a5d6c
