@@ -105,10 +105,9 @@ def _configure_synth(p):
                    help="one workbook, or a folder of CSVs (default xlsx)")
     p.add_argument("--shift", nargs="?", const="vocabulary=0.5,length=1.5,prevalence=1", default=None, metavar="SPEC",
                    help="write a shifted pair instead: source/ (these parameters), shifted/ (the next seed with SPEC "
-                        "applied: "
-                        "vocabulary=0..1, length=0.25..4, prevalence=-5..5; default "
-                        "vocabulary=0.5,length=1.5,prevalence=1) "
-                        "and a config.yaml that evaluates the learning tracks on both (distribution shift)")
+                        "applied: vocabulary=0..1, length=0.25..4, prevalence=-5..5; default "
+                        "vocabulary=0.5,length=1.5,prevalence=1) and a config.yaml that evaluates the learning tracks "
+                        "on both (distribution shift)")
 
 
 @register_command("synth", "write a synthetic paired-context dataset with its truth.json and a ready config.yaml",
@@ -205,8 +204,7 @@ def _line(name, o, alpha: float = 0.05) -> str:
     f = lambda x: "n/a" if x is None else f"{x:.3f}"
     fp = lambda p: "n/a" if p is None else f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
     extra = (f" (agreement {f(o.get('sign_agreement_rate'))} vs {f(o.get('sign_agreement_rate_shuffled'))} with a "
-             f"donor's chart, "
-             f"chance {f(o.get('chance_rate'))})") if "chance_rate" in o else ""
+             f"donor's chart, chance {f(o.get('chance_rate'))})") if "chance_rate" in o else ""
     shown = interval_words(o, alpha, o.get("ci_level") or 0.95)
     return f"  {name:<22} {f(o.get('estimate'))}{extra}  {shown}  p = {fp(o.get('p_value'))}"
 
@@ -266,8 +264,7 @@ def shift_summary(run) -> str:
         for r in g.itertuples():
             log = " (log odds ratio)" if r.difference_scale == "log odds ratio" else ""
             lines.append(f"    {r.endpoint:<22} {f(r.in_distribution)} → {f(r.shifted)}; difference{log} "
-                         f"{f(r.difference)} "
-                         f"[{f(r.difference_ci_low)}, {f(r.difference_ci_high)}]" + (
+                         f"{f(r.difference)} [{f(r.difference_ci_low)}, {f(r.difference_ci_high)}]" + (
                              "" if pd.isna(r.p_difference) else f"  p = {r.p_difference:.3f}"))
     return "\n".join(lines)
 
@@ -328,8 +325,8 @@ def emulate_command(args) -> int:
                 command=["carebench", *sys.argv[1:]])
     c = s["cost"]
     print(f"emulation by {s['model']}: {len(s['raters'])} raters, {s['n_pairs_complete']} of {s['n_pairs']} pairs "
-          f"labelled by every rater; "
-          f"{c['n_requests']} calls ({c['n_from_cache']} from the cache), {c['n_failed']} failed")
+          f"labelled by every rater; {c['n_requests']} calls ({c['n_from_cache']} from the cache), {c['n_failed']} "
+          "failed")
     for rater, v in s["verdicts"].items():
         w = "n/a" if v["winning_rate"] != v["winning_rate"] else f"{v['winning_rate']:.2f}"
         why = "; degenerate: it gave one label to every cell" if v.get("degenerate") else ""

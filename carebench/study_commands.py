@@ -102,8 +102,7 @@ def simulate_command(args) -> int:
     write_study(res, out)
     rj = res["rejections"]
     print(f"simulation: {len(study.scenarios)} scenarios x P in {{{', '.join(map(str, study.patients))}}} x "
-          f"{study.datasets} datasets "
-          f"in {res['seconds']} s")
+          f"{study.datasets} datasets in {res['seconds']} s")
     null = rj[rj["null"]]
     for q, sub in null.groupby("quantity", sort=False):
         w = sub.loc[sub["rate"].idxmax()]
@@ -122,8 +121,8 @@ def _configure_plan(p):
     settings_flags(p, PlanDesign, PLAN_HELP, defaults=False)
     p.add_argument("--effect", type=float, default=0.05,
                    help="directional-alignment gap to detect: sign agreement with the own chart above a donor's "
-                        "(default 0.05); the primary endpoint is planned at its stated effect (analysis.power_effect)"
-                        "; 0: the tests' size under no effect")
+                        "(default 0.05); the primary endpoint is planned at its stated effect (analysis.power_effect); "
+                        "0: the tests' size under no effect")
     p.add_argument("--patients", type=_ints, default=(6, 12, 24, 48, 96), help="numbers of patients (default 6,…,96)")
     p.add_argument("--datasets", type=int, default=200, help="datasets per number of patients (default 200)")
     p.add_argument("--target", type=float, default=0.8, help="power to reach (default 0.8)")

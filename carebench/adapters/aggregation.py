@@ -145,9 +145,8 @@ class AdjudicatedAggregation(Aggregation):
             if len(open_):
                 k, j = open_[0]
                 raise AdjudicationError(f"{len(open_)} cell(s) where the observers disagree have no adjudication; the "
-                                        f"first: patient "
-                                        f"{quote_value(ds.pair_patient[k])}, item {quote_value(ds.pair_item[k])}, "
-                                        f"condition {c}, category "
+                                        f"first: patient {quote_value(ds.pair_patient[k])}, item "
+                                        f"{quote_value(ds.pair_item[k])}, condition {c}, category "
                                         f"{ds.categories[j]}", file=adjudication.attrs.get("file"))
             ref[c] = out
         notes = (f"{unused} adjudication row(s) for cells where the observers agreed were not used",) if unused else ()
@@ -197,8 +196,7 @@ class _LatentClass(Aggregation):
 class DawidSkeneAggregation(_LatentClass):
     name = "dawid_skene"
     description = ("the most probable true label under the Dawid–Skene model (an observer's confusion matrix per "
-                   "category, "
-                   "fitted by EM on both labelled conditions; crowd-kit)")
+                   "category, fitted by EM on both labelled conditions; crowd-kit)")
     def _fit(self, df):
         from crowdkit.aggregation import DawidSkene
         return DawidSkene(n_iter=100).fit(df)

@@ -59,8 +59,8 @@ def convert(config: Config | str | Path, to: str, out, fmt: str = "csv") -> Path
     extra = sorted({f for p in ds.patients for f, _ in p.snapshot} - set(SNAPSHOT_FIELDS + RECORD_FIELDS))
     if extra and to != "long":
         raise ConfigError(f"the snapshot field(s) {', '.join(map(repr, extra[:5]))} have no {to} counterpart (it holds "
-                          f"{', '.join(SNAPSHOT_FIELDS + RECORD_FIELDS)}): "
-                          "convert to the long format, or rename the fields")
+                          f"{', '.join(SNAPSHOT_FIELDS + RECORD_FIELDS)}): convert to the long format, or rename the "
+                          "fields")
     out.parent.mkdir(parents=True, exist_ok=True)          # written aside (in a folder it creates), moved when complete
     work = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.partial-"))
     os.chmod(work, 0o777 & ~current_umask())                        # a new folder's permissions, not mkdtemp's 0700

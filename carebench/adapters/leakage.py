@@ -69,9 +69,9 @@ def check_leakage(ds: Dataset, enabled: bool = True, snapshots_file=None) -> dic
         loc = ds.origins[first.pair] if ds.origins else Location()
         where = f" of {snapshots_file}" if snapshots_file else ""
         raise LeakageError(
-            f"the item's text appears in its own patient's snapshot (patient {first.patient_id!r}, "
-            f"field {first.fields[0]!r}{where}); {len(leaks)} leaking pair(s) in all. Remove it from the snapshot, "
-            f"or set `dataset.leakage_check: false` to run anyway (recorded in the manifest)",
+            f"the item's text appears in its own patient's snapshot (patient {first.patient_id!r}, field "
+            f"{first.fields[0]!r}{where}); {len(leaks)} leaking pair(s) in all. Remove it from the snapshot, or set "
+            "`dataset.leakage_check: false` to run anyway (recorded in the manifest)",
             loc,
         )
     return {"enabled": bool(enabled), "leaking_pairs": len(leaks),

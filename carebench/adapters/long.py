@@ -90,8 +90,8 @@ def read_long(path: Path, columns: LongColumns, extra: tuple = ()) -> pd.DataFra
         else: df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as e:
         raise InputFileError(f"the long table is not a readable "
-                             f"{'Parquet' if path.suffix.lower() in ('.parquet', '.pq') else 'UTF-8 CSV'} "
-                             f"file ({e if 'nested value' in str(e) else type(e).__name__})", file=str(path)) from None
+                             f"{'Parquet' if path.suffix.lower() in ('.parquet', '.pq') else 'UTF-8 CSV'} file "
+                             f"({e if 'nested value' in str(e) else type(e).__name__})", file=str(path)) from None
     df.columns = [str(c).strip() for c in df.columns]
     for c in dataclasses.astuple(columns):
         if c not in df.columns:
@@ -140,8 +140,8 @@ def _collapse_repeats(df: pd.DataFrame, c: LongColumns, file: str) -> tuple:
             first_row = rows.groupby(cell, sort=False)["row"].transform("min")
             j = int(np.flatnonzero((rows["row"] != first_row).to_numpy())[0])
             raise DuplicateRowError(f"row {int(first_row.iat[j])} labels the same (patient, observer, item, condition, "
-                                    f"category) with the "
-                                    "other label", Location(file=file, row=int(rows["row"].iat[j]), column=c.label))
+                                    "category) with the other "
+                                    "label", Location(file=file, row=int(rows["row"].iat[j]), column=c.label))
         n = int(df.duplicated(cell).sum())
         notes.append(f"{file}: {n} repeated row(s) with the same label collapsed")
         df = df[~df.duplicated(cell)]
@@ -163,8 +163,8 @@ def check_long(df: pd.DataFrame, columns: LongColumns, label_space: LabelSpace, 
         have = set(df[(df[group] == g[group]).all(1)][c.category])
         missing = next(k for k in keys if k not in have)
         raise LongFormatError(f"no {missing!r} label for patient {quote_value(g[c.patient])}, observer "
-                              f"{quote_value(g[c.observer])}, item "
-                              f"{quote_value(g[c.item])} in {g[c.condition]} (every category needs a row)",
+                              f"{quote_value(g[c.observer])}, item {quote_value(g[c.item])} in {g[c.condition]} (every "
+                              "category needs a row)",
                               at(i, c.category))
     return df, notes
 

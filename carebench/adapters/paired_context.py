@@ -304,9 +304,9 @@ def _mismatches(free: ParsedTable, corr: ParsedTable, bad: dict, columns: Column
         column = culprit(a, b, p, o, i)
         value = {columns.patient: _show_id(p), columns.observer: _show_id(o), columns.item: show_item(i)}[column]
         err = ConditionMismatchError(f"patient {_show_id(p)}, observer {_show_id(o)}: no row with the same patient, "
-                                     f"observer and item in "
-                                     f"table '{b.table}'; the value {value} of this column has no counterpart there "
-                                     f"({total} row(s) differ between the conditions)", a.loc(row, column))
+                                     f"observer and item in table '{b.table}'; the value {value} of this column has no "
+                                     f"counterpart there ({total} row(s) differ between the "
+                                     "conditions)", a.loc(row, column))
         _drop_or_raise(on_mismatch, err, dropped, dict(reason="condition_mismatch", patient=p,
                                                        rows={t.table: rows_of.get((t.table, p, i), [])
                                                              for t in (free, corr)}))
@@ -342,8 +342,7 @@ def check_spellings(tables: list, columns: ColumnNames, snapshots: dict | None =
         if first[0] != value:
             show = show_item if kind == "item" else _show_id
             raise NearDuplicateIdError(f"{kind} {show(value)} and {show(first[0])} ({first[1]}) differ only by "
-                                       f"{_how(value, first[0])}: "
-                                       "spell each id the same everywhere", loc)
+                                       f"{_how(value, first[0])}: spell each id the same everywhere", loc)
     for pid in snapshots or {}:
         meet("patient", None, pid, Location(str(snapshot_file) if snapshot_file else "snapshots"))
     for t in tables:

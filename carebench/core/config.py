@@ -472,8 +472,7 @@ def check_values(data, file=None, key: str = ""):
             if str(k).lower().endswith("_env") and v is not None and (not isinstance(v, str) or not _ENV_NAME.match(v)
                                                                       or looks_like_token(v)):
                 raise ConfigError("must hold the name of an environment variable (letters, digits and underscores), "
-                                  "not its value "
-                                  "(the value is not shown)", file, where)
+                                  "not its value (the value is not shown)", file, where)
             # redacted wherever it appears
             if str(k).lower().endswith("_env") and v is not None: register_secret(os.environ.get(v))
             check_values(v, file, where)
@@ -481,8 +480,7 @@ def check_values(data, file=None, key: str = ""):
         for i, v in enumerate(data): check_values(v, file, f"{key}[{i}]")
     elif url_userinfo(data):
         raise ConfigError("a URL with a user name or password is refused: put the token in an environment variable and "
-                          "name it "
-                          "with api_key_env (the value is not shown)", file, key)
+                          "name it with api_key_env (the value is not shown)", file, key)
 
 # %% ../../nbs/03_config.ipynb #1a260341
 def load_config(path) -> Config:

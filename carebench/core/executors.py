@@ -137,8 +137,8 @@ def run_slurm(jobs: list, settings: ExecutorConfig, folder: Path) -> list:
         try: out.append(job.result())
         except Exception as e:
             raise JobError(f"Slurm job {job.job_id} ({j.name}) failed: "
-                           f"{str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__}; "
-                           f"logs in {Path(folder)/'slurm'}") from None
+                           f"{str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__}; logs in "
+                           f"{Path(folder)/'slurm'}") from None
     return out
 
 # %% ../../nbs/06_executors.ipynb #84252b3a

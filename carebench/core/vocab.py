@@ -130,8 +130,8 @@ SHARES = LabelSpace(
         Category(
             "infectious_diseases",
             "Infectious diseases",
-            "Communicable infections, their tests and treatments, especially stigmatized or reportable ones (e.g. "
-            "HIV, hepatitis B or C, tuberculosis, sexually transmitted infections).",
+            "Communicable infections, their tests and treatments, especially stigmatized or reportable ones (e.g. HIV, "
+            "hepatitis B or C, tuberculosis, sexually transmitted infections).",
         ),
         Category(
             "genetics",

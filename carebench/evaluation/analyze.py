@@ -169,9 +169,9 @@ def _summary_row(key: str, results: dict, a) -> str:
             note.append(f"its interval covered only {_fmt(v.get('coverage'))} in that simulation (goal 0.93)")
     stat = (meta.formula if meta else results[key].get("statistic", "")).replace("|", chr(92) + "|")
     return (f"| {meta.label if meta else key} | {role} | {stat} | {_fmt(o.get('estimate'))} | "
-            f"{interval_words(o, a.alpha, o.get('ci_level') or a.ci_level)} | "
-            f"{_fmt(o.get('p_value'))} | {_fmt(o.get('min_attainable_p'))} | {_fmt(o.get('power_at_effect'))} | "
-            f"{decisions.get(key, '–')} | {'; '.join(note)} |")
+            f"{interval_words(o, a.alpha, o.get('ci_level') or a.ci_level)} | {_fmt(o.get('p_value'))} | "
+            f"{_fmt(o.get('min_attainable_p'))} | {_fmt(o.get('power_at_effect'))} | {decisions.get(key, '–')} | "
+            f"{'; '.join(note)} |")
 
 def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run_info: dict | None = None) -> str:
     """A short Markdown summary of one model's overall results (`run_info`: the dry-run flag or the `mocks` among the
@@ -180,11 +180,9 @@ def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run
     lines = [f"## {model}", "",
              f"Protocol {PROTOCOL_VERSION} · ε = {a.epsilon} · {ds.n_patients} patients · {ds.n_pairs} pairs · "
              f"{len(ds.categories)} categories · {a.n_bootstrap} bootstrap resamples ({a.ci_method}, two-sided "
-             f"{a.ci_level:.0%}) · "
-             f"{a.n_permutations} sign flips · seed {config.seed}", "",
-             "| endpoint | role | statistic | estimate | interval | one-sided p | smallest attainable p | "
-             "power at effect | "
-             "family decision | note |", "|---|---|---|---|---|---|---|---|---|---|"]
+             f"{a.ci_level:.0%}) · {a.n_permutations} sign flips · seed {config.seed}", "",
+             "| endpoint | role | statistic | estimate | interval | one-sided p | smallest attainable p | power at "
+             "effect | family decision | note |", "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [_summary_row(key, results, a) for key in _endpoint_names(results)]
     mock = model in info["mocks"] if "mocks" in info else info.get("dry_run")      # a run's record names its mocks
     if mock: lines[1:1] = ["", "> **Dry run**: mock scores with planted effects, not model performance."]
@@ -204,8 +202,7 @@ def summary_markdown(model: str, results: dict, ds: Dataset, config: Config, run
               "reject). Beside a tested estimate its one-sided bound at 1 − α (the test inverted: it clears the value "
               "under no effect exactly when p ≤ α); descriptive endpoints carry two-sided intervals only.", "",
               f"Confirmatory categories (≥ {a.confirmatory_min_nonzero} non-zero Δ_ref cells from ≥ "
-              f"{a.confirmatory_min_patients} "
-              "patients): " + (f"{', '.join(conf)}; the others are descriptive." if conf
+              f"{a.confirmatory_min_patients} patients): " + (f"{', '.join(conf)}; the others are descriptive." if conf
                                else "none: every category is descriptive.")
               + " Per-category results, with Benjamini–Hochberg adjusted p-values, are in the CSV files.", ""]
     return "\n".join(lines)
@@ -341,8 +338,7 @@ def _check_scores(run: RunFolder, ds: Dataset, df: pd.DataFrame, cells, exclude_
         where = f"row {int(first['row'])}, column '{first['column']}': " if pd.notna(first["row"]) else ""
         raise ScoreValidationError(
             f"{len(fatal)} problem(s) ({', '.join(f'{n} {k}' for k, n in counts.items())}); first: "
-            f"{where}{first['message']}; "
-            f"every problem is listed in {run.path / 'score_validation.csv'}",
+            f"{where}{first['message']}; every problem is listed in {run.path / 'score_validation.csv'}",
             fatal,
             file=str(scores_file) if scores_file else None,
         )

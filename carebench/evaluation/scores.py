@@ -308,8 +308,8 @@ def _missing_cells(df: pd.DataFrame, ds: Dataset, cells: ScoreCells) -> pd.DataF
                 out.append(dict(check="missing_cells", row=None, column="score", model=model, condition=cond,
                                 patient_id=ds.pair_patient[i], item=item, category=ds.categories[j],
                                 message=f"model {model!r}: {len(miss)} of {want} pair × category cells have no {cond} "
-                                        f"score; the first is "
-                                        f"patient {ds.pair_patient[i]!r}, item {shown}, category {ds.categories[j]!r}"))
+                                        f"score; the first is patient {ds.pair_patient[i]!r}, item {shown}, category "
+                                        f"{ds.categories[j]!r}"))
     return pd.DataFrame(out, columns=PROBLEM_COLUMNS)
 
 # %% ../../nbs/26_scores.ipynb #7ac13330

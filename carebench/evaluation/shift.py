@@ -113,8 +113,7 @@ def _checked_shift_cells(run: RunFolder, b: Dataset, df_b: pd.DataFrame):
     if len(problems):
         first = problems.iloc[0]
         raise ScoreValidationError(f"the shifted scores have {len(problems)} problem(s); first: {first['message']}; "
-                                   f"every problem is listed in "
-                                   f"{run.path/'shift_score_validation.csv'}", problems,
+                                   f"every problem is listed in {run.path/'shift_score_validation.csv'}", problems,
                                    file=str(run.path/"shift_scores.csv"))
     return cells_b
 

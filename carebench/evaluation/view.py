@@ -432,8 +432,8 @@ def pick(view: RunView, model: str | None = None, condition: str | None = None) 
     model = view.models[0] if model is None and view.models else model
     if model not in view.models:
         raise ReportParameterError(f"no model {model!r} in {view.path} (its models: "
-                                   f"{', '.join(map(repr, view.models)) or 'none'}); "
-                                   "the templates' parameters are run_dir, model and condition")
+                                   f"{', '.join(map(repr, view.models)) or 'none'}); the templates' parameters are "
+                                   "run_dir, model and condition")
     if condition is not None and condition not in CONDITIONS:
         raise ReportParameterError(f"no condition {condition!r} (conditions: {', '.join(CONDITIONS)})")
     return model, condition

@@ -180,8 +180,8 @@ def check_local_model(model: ModelConfig, opts, key: str, config_file=None):
     problem = local_model_problem(path or model.id)
     if problem is None or (not path and in_hub_cache(model.id, getattr(model, "revision", None))): return
     what = (f"{quote_value(str(path))} {problem}" if path else
-            f"no path is set and the model id {quote_value(model.id)} is neither a local model folder "
-            f"(it {problem}) nor in this machine's Hugging Face cache")
+            f"no path is set and the model id {quote_value(model.id)} is neither a local model folder (it {problem}) "
+            "nor in this machine's Hugging Face cache")
     raise ConfigError(f"{what}: the {model.backend} backend reads a model from a local folder holding config.json; "
                       "models are never downloaded", config_file, f"{key}.path")
 
@@ -336,8 +336,7 @@ class DryRunBackend(Backend):
             fields = list(dict.fromkeys(f for p in ctx.dataset.patients for f in p.fields))
             if o.field_dependence not in fields:
                 raise ConfigError(f"field_dependence {quote_value(o.field_dependence)} is not a snapshot field of this "
-                                  f"dataset "
-                                  f"(fields: {', '.join(fields)})", key="field_dependence")
+                                  f"dataset (fields: {', '.join(fields)})", key="field_dependence")
 
     def key_extra(self, meta: dict):
         """The mock's answer depends on the pair, the condition, the context patient, the repair flag and the pair's

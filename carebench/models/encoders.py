@@ -110,8 +110,8 @@ def check_encoder(spec: EncoderConfig, key: str, config_file=None) -> dict:
     path = spec.path or default_encoder_path()
     if (problem := local_model_problem(path)) and not (path := in_hub_cache(str(path))):
         raise ConfigError(f"{quote_value(str(spec.path))} {problem}: the model is read from a local folder "
-                          "holding config.json (or "
-                          "this machine's Hugging Face cache); models are never downloaded", config_file, f"{key}.path")
+                          "holding config.json (or this machine's Hugging Face cache); models are never "
+                          "downloaded", config_file, f"{key}.path")
     try: shape = model_shape(path)
     except ValueError as e:
         raise ConfigError(f"cannot read the model's config ({e})", config_file, f"{key}.path") from None

@@ -230,8 +230,8 @@ class OpenAIBackend(Backend):
             raise ConfigError("base_url must not carry a user name or password (use api_key_env)", key="base_url")
         if not is_loopback(o.base_url) and not ctx.allow_remote:
             raise ConfigError(f"{redirect_target(o.base_url, o.base_url)} is not this machine: patient text is sent to "
-                              f"a remote endpoint "
-                              "only with `reasoning.allow_remote: true`", key="reasoning.allow_remote")
+                              "a remote endpoint only with `reasoning.allow_remote: "
+                              "true`", key="reasoning.allow_remote")
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
@@ -243,12 +243,11 @@ class OpenAIBackend(Backend):
             raise ConfigError("the environment variable named in api_key_env is not set", key="api_key_env")
         if self._token and any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in self._token):
             raise ConfigError("the token in the environment variable named in api_key_env holds spaces or control "
-                              "characters "
-                              "(the value is not shown)", key="api_key_env")
+                              "characters (the value is not shown)", key="api_key_env")
         if self._token and not (self._token.isascii() and self._token.isprintable()):
             raise ConfigError("the token in the environment variable named in api_key_env holds "
-                              "characters an HTTP header cannot "
-                              "carry (only printable ASCII; the value is not shown)", key="api_key_env")
+                              "characters an HTTP header cannot carry (only printable ASCII; the value is not "
+                              "shown)", key="api_key_env")
         register_secret(self._token)        # whatever its shape, redacted from every error, answer and message
         self.sent = 0                       # requests actually sent (tests check the refusal sends none)
 
@@ -342,8 +341,8 @@ class OpenAIBackend(Backend):
                 except urllib.error.HTTPError as e:
                     if 300 <= e.code < 400:
                         raise _Failed(f"HTTP {e.code}: the server redirects to "
-                                      f"{redirect_target(e.headers.get('Location'), o.base_url)}; "
-                                      "redirects are never followed", False) from None
+                                      f"{redirect_target(e.headers.get('Location'), o.base_url)}; redirects are never "
+                                      "followed", False) from None
                     try: said = "" if d.expired else server_message(e.read(65536), sent)
                     except (OSError, http.client.HTTPException): said = ""
                     last = f"HTTP {e.code}" + (f" ({said})" if said else "")

@@ -29,39 +29,31 @@ class PromptConfig:
 
 # %% ../../nbs/30_prompts.ipynb #d451f28d
 DEFAULT_SYSTEM = ("You are a clinical informatics expert. You classify single items from electronic health records "
-                  "into "
-                  "sensitive-data categories, so that patients can control who sees which parts of their record. "
+                  "into sensitive-data categories, so that patients can control who sees which parts of their record. "
                   "When a patient snapshot is given, use it to judge what the item reveals about this patient.")
 DEFAULT_INSTRUCTIONS = ("For the EHR item above, give for every category the probability (a number from 0 to 1) that "
-                        "the item "
-                        "belongs to it. Answer with only a JSON object whose keys are the category keys, for example "
-                        "{example}.")
+                        "the item belongs to it. Answer with only a JSON object whose keys are the category keys, for "
+                        "example {example}.")
 DEFAULT_QUESTION = 'Does the EHR item belong to the category "{name}"? Answer yes or no.'
 DEFAULT_LINES_INSTRUCTIONS = ("For the EHR item above, give for every category the probability (a number from 0 to 1) "
-                              "that the item "
-                              "belongs to it. Answer with only one line per category, written as key: probability, for "
-                              "example\n{example}")
+                              "that the item belongs to it. Answer with only one line per category, written as key: "
+                              "probability, for example\n{example}")
 # the other wordings a prompt format may use (1, 2, 3; 0 is the configured wording): json, lines, logprob question
 FORMAT_WORDINGS = (
     ("Rate, for each category, how likely (0 to 1) it is that the EHR item above belongs to it. Reply with a JSON "
-     "object only, "
-     "keyed by category key, e.g. {example}.",
+     "object only, keyed by category key, e.g. {example}.",
      "Rate, for each category, how likely (0 to 1) it is that the EHR item above belongs to it. Reply with one line "
-     "per category, "
-     "key: probability, e.g.\n{example}", 'Is the EHR item an instance of the category "{name}"? Reply yes or no.'),
+     "per category, key: probability, "
+     "e.g.\n{example}", 'Is the EHR item an instance of the category "{name}"? Reply yes or no.'),
     ("Estimate the probability from 0 to 1 that the item falls under each category listed. Output nothing but a JSON "
-     "object "
-     "mapping each category key to its probability, like {example}.",
+     "object mapping each category key to its probability, like {example}.",
      "Estimate the probability from 0 to 1 that the item falls under each category listed. Output nothing but one line "
-     "per "
-     "category in the form key: probability, like\n{example}",
+     "per category in the form key: probability, like\n{example}",
      'Would you classify the EHR item under "{name}"? Answer yes or no.'),
     ("Which categories does this EHR item belong to? Give each category a probability between 0 and 1, as a JSON "
-     "object with "
-     "the category keys, for example {example}.",
+     "object with the category keys, for example {example}.",
      "Which categories does this EHR item belong to? Give each category a probability between 0 and 1, one line per "
-     "category "
-     "key, for example\n{example}", 'Does this EHR item fall into the category "{name}"? Answer yes or no.'),
+     "category key, for example\n{example}", 'Does this EHR item fall into the category "{name}"? Answer yes or no.'),
 )
 
 # %% ../../nbs/30_prompts.ipynb #d9b815c8

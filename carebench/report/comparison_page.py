@@ -44,9 +44,8 @@ def plot_contrasts(view: RunView) -> Figure | None:
         ax.set_ylim(-0.6, len(labels) - 0.4); ax.set_title(name)
     fig.tight_layout()
     return Figure(fig, "Each row is one pair of models on the same patients: the difference A − B (dot) and its "
-                  "patient-cluster interval "
-                  "(bar). A bar clear of the dashed line says one model uses the patient's own chart more than the "
-                  "other.")
+                  "patient-cluster interval (bar). A bar clear of the dashed line says one model uses the patient's "
+                  "own chart more than the other.")
 
 # %% ../../nbs/49_comparison_page.ipynb #3f5a0a31
 def comparison_table(view: RunView) -> pd.DataFrame:
@@ -106,9 +105,7 @@ def plot_comparison(view: RunView) -> Figure | None:
     fig.tight_layout()
     return Figure(fig,
                   "Each panel is one endpoint; each row one model (frozen, fine-tuned or prompted: the patients are "
-                  "the same). Dots "
-                  "are estimates, the dashed line the value under no effect; a bar ending in an arrow is a tested "
-                  "endpoint's one-sided bound (it clears the dashed line exactly when its one-sided p is at most α), "
-                  "a plain bar a descriptive endpoint's two-sided interval, both resampling whole patients. "
-                  "Whether two "
-                  "models differ is the paired contrast below, not the overlap of these bars.")
+                  "the same). Dots are estimates, the dashed line the value under no effect; a bar ending in an arrow "
+                  "is a tested endpoint's one-sided bound (it clears the dashed line exactly when its one-sided p is "
+                  "at most α), a plain bar a descriptive endpoint's two-sided interval, both resampling whole "
+                  "patients. Whether two models differ is the paired contrast below, not the overlap of these bars.")

@@ -43,8 +43,7 @@ def call_table(view: RunView, model: str) -> pd.DataFrame:
 
 NO_CALLS = ("This model makes no language-model calls: its scores are predictions of a fitted track (the "
             "representation or the adaptation track) for patients it was not fitted on, so there are no calls, tokens "
-            "or "
-            "parse failures to count.")
+            "or parse failures to count.")
 
 # %% ../../nbs/48_condition_page.ipynb #2d162e0b
 def plot_scores(view: RunView, model: str, condition: str) -> Figure:
@@ -64,6 +63,5 @@ def plot_scores(view: RunView, model: str, condition: str) -> Figure:
         return Figure(fig, "The distribution of the model's context-free scores over every pair and category: what the "
                       "pages of the conditions with a chart compare against.")
     return Figure(fig, "The distribution of the model's scores over every pair and category, beside the context-free "
-                  "scores. Mass moving "
-                  "between the two outlines is what the chart changes; identical outlines mean it changed nothing "
-                  "overall.")
+                  "scores. Mass moving between the two outlines is what the chart changes; identical outlines mean it "
+                  "changed nothing overall.")

@@ -63,10 +63,9 @@ def plot_label_distribution(view: RunView) -> Figure:
     ax.set_xlabel("share of pairs"); ax.set_ylabel(""); ax.set_title("Labels per category, without and with the chart")
     legend_below(ax, 3); fig.tight_layout()
     return Figure(fig,
-                  f"Bars: the share of pairs {'both' if K == 2 else f'all {K}'} observers labelled yes, "
-                  "context-free (grey) and with the chart (blue); "
-                  "diamonds: the share on which they split. A category the chart makes more common has a longer blue "
-                  "bar.")
+                  f"Bars: the share of pairs {'both' if K == 2 else f'all {K}'} observers labelled yes, context-free "
+                  "(grey) and with the chart (blue); diamonds: the share on which they split. A category the chart "
+                  "makes more common has a longer blue bar.")
 
 # %% ../../nbs/43_input.ipynb #6570beb0
 def cooccurrence(view: RunView, condition: str = CORRECT_CONTEXT) -> pd.DataFrame:
@@ -94,8 +93,8 @@ def plot_cooccurrence(view: RunView) -> Figure:
     fig.tight_layout()
     return Figure(fig,
                   "Pairs given both categories (row and column) by at least half the observers; the diagonal counts "
-                  "each category. "
-                  "Cells that grow from the upper to the lower map are combinations the chart brings out.")
+                  "each category. Cells that grow from the upper to the lower map are combinations the chart brings "
+                  "out.")
 
 # %% ../../nbs/43_input.ipynb #a15c69ce
 def disagreement_table(view: RunView) -> pd.DataFrame:

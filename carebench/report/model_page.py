@@ -118,9 +118,8 @@ def plot_heatmap(view: RunView, model: str) -> Figure:
     fig.tight_layout()
     return Figure(fig,
                   "Mean shift per category (red: the category becomes more likely with context, blue: less likely). A "
-                  "model that "
-                  "uses the chart as the observers did has a middle column that follows the left one, and a right "
-                  "column near white.")
+                  "model that uses the chart as the observers did has a middle column that follows the left one, and a "
+                  "right column near white.")
 
 # %% ../../nbs/47_model_page.ipynb #58e8dafd
 def plot_class_scatter(view: RunView, model: str) -> Figure:
@@ -140,10 +139,8 @@ def plot_class_scatter(view: RunView, model: str) -> Figure:
     place_labels(ax, ref.values, mod.values, [names.get(k, k) for k in ref.index], fontsize=9.5, alpha=0.85)
     return Figure(fig,
                   f"One point per category ({len(ref)} points): the observers' mean shift against the model's. Points "
-                  f"along a rising "
-                  "line mean the model shifts most in the categories where the observers do; with so few points r is "
-                  "descriptive "
-                  "(no p-value).")
+                  "along a rising line mean the model shifts most in the categories where the observers do; with so "
+                  "few points r is descriptive (no p-value).")
 
 # %% ../../nbs/47_model_page.ipynb #ffa11e19
 def plot_agreement(view: RunView, model: str) -> Figure:
@@ -170,7 +167,6 @@ def plot_agreement(view: RunView, model: str) -> Figure:
     ax.set_title(f"{model}: sign agreement against chance"); legend_below(ax, 3); fig.tight_layout()
     return Figure(fig,
                   "How often the model moved the way the observers did, among the cells they moved (their number in "
-                  "brackets): with "
-                  "the patient's own chart (blue) and with a donor's (grey). Directional alignment is the gap between "
-                  "the two; the "
-                  "red tick is what shuffling the model's shifts among a patient's items gives.")
+                  "brackets): with the patient's own chart (blue) and with a donor's (grey). Directional alignment is "
+                  "the gap between the two; the red tick is what shuffling the model's shifts among a patient's items "
+                  "gives.")

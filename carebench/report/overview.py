@@ -109,8 +109,7 @@ def plot_delta_ref(view: RunView) -> Figure:
     ax.set_title("Reference shifts Δ_ref per category")
     legend_below(ax, 2); fig.tight_layout()
     return Figure(fig,
-                  "How often the observers changed their label once they saw the chart, per category. A category whose "
-                  "bar "
-                  f"reaches the dotted line (and whose shifts come from at least "
-                  f"{(view.config.get('analysis') or {}).get('confirmatory_min_patients', 6)} "
-                  "patients) is tested; shorter bars are described only.")
+                  "How often the observers changed their label once they saw the chart, per category. A category "
+                  "whose bar reaches the dotted line (and whose shifts come from at least "
+                  f"{(view.config.get('analysis') or {}).get('confirmatory_min_patients', 6)} patients) is tested; "
+                  "shorter bars are described only.")

@@ -65,23 +65,21 @@ def banner(view: RunView, models=None) -> str:
     dead = failed_models(view)
     if dead: lines.insert(0, f"> **Every call failed** for {', '.join(f'`{x}`' for x in dead)}: no results for "
                              f"{'it' if len(dead) == 1 else 'them'}. The failed calls, by kind and with the servers' "
-                             f"own messages, are on the "
-                             "[Failed calls](failures.html) page.")
+                             "own messages, are on the [Failed calls](failures.html) page.")
     mocks = [x for x in mock_models(view) if models is None or x in models]
     if mocks:
         lines.insert(len(lines) - 1,
                      f"> ⚠️ **Dry run** ({', '.join(f'`{x}`' for x in mocks)}). These scores come from the `dry_run` "
-                     f"mock with "
+                     "mock with "
                         "planted effects, not from a language model: they show that the pipeline works and must never "
-                        "be reported "
-                        "as model performance.")
+                        "be reported as model performance.")
     for x, title in small_models(view).items():
         if models is None or x in models:
             lines.insert(len(lines) - 1,
-                         f"> ℹ️ **A small real model** (`{x}`: {title}), run on a CPU so that every path of "
-                         "CAREBench meets a real language model (its chat template, its yes/no tokens, its failures, "
-                         "its cost). A model this small says little about any clinical question, and on synthetic "
-                         "data its numbers show only that the assay measures a real model end to end.")
+                         f"> ℹ️ **A small real model** (`{x}`: {title}), run on a CPU so that every path of CAREBench "
+                         "meets a real language model (its chat template, its yes/no tokens, its failures, its cost). "
+                         "A model this small says little about any clinical question, and on synthetic data its "
+                         "numbers show only that the assay measures a real model end to end.")
     return "\n\n".join(lines)
 
 # %% ../../nbs/40_report.ipynb #09ebe933
@@ -278,6 +276,6 @@ def plot_shifts(view: RunView, model: str) -> Figure:
                   "Per cell, how far the model's score moved when a chart was added: the patient's own (blue) or a "
                   "donor's (grey). "
                   + ("The red lines are the test–retest null, the same context-free prompt asked again: its mean "
-                     "(dotted) and 95th "
-                     "percentile (dashed); shifts left of them are what the model does with no context change at all."
+                     "(dotted) and 95th percentile (dashed); shifts left of them are what the model does with no "
+                     "context change at all."
                      if len(r) else track_hint(view, model, "shifts")))

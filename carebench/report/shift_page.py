@@ -140,10 +140,9 @@ def plot_shift(view: RunView) -> Figure | None:
     fig.tight_layout()
     return Figure(fig,
                   "Left: each endpoint in-distribution (blue: cross-fitted on the main dataset) and on the shifted "
-                  "dataset (red), "
-                  "with patient-cluster intervals. Right: the difference and its interval from two independent patient "
-                  "resamplings; "
-                  "a bar clear of the dashed line says the endpoint does not hold its level under the shift.")
+                  "dataset (red), with patient-cluster intervals. Right: the difference and its interval from two "
+                  "independent patient resamplings; a bar clear of the dashed line says the endpoint does not hold its "
+                  "level under the shift.")
 
 # %% ../../nbs/45_shift_page.ipynb #e764169f
 def plot_prevalence_shift(view: RunView) -> Figure | None:
@@ -163,5 +162,4 @@ def plot_prevalence_shift(view: RunView) -> Figure | None:
     ax.set_title("Label prevalence per category"); legend_below(ax, 2); fig.tight_layout()
     return Figure(fig,
                   "How often the observers put each category on an item once they saw the chart, in each dataset: a "
-                  "different case "
-                  "mix shows as bars of different lengths.")
+                  "different case mix shows as bars of different lengths.")

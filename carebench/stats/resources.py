@@ -36,6 +36,6 @@ def check_analysis(settings: AnalysisConfig, items_per_patient, n_categories: in
     if sum(need.values()) > settings.max_memory_gb * 2 ** 30:
         key = max(need, key=need.get)
         raise ConfigError(f"the resampling would need about {sum(need.values()) / 2 ** 30:,.1f} GB for "
-                          f"{len(list(items_per_patient))} patients, "
-                          f"above analysis.max_memory_gb = {settings.max_memory_gb:g}: lower analysis.{key} "
-                          f"(now {getattr(settings, key):,}) or raise analysis.max_memory_gb", key=f"analysis.{key}")
+                          f"{len(list(items_per_patient))} patients, above analysis.max_memory_gb = "
+                          f"{settings.max_memory_gb:g}: lower analysis.{key} (now {getattr(settings, key):,}) or raise "
+                          "analysis.max_memory_gb", key=f"analysis.{key}")

@@ -539,10 +539,8 @@ def study_summary_markdown(study: dict) -> str:
     rj, cov, st = study["rejections"], study["coverage"], study["settings"]
     lines = [f"# Simulation study (protocol {PROTOCOL_VERSION})", "",
              f"{len(st['scenarios'])} scenarios × P ∈ {{{', '.join(map(str, st['patients']))}}} × {st['datasets']} "
-             f"datasets; "
-             f"α = {st['alpha']}, {st['n_bootstrap']} bootstrap resamples ({st['ci_method']}), {st['n_permutations']} "
-             f"sign flips; "
-             f"{study['seconds']} s.", "", *_resolution(st["datasets"], st["alpha"]),
+             f"datasets; α = {st['alpha']}, {st['n_bootstrap']} bootstrap resamples ({st['ci_method']}), "
+             f"{st['n_permutations']} sign flips; {study['seconds']} s.", "", *_resolution(st["datasets"], st["alpha"]),
              "## Largest rejection rate under a null scenario (with its exact 95% interval)", "",
              "| endpoint | " + " | ".join(f"P = {p}" for p in st["patients"]) + " |",
              "|---|" + "---|" * len(st["patients"])]

@@ -117,8 +117,7 @@ def preflight(config: Config, ds, tracks=None, model_ids=None, backend: str | No
         for m in track.model_names():
             if m in owner:
                 raise ConfigError(f"two tracks would write scores for the model {quote_value(m)} ({owner[m]} and "
-                                  f"{name}): "
-                                  "rename one", config.source, instances[owner[m]].key_of(m))
+                                  f"{name}): rename one", config.source, instances[owner[m]].key_of(m))
             owner[m] = name
     names = list(dict.fromkeys([*config.analysis.endpoints,
                                 *(n for t in instances.values() for e in t.endpoints().values() for n in e)]))

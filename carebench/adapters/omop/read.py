@@ -167,8 +167,7 @@ def _header_names(p: Path, name: str, cdm_version: str | None) -> tuple | None:
         return None
     if cdm_version is None:
         raise OmopError("the table has no header row (its first row is data): set dataset.cdm_version (5.2, 5.3 or "
-                        "5.4) to "
-                        "read it in that CDM version's column order", file=str(p), table=name, row=1)
+                        "5.4) to read it in that CDM version's column order", file=str(p), table=name, row=1)
     names = CDM_COLUMNS[cdm_version][name]
     other = [v for v in CDM_COLUMNS if v != cdm_version and len(CDM_COLUMNS[v].get(name, ())) == len(fields)]
     if len(fields) == len(names) + 1 and not fields[-1]:
@@ -300,8 +299,8 @@ def _file_engine(sqlalchemy, url, backend: str):
     # its query parameters would override the settings below (read-only, no extensions)
     if backend == "duckdb" and query:
         raise InputFileError("cannot open the OMOP database (a duckdb URL takes no query parameters: "
-                             f"{', '.join(sorted(query))}; "
-                             "CAREBench opens it read-only, without extensions)", file=redact_secrets(str(url)))
+                             f"{', '.join(sorted(query))}; CAREBench opens it read-only, without "
+                             "extensions)", file=redact_secrets(str(url)))
     uri = backend == "sqlite" and str(query.get("uri", "")).lower() in ("true", "1")
     # an empty database in memory
     if db in ("", ":memory:") or (uri and db.startswith("file::memory:")):
@@ -315,8 +314,8 @@ def _file_engine(sqlalchemy, url, backend: str):
     if backend == "duckdb":
         if magic == b"SQLite format 3\0":
             raise InputFileError("cannot open the OMOP database (the file is a SQLite database: DuckDB reads one only "
-                                 "through its sqlite extension, which CAREBench never downloads or loads; "
-                                 "name it with a sqlite:/// URL)", file=str(path))
+                                 "through its sqlite extension, which CAREBench never downloads or loads; name it with "
+                                 "a sqlite:/// URL)", file=str(path))
         return sqlalchemy.create_engine(url, connect_args={"read_only": True, "config": DUCKDB_CONFIG})
     if url.get_driver_name() != "pysqlite":
         raise InputFileError(f"cannot open the OMOP database (the {url.drivername} driver cannot be opened read-only: "

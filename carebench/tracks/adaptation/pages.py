@@ -54,10 +54,8 @@ def plot_learning_curve(view: RunView) -> Figure:
     fig.tight_layout()
     return Figure(fig,
                   "Refits on shares of each outer fold's training patients. Left: held-out Brier with and without the "
-                  "chart (a gap "
-                  "that widens with more patients means the model learns to use the chart); right: the mean shift in "
-                  "the observers' "
-                  "direction (above the dashed line: with them).")
+                  "chart (a gap that widens with more patients means the model learns to use the chart); right: the "
+                  "mean shift in the observers' direction (above the dashed line: with them).")
 
 # %% ../../../nbs/tracks/adaptation/3s_adaptation_pages.ipynb #40a4bc1d
 def fits_table(view: RunView) -> pd.DataFrame:

@@ -66,8 +66,7 @@ class AdaptationConfig:
         # the shuffled-context model leaves the donor's fold out too
         if self.outer_folds is not None and self.outer_folds < 3:
             raise ValueError("outer_folds must be at least 3 (or null): the model that reads a donor's chart is also "
-                             "fitted without "
-                             "the donor's fold, which leaves nothing to fit on with 2")
+                             "fitted without the donor's fold, which leaves nothing to fit on with 2")
         check_whole("outer_folds", self.outer_folds, 3, 10_000, null=True)
         if any(not 0 < s < 1 for s in self.learning_curve): raise ValueError("learning_curve shares must be in (0, 1)")
         if len(self.learning_curve) > 10 or len(set(self.learning_curve)) != len(self.learning_curve):

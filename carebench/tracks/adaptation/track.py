@@ -77,8 +77,7 @@ def check_fine_tuning(s: AdaptationConfig, config_file=None) -> dict:
     shape = check_encoder(s.model, "adaptation.model", config_file)
     if shape["hidden"] and s.lora.r > shape["hidden"]:
         raise ConfigError(f"r {s.lora.r:,} is above the model's hidden size {shape['hidden']:,}: use at most that "
-                          "(a LoRA rank beyond it "
-                          "adds parameters, not capacity)", config_file, "adaptation.lora.r")
+                          "(a LoRA rank beyond it adds parameters, not capacity)", config_file, "adaptation.lora.r")
     need = fine_tune_memory(s, shape)
     total = sum(need.values())
     if total > s.max_memory_gb * 2 ** 30:
@@ -86,13 +85,13 @@ def check_fine_tuning(s: AdaptationConfig, config_file=None) -> dict:
         key, advice = {"weights": ("adaptation.model.path", "use a smaller model"),
                        "adapters": ("adaptation.lora.r", f"lower adaptation.lora.r (now {s.lora.r:,})"),
                        "activations": ("adaptation.model.batch_size",
-                                       f"lower adaptation.model.batch_size (now {s.model.batch_size:,}) "
-                                       f"or adaptation.model.max_length (now {s.model.max_length:,})")}[part]
+                                       f"lower adaptation.model.batch_size (now {s.model.batch_size:,}) or "
+                                       f"adaptation.model.max_length (now {s.model.max_length:,})")}[part]
         gb = lambda v: f"{v / 2 ** 30:,.1f}"
         raise ConfigError(f"the fine-tuning would need about {gb(total)} GB (weights {gb(need['weights'])}, "
-                          f"adapters {gb(need['adapters'])}, activations {gb(need['activations'])}), "
-                          f"above adaptation.max_memory_gb = {s.max_memory_gb:g}: {advice}, "
-                          "or raise adaptation.max_memory_gb", config_file, key)
+                          f"adapters {gb(need['adapters'])}, activations {gb(need['activations'])}), above "
+                          f"adaptation.max_memory_gb = {s.max_memory_gb:g}: {advice}, or raise "
+                          "adaptation.max_memory_gb", config_file, key)
     return need
 
 

@@ -119,8 +119,8 @@ def prompt_tokens_estimate(reqs: list, sample: int = 64) -> int:
 
 # %% ../../../nbs/tracks/reasoning/3j_emulation.ipynb #a32f09d2
 ADJUDICATION_NOTE = ("Other raters labelled this EHR item independently (1: it belongs to the category, 0: it does "
-                     "not).\n{votes}\n"
-                     "They disagree on: {split}. As the adjudicator, give your own judgment for every category.")
+                     "not).\n{votes}\nThey disagree on: {split}. As the adjudicator, give your own judgment for every "
+                     "category.")
 
 def plan_adjudication(ds: Dataset, model: ModelConfig, backend, config: Config, labels: dict) -> list:
     """The adjudicator's request for every (pair, labelled condition) where the raters' labels differ in some category:
@@ -182,8 +182,8 @@ def _say_plan(reqs: list, size: dict, n_raters: int, n_pairs: int) -> None:
     "The emulation's plan on stderr before the first call: calls, adjudication calls at most, prompt tokens."
     adj = f", then up to {size['adjudication']:,} adjudication calls" if size["adjudication"] else ""
     print(f"emulation: {len(reqs):,} calls planned ({n_raters:,} raters × {len(LABELLED_CONDITIONS)} "
-          f"conditions × {n_pairs:,} pairs{adj}), about {prompt_tokens_estimate(reqs):,} prompt tokens; calls "
-          "in the response cache are not asked again", file=sys.stderr)
+          f"conditions × {n_pairs:,} pairs{adj}), about {prompt_tokens_estimate(reqs):,} prompt tokens; calls in the "
+          "response cache are not asked again", file=sys.stderr)
 
 
 def _adjudications(adj: list, final: dict, keys, em, n: int) -> tuple:

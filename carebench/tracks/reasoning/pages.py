@@ -74,8 +74,8 @@ def plot_emulation_agreement(view: RunView):
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(cats)), ncol=2, fontsize=8,
               frameon=False); fig.tight_layout()
     return Figure(fig, "How often the emulated Δ_ref has the sign of the human one, per category, beside how often two "
-                  "human observers "
-                  "agree: an emulation as good as a second physician sits among the human–human points.")
+                  "human observers agree: an emulation as good as a second physician sits among the human–human "
+                  "points.")
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #bad42906
 def perturbation_table(view: RunView, model: str) -> pd.DataFrame:
@@ -114,10 +114,8 @@ def plot_field_importance(view: RunView, model: str, endpoint: str = "Context sp
     fig.tight_layout()
     return Figure(fig,
                   "Each bar is the change of the endpoint when one snapshot field is left out of the patient's own "
-                  "chart (the "
-                  "donor's chart untouched), with its patient-cluster interval. The top, red bars are fields whose "
-                  "removal costs "
-                  "alignment beyond chance: the model used them the way the observers did.")
+                  "chart (the donor's chart untouched), with its patient-cluster interval. The top, red bars are "
+                  "fields whose removal costs alignment beyond chance: the model used them the way the observers did.")
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #f456fff0
 def format_spread_table(view: RunView, model: str) -> pd.DataFrame:
@@ -162,10 +160,9 @@ def plot_format_spread(view: RunView, model: str) -> Figure | None:
     fig.suptitle(f"{model}: every endpoint under each prompt format", fontsize=10); fig.tight_layout()
     return Figure(fig,
                   "Each endpoint estimated again under every prompt format (wording, field separator, answer layout, "
-                  "category "
-                  "order), with its patient-cluster interval; the filled dot is the main prompt, the dashed line the "
-                  "endpoint's "
-                  "null. An effect no larger than the spread of the dots is not a finding about the chart.")
+                  "category order), with its patient-cluster interval; the filled dot is the main prompt, the dashed "
+                  "line the endpoint's null. An effect no larger than the spread of the dots is not a finding about "
+                  "the chart.")
 
 # %% ../../../nbs/tracks/reasoning/3k_reasoning_pages.ipynb #63e10e82
 def replicate_table(view: RunView, model: str) -> pd.DataFrame:

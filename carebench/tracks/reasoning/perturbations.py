@@ -121,8 +121,7 @@ class ShuffleFields(Perturbation):
 
 # %% ../../../nbs/tracks/reasoning/3h_perturbations.ipynb #2b955617
 _BOILERPLATE = ("Patient was seen in clinic. Vital signs were recorded. The visit was documented in the electronic "
-                "record. "
-                "Follow-up as scheduled. ")
+                "record. Follow-up as scheduled. ")
 
 
 @register_perturbation

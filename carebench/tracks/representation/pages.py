@@ -56,10 +56,9 @@ def plot_fusion(view: RunView) -> Figure:
     chosen = fusion_table(view)["chosen (outer folds)"]
     return Figure(fig,
                   "Each line is one fusion head scored in the inner folds at every penalty (cells where the observers "
-                  "agree; lower "
-                  f"is better). The outer folds chose "
-                  f"{', '.join(f'{h} ({n})' for h, n in chosen[chosen > 0].items())}: a head that "
-                  "wins only at one end of the grid would ask for a wider grid.")
+                  "agree; lower is better). The outer folds chose "
+                  f"{', '.join(f'{h} ({n})' for h, n in chosen[chosen > 0].items())}: a head that wins only at one end "
+                  "of the grid would ask for a wider grid.")
 
 # %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #d12b8622
 def secondary_table(view: RunView, key: str) -> pd.DataFrame:
@@ -81,9 +80,8 @@ def plot_ablation(view: RunView) -> Figure:
     fig.tight_layout()
     return Figure(fig,
                   "How much the correct-context scores move when one snapshot field is left out of the context: the "
-                  "longest bar is "
-                  "the field the head leans on most (descriptive; the sign agreement with and without each field is in "
-                  "the table).")
+                  "longest bar is the field the head leans on most (descriptive; the sign agreement with and without "
+                  "each field is in the table).")
 
 # %% ../../../nbs/tracks/representation/3p_representation_pages.ipynb #60c44bb9
 def _reference_long(view: RunView) -> pd.DataFrame:
@@ -141,6 +139,5 @@ def plot_reliability(view: RunView, model: str) -> Figure:
     ax.set_title(f"{model}: reliability"); legend_below(ax, 3); fig.tight_layout()
     return Figure(fig,
                   "Scores binned by tenths: points on the dashed diagonal are calibrated (a score of 0.3 means three "
-                  "observers in "
-                  "ten say yes). Bars are 95% intervals from resampling whole patients; bins with few cells have wide "
-                  "bars.")
+                  "observers in ten say yes). Bars are 95% intervals from resampling whole patients; bins with few "
+                  "cells have wide bars.")

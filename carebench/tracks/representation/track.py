@@ -349,17 +349,15 @@ class RepresentationTrack(Track):
     shift_capable = True
     endpoints_default = ("brier_improvement", "mantel_haenszel")     # its heads fit probabilities to the labels
     example = ("representation:             # The representation track: frozen encoder (all-MiniLM-L6-v2, shipped with "
-               "the package) "
-               "+ fusion head, nested CV\n  enabled: true\n")
+               "the package) + fusion head, nested CV\n  enabled: true\n")
 
     def check(self):
         c, s = self.ctx.config, self.settings
         try: nested_folds(list(self.ctx.ds.patient_ids), s.outer_folds, s.inner_folds)
         except ValueError:
             raise ConfigError("The representation track's nested cross-validation needs at least 3 patients (2 per "
-                              "inner fold after "
-                              "holding "
-                              "one out); use fewer representation.outer_folds or a larger dataset",
+                              "inner fold after holding one out); use fewer representation.outer_folds or a larger "
+                              "dataset",
                               c.source, "representation.outer_folds") from None
         # a local model folder, max_length within its positions
         check_encoder(s.encoder, "representation.encoder", c.source)
