@@ -82,7 +82,7 @@ def plot_forest(view: RunView, model: str) -> Figure:
         finish_axis(ax, log, est is not None and shown_interval(o)[2] and shown_interval(o)[0] is not None)
         p = o.get("p_value")
         ax.set_yticks([]); ax.set_ylim(-1, 1); ax.grid(axis="y", visible=False)
-        ax.set_title(f"{endpoint_label(name)}: {'n/a' if est is None else f'{est:.3f}'}  "
+        ax.set_title(f"{endpoint_label(name)}: {'n/a' if est is None else estimate_text(o)}  "   # as the table
                      f"{interval_words(o, alpha, level)}"
                      f"{'' if p is None else f'  p = {p:.2g}'}"
                      f"{'' if donor is None else f'  (donor chart: {donor:.3f})'}", fontsize=9)
