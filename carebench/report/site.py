@@ -160,7 +160,8 @@ _carebench_fresh_page()
 class PageKernel:
     """One kernel that executes page after page (`execute` has papermill's signature, for `execute_page`): started on
     the first page, made fresh (`FRESH_PAGE`) before each, started again when a page killed it; `close` shuts it down.
-    Each page talks to it through a client of its own, so no answer of one page can reach the next."""
+    Each page talks to it through a client of its own (made fresh and executed through it), so no answer of one page
+    can reach the next."""
     def __init__(self, cwd: Path):
         self.cwd, self.km = Path(cwd), None
     def __enter__(self): return self
@@ -175,7 +176,7 @@ class PageKernel:
         return kc
 
     def _ready(self):
-        "A live kernel, made fresh for the next page."
+        "A client of a live kernel, made fresh for the next page."
         from jupyter_client.manager import AsyncKernelManager
         from jupyter_core.utils import run_sync
         if self.km is not None and not run_sync(self.km.is_alive)(): self.close()
@@ -184,16 +185,17 @@ class PageKernel:
             run_sync(self.km.start_kernel)(cwd=str(self.cwd), extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
         kc = self._client()
         try: reply = run_sync(kc.execute_interactive)(FRESH_PAGE, silent=True, store_history=False, timeout=60)
-        finally: kc.stop_channels()
+        except BaseException: kc.stop_channels(); raise
         if reply["content"]["status"] != "ok":
+            kc.stop_channels()
             raise RuntimeError(f"the kernel could not be made fresh: {reply['content'].get('evalue')}")
+        return kc
 
     def execute(self, template: str, dest: str, parameters: dict, **kw):
         "papermill's `execute_notebook` in this kernel (whose name, folder and arguments stand for the page's)."
         for k in ("kernel_name", "cwd", "extra_arguments"): kw.pop(k, None)
-        try: self._ready()
+        try: kc = self._ready()
         except BaseException: self.close(); raise
-        kc = self._client()
         try: return _papermill()(template, dest, parameters=parameters, kernel_name="python3", km=self.km, kc=kc, **kw)
         finally: kc.stop_channels()
 
